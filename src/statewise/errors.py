@@ -1,0 +1,198 @@
+"""The exceptions StateWise raises.
+
+An exception means StateWise could not do what was asked; a blocked action is never an
+exception (it is a ``Decision``). Every error carries the context a caller needs to say
+what went wrong in one line, and ``str(error)`` is that line.
+
+::
+
+    StateWiseError
+     ├── InputError                 bad input: names the input and the field
+     │    ├── ValueTypeError        a value that is not of its key's declared type
+     │    ├── ScopeError            a scope string that does not parse
+     │    ├── KeyNameError          a malformed key, or one the contract does not declare
+     │    ├── ContractError         a contract file that does not validate
+     │    ├── GroundingError        evidence not bound to the record's key, type and scope
+     │    └── ImportFormatError     a malformed line in a JSON Lines import
+     └── StoreError                 the store could not do what was asked
+          ├── StoreUnavailableError the database cannot be opened or reached
+          │    ├── StoreCorruptError  the file is not a StateWise store (corrupt or foreign)
+          │    ├── StoreLockedError   another writer held the lock past the timeout
+          │    └── SchemaVersionError the store was written by a newer StateWise
+          ├── RecordNotFoundError   no record with that id
+          ├── ConflictError         the write lost a race or would break an invariant
+          │    ├── StaleVersionError        optimistic version check failed
+          │    └── ActiveRecordExistsError  (key, scope) already has an active record
+          └── TransitionError       the record's status does not allow that operation
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ActiveRecordExistsError",
+    "ConflictError",
+    "ContractError",
+    "GroundingError",
+    "ImportFormatError",
+    "InputError",
+    "KeyNameError",
+    "RecordNotFoundError",
+    "SchemaVersionError",
+    "ScopeError",
+    "StaleVersionError",
+    "StateWiseError",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreUnavailableError",
+    "TransitionError",
+    "ValueTypeError",
+]
+
+
+class StateWiseError(Exception):
+    """Base class of every StateWise exception."""
+
+
+class InputError(StateWiseError, ValueError):
+    """Bad input from a person, a file or a caller."""
+
+
+class ValueTypeError(InputError):
+    """A value is not of the type its key declares."""
+
+    def __init__(self, *, key: str, expected: str, got: Any) -> None:
+        self.key = key
+        self.expected = expected
+        self.got = got
+        super().__init__(f"{key}: expected {expected}, got {got!r} ({type(got).__name__})")
+
+
+class ScopeError(InputError):
+    """A scope string that does not parse."""
+
+    ACCEPTED = (
+        "global, user:<name>, workspace:<absolute path>, repo:<identity>, "
+        "repo:<identity>@<branch>"
+    )
+
+    def __init__(self, text: str, problem: str) -> None:
+        self.text = text
+        self.problem = problem
+        super().__init__(f"bad scope {text!r}: {problem}; accepted forms: {self.ACCEPTED}")
+
+
+class KeyNameError(InputError):
+    """A key that is malformed, or that the contract in force does not declare."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        self.key = key
+        self.problem = problem
+        super().__init__(f"key {key!r}: {problem}")
+
+
+class ContractError(InputError):
+    """A contract that does not validate. ``source`` is the file, ``field`` the path in it."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source
+        self.field = field
+        self.problem = problem
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {problem}")
+
+
+class GroundingError(InputError):
+    """Evidence that does not match the record it would correct (key, type or scope)."""
+
+    def __init__(self, record_id: str, problem: str) -> None:
+        self.record_id = record_id
+        self.problem = problem
+        super().__init__(f"evidence cannot correct record {record_id}: {problem}")
+
+
+class ImportFormatError(InputError):
+    """A malformed line in a JSON Lines import; nothing from that import was written."""
+
+    def __init__(self, source: str, line: int, problem: str) -> None:
+        self.source = source
+        self.line = line
+        self.problem = problem
+        super().__init__(f"{source}:{line}: {problem} (nothing was imported)")
+
+
+class StoreError(StateWiseError):
+    """The store could not do what was asked."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot be opened or reached."""
+
+    def __init__(self, location: str, problem: str) -> None:
+        self.location = location
+        self.problem = problem
+        super().__init__(f"store {location}: {problem}")
+
+
+class StoreCorruptError(StoreUnavailableError):
+    """The database is corrupt or belongs to something else; it is never re-initialised."""
+
+
+class StoreLockedError(StoreUnavailableError):
+    """Another writer held the lock for longer than the timeout."""
+
+
+class SchemaVersionError(StoreUnavailableError):
+    """The store's schema is newer than this version of StateWise understands."""
+
+
+class RecordNotFoundError(StoreError, LookupError):
+    """No record has this id."""
+
+    def __init__(self, record_id: str) -> None:
+        self.record_id = record_id
+        super().__init__(f"no record with id {record_id!r}")
+
+
+class ConflictError(StoreError):
+    """The write lost a race or would break a store invariant; nothing was written."""
+
+
+class StaleVersionError(ConflictError):
+    """The record changed since it was read (optimistic concurrency check failed)."""
+
+    def __init__(self, record_id: str, expected: int, actual: int | None, status: str | None) -> None:
+        self.record_id = record_id
+        self.expected = expected
+        self.actual = actual
+        self.status = status
+        super().__init__(
+            f"record {record_id} changed since it was read "
+            f"(expected version {expected}, found version {actual}, status {status})"
+        )
+
+
+class ActiveRecordExistsError(ConflictError):
+    """(key, scope) already has an active record; supersede it instead of adding another."""
+
+    def __init__(self, key: str, scope: str, record_id: str) -> None:
+        self.key = key
+        self.scope = scope
+        self.record_id = record_id
+        super().__init__(
+            f"{key} already has an active record in {scope} ({record_id}); "
+            "supersede it (or pass replace) instead of adding a second one"
+        )
+
+
+class TransitionError(StoreError):
+    """The record's status does not allow the operation (e.g. superseding a retracted record)."""
+
+    def __init__(self, record_id: str, status: str, operation: str, hint: str = "") -> None:
+        self.record_id = record_id
+        self.status = status
+        self.operation = operation
+        message = f"cannot {operation} record {record_id}: it is {status}"
+        super().__init__(f"{message}; {hint}" if hint else message)

@@ -1,0 +1,70 @@
+"""One typed registry for every extension point.
+
+Built-ins are registered exactly as a third-party package registers its own: through an
+entry-point group in its packaging metadata. StateWise's own ``pyproject.toml`` declares::
+
+    [project.entry-points."statewise.backends"]
+    sqlite = "statewise.store.sqlite:SQLiteStore"
+
+and a plugin does the same in its own ``pyproject.toml``. Code that cannot ship packaging
+metadata (a test, a notebook) can call :meth:`Registry.register` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Generic, TypeVar
+
+from statewise.errors import InputError
+
+__all__ = ["Registry", "UnknownPluginError"]
+
+T = TypeVar("T")
+
+
+class UnknownPluginError(InputError):
+    """No plugin of that kind has that name."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
+
+
+class Registry(Generic[T]):
+    """Named plugins of one kind, loaded lazily from the entry-point ``group``."""
+
+    def __init__(self, kind: str, group: str) -> None:
+        self.kind = kind
+        self.group = group
+        self._loaded: dict[str, T] = {}
+        self._entry_points: dict[str, object] | None = None
+
+    def _discover(self) -> dict[str, object]:
+        if self._entry_points is None:
+            self._entry_points = {ep.name: ep for ep in entry_points(group=self.group)}
+        return self._entry_points
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator: register ``obj`` under ``name`` (overrides an entry point of that name)."""
+
+        def decorate(obj: T) -> T:
+            self._loaded[name] = obj
+            return obj
+
+        return decorate
+
+    def get(self, name: str) -> T:
+        if name in self._loaded:
+            return self._loaded[name]
+        entry_point = self._discover().get(name)
+        if entry_point is None:
+            raise UnknownPluginError(self.kind, name, self.names())
+        loaded = entry_point.load()  # type: ignore[attr-defined]
+        self._loaded[name] = loaded
+        return loaded
+
+    def names(self) -> list[str]:
+        return sorted(set(self._loaded) | set(self._discover()))

@@ -1,0 +1,758 @@
+"""The store logic shared by the SQL backends; each backend supplies a connection and dialect.
+
+Writes follow one pattern: inside a single transaction, first change the old record's status
+with an optimistic ``WHERE version = ?`` guard, then insert the new record, then the link. A
+partial unique index on (key, scope) for active records makes "at most one active record"
+a property of the database, not only of this code.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from statewise.errors import (
+    ActiveRecordExistsError,
+    GroundingError,
+    ImportFormatError,
+    KeyNameError,
+    RecordNotFoundError,
+    StaleVersionError,
+    TransitionError,
+    ValueTypeError,
+)
+from statewise.records import (
+    Authority,
+    Evidence,
+    Lineage,
+    Link,
+    LinkKind,
+    Provenance,
+    Record,
+    RecordDraft,
+    RecordStatus,
+    RecordTime,
+    Retrieval,
+    SourceKind,
+    Supersession,
+    base_key,
+    new_id,
+    utcnow,
+)
+from statewise.scopes import Scope, ScopeLevel, TaskScope
+from statewise.store.base import Store
+from statewise.values import ValueType, check_value
+
+__all__ = ["SQLStore", "checkpoint"]
+
+RECORD_COLUMNS = (
+    "id, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at, "
+    "ttl_seconds, source, authority, actor, reference, supersedes, superseded_by, version, "
+    "status_reason, status_changed_at"
+)
+LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
+
+_ACTIVE = RecordStatus.ACTIVE.value
+
+
+def checkpoint(name: str) -> None:
+    """A named point inside a write transaction. It does nothing; the crash-safety test
+    replaces it in a child process to stop there and be killed mid-write."""
+
+
+def _prefix_upper_bound(prefix: str) -> str:
+    """The smallest string greater than every string that starts with ``prefix``."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+class SQLStore(Store):
+    """Store logic over a DB-API connection. Subclasses implement the hooks at the bottom."""
+
+    # --- hooks for backends -----------------------------------------------------------
+
+    @abstractmethod
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """A cursor inside a write transaction that commits on success, rolls back on error."""
+
+    @abstractmethod
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        """A cursor for reads that see one consistent state."""
+
+    @abstractmethod
+    def _sql(self, statement: str) -> str:
+        """Translate ``?`` placeholders to the driver's style."""
+
+    @abstractmethod
+    def _encode_time(self, value: datetime | None) -> Any: ...
+
+    @abstractmethod
+    def _decode_time(self, value: Any) -> datetime | None: ...
+
+    @abstractmethod
+    def _encode_json(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def _decode_json(self, value: Any) -> Any: ...
+
+    @abstractmethod
+    def _is_unique_violation(self, error: BaseException) -> bool: ...
+
+    #: Appended to the SELECT that reads a record before changing it (row lock where needed).
+    _lock_suffix = ""
+
+    def _statement_guard(self) -> Any:
+        """A context in which one failing statement does not abort the whole transaction."""
+        return nullcontext()
+
+    # --- row mapping ------------------------------------------------------------------
+
+    def _record_from_row(self, row: Sequence[Any]) -> Record:
+        # Rows were validated when written; model_construct skips re-validation on the
+        # read path, which is what keeps retrieval within a small factor of a raw query.
+        (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
+         ttl, source, authority, actor, reference, supersedes, superseded_by, version,
+         status_reason, status_changed_at) = row
+        return Record.model_construct(
+            id=rid,
+            key=key,
+            value=self._decode_json(value_json),
+            value_type=ValueType(value_type),
+            scope=scope,
+            status=RecordStatus(status),
+            time=RecordTime.model_construct(
+                observed_at=self._decode_time(observed_at),
+                recorded_at=self._decode_time(recorded_at),
+                verified_at=self._decode_time(verified_at),
+                ttl_seconds=ttl,
+            ),
+            provenance=Provenance.model_construct(
+                source=SourceKind(source), authority=Authority(authority), actor=actor, reference=reference
+            ),
+            supersedes=supersedes,
+            superseded_by=superseded_by,
+            version=version,
+            status_reason=status_reason,
+            status_changed_at=self._decode_time(status_changed_at),
+        )
+
+    def _record_params(self, record: Record) -> tuple[Any, ...]:
+        return (
+            record.id, record.key, record.scope, record.value_type.value,
+            self._encode_json(record.value), record.status.value,
+            self._encode_time(record.time.observed_at), self._encode_time(record.time.recorded_at),
+            self._encode_time(record.time.verified_at), record.time.ttl_seconds,
+            record.provenance.source.value, record.provenance.authority.value,
+            record.provenance.actor, record.provenance.reference, record.supersedes,
+            record.superseded_by, record.version, record.status_reason,
+            self._encode_time(record.status_changed_at),
+        )
+
+    def _link_from_row(self, row: Sequence[Any]) -> Link:
+        lid, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at = row
+        evidence = self._decode_json(evidence_json) if evidence_json is not None else None
+        return Link(
+            id=lid,
+            kind=LinkKind(kind),
+            from_record=from_record,
+            to_record=to_record,
+            scope=scope,
+            evidence=Evidence.model_validate(evidence) if evidence is not None else None,
+            reason=reason,
+            actor=actor,
+            created_at=self._decode_time(created_at),
+        )
+
+    def _insert_record(self, cur: Any, record: Record) -> None:
+        try:
+            with self._statement_guard():
+                cur.execute(
+                        self._sql(f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"),
+                    self._record_params(record),
+                )
+        except Exception as error:
+            if self._is_unique_violation(error):
+                existing = self._fetch_active(cur, record.key, record.scope)
+                raise ActiveRecordExistsError(
+                    record.key, record.scope, existing.id if existing else "?"
+                ) from None
+            raise
+
+    def _insert_link(self, cur: Any, link: Link) -> None:
+        cur.execute(
+            self._sql(f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+            (
+                link.id, link.kind.value, link.from_record, link.to_record, link.scope,
+                self._encode_json(link.evidence.model_dump(mode="json")) if link.evidence else None,
+                link.reason, link.actor, self._encode_time(link.created_at),
+            ),
+        )
+
+    def _fetch(self, cur: Any, record_id: str, *, lock: bool = False) -> Record:
+        suffix = self._lock_suffix if lock else ""
+        cur.execute(self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE id = ?{suffix}"), (record_id,))
+        row = cur.fetchone()
+        if row is None:
+            raise RecordNotFoundError(record_id)
+        return self._record_from_row(row)
+
+    def _fetch_active(self, cur: Any, key: str, scope: str) -> Record | None:
+        cur.execute(
+            self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = ?"),
+            (key, scope, _ACTIVE),
+        )
+        row = cur.fetchone()
+        return self._record_from_row(row) if row else None
+
+    def _set_status(
+        self, cur: Any, record: Record, status: RecordStatus, *, reason: str, at: datetime,
+        superseded_by: str | None = None,
+    ) -> Record:
+        """Move an active record to ``status`` if it is still at ``record.version``."""
+        cur.execute(
+            self._sql(
+                "UPDATE sw_records SET status = ?, superseded_by = ?, status_reason = ?, "
+                "status_changed_at = ?, version = version + 1 "
+                "WHERE id = ? AND version = ? AND status = ?"
+            ),
+            (status.value, superseded_by, reason, self._encode_time(at), record.id, record.version, _ACTIVE),
+        )
+        if cur.rowcount != 1:
+            self._raise_stale(cur, record.id, record.version)
+        return record.model_copy(
+            update={
+                "status": status, "superseded_by": superseded_by, "status_reason": reason,
+                "status_changed_at": at, "version": record.version + 1,
+            }
+        )
+
+    def _raise_stale(self, cur: Any, record_id: str, expected: int) -> None:
+        current = self._fetch(cur, record_id)
+        if current.version == expected and current.status is not RecordStatus.ACTIVE:
+            raise TransitionError(record_id, current.status.value, "change")
+        raise StaleVersionError(record_id, expected, current.version, current.status.value)
+
+    def _locked_active(self, cur: Any, record_id: str, expected_version: int, operation: str) -> Record:
+        record = self._fetch(cur, record_id, lock=True)
+        if record.version != expected_version:
+            raise StaleVersionError(record_id, expected_version, record.version, record.status.value)
+        if record.status is not RecordStatus.ACTIVE:
+            hint = f"superseded by {record.superseded_by}" if record.superseded_by else ""
+            raise TransitionError(record_id, record.status.value, operation, hint)
+        return record
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _typed_draft(self, draft: RecordDraft) -> tuple[ValueType, int | None]:
+        """Check a draft against the key schema; return its value type and TTL."""
+        value_type, ttl, choices = draft.value_type, draft.ttl_seconds, None
+        if self.key_schema is not None:
+            declared = self.key_schema.key_type(draft.key)
+            if declared is None:
+                raise KeyNameError(draft.key, "the contract in force does not declare this key")
+            if value_type is not None and value_type is not declared.value_type:
+                raise ValueTypeError(
+                    key=draft.key, expected=f"type {declared.value_type.value}", got=value_type.value
+                )
+            value_type, choices = declared.value_type, declared.choices
+            ttl = ttl if ttl is not None else declared.ttl_seconds
+        if value_type is None:
+            raise ValueTypeError(key=draft.key, expected="a declared value type", got=None)
+        check_value(draft.value, value_type, choices=choices, key=draft.key)
+        return value_type, ttl
+
+    def put(self, draft: RecordDraft, *, replace: bool = False, reason: str = "") -> Record:
+        value_type, ttl = self._typed_draft(draft)
+        now = utcnow()
+        record = Record(
+            id=new_id("rec"),
+            key=draft.key,
+            value=draft.value,
+            value_type=value_type,
+            scope=draft.scope,
+            time=RecordTime(
+                observed_at=draft.observed_at or now, recorded_at=now,
+                verified_at=draft.verified_at, ttl_seconds=ttl,
+            ),
+            provenance=draft.provenance,
+        )
+        with self._write() as cur:
+            existing = self._fetch_active(cur, draft.key, draft.scope)
+            if existing is not None:
+                if not replace:
+                    raise ActiveRecordExistsError(draft.key, draft.scope, existing.id)
+                self._set_status(
+                    cur, existing, RecordStatus.SUPERSEDED, reason=reason or "replaced",
+                    at=now, superseded_by=record.id,
+                )
+                checkpoint("put:replaced")
+                record = record.model_copy(update={"supersedes": existing.id})
+            self._insert_record(cur, record)
+            if existing is not None:
+                self._insert_link(cur, Link(
+                    id=new_id("lnk"), kind=LinkKind.SUPERSEDE, from_record=existing.id,
+                    to_record=record.id, scope=record.scope, evidence=_evidence_of(record),
+                    reason=reason or "replaced", actor=draft.provenance.actor, created_at=now,
+                ))
+        return record
+
+    def supersede(
+        self, record_id: str, evidence: Evidence, *, expected_version: int, reason: str = ""
+    ) -> Supersession:
+        now = utcnow()
+        with self._write() as cur:
+            old = self._locked_active(cur, record_id, expected_version, "supersede")
+            target = _grounded_scope(old, evidence)
+            if evidence.value == old.value and target == old.scope:
+                raise GroundingError(record_id, "the evidence confirms the value; use confirm()")
+            new = Record(
+                id=new_id("rec"), key=old.key, value=evidence.value, value_type=old.value_type,
+                scope=target,
+                time=RecordTime(
+                    observed_at=evidence.observed_at, recorded_at=now,
+                    verified_at=evidence.observed_at, ttl_seconds=old.time.ttl_seconds,
+                ),
+                provenance=evidence.provenance(),
+            )
+            replaced: Record | None = None
+            if target == old.scope:
+                new = new.model_copy(update={"supersedes": old.id})
+                old = self._set_status(
+                    cur, old, RecordStatus.SUPERSEDED, reason=reason or evidence.detail or "corrected",
+                    at=now, superseded_by=new.id,
+                )
+                checkpoint("supersede:marked")
+                self._insert_record(cur, new)
+                link = Link(
+                    id=new_id("lnk"), kind=LinkKind.SUPERSEDE, from_record=old.id, to_record=new.id,
+                    scope=target, evidence=evidence, reason=reason, actor=evidence.actor, created_at=now,
+                )
+                self._insert_link(cur, link)
+            else:
+                # Narrowing: the general record stays in force outside the evidence's scope.
+                replaced = self._fetch_active(cur, old.key, target)
+                if replaced is not None:
+                    new = new.model_copy(update={"supersedes": replaced.id})
+                    replaced = self._set_status(
+                        cur, replaced, RecordStatus.SUPERSEDED, reason=reason or "narrowed correction",
+                        at=now, superseded_by=new.id,
+                    )
+                checkpoint("supersede:marked")
+                self._insert_record(cur, new)
+                link = Link(
+                    id=new_id("lnk"), kind=LinkKind.NARROW, from_record=old.id, to_record=new.id,
+                    scope=target, evidence=evidence, reason=reason, actor=evidence.actor, created_at=now,
+                )
+                self._insert_link(cur, link)
+                if replaced is not None:
+                    self._insert_link(cur, link.model_copy(
+                        update={"id": new_id("lnk"), "kind": LinkKind.SUPERSEDE, "from_record": replaced.id}
+                    ))
+        return Supersession(old=old, new=new, link=link, replaced=replaced)
+
+    def confirm(self, record_id: str, evidence: Evidence, *, expected_version: int) -> Record:
+        now = utcnow()
+        with self._write() as cur:
+            record = self._locked_active(cur, record_id, expected_version, "confirm")
+            target = _grounded_scope(record, evidence)
+            if evidence.value != record.value or target != record.scope:
+                raise GroundingError(record_id, "the evidence does not confirm the value in this scope")
+            verified = max(evidence.observed_at, record.time.verified_at or evidence.observed_at)
+            cur.execute(
+                self._sql("UPDATE sw_records SET verified_at = ?, version = version + 1 "
+                          "WHERE id = ? AND version = ? AND status = ?"),
+                (self._encode_time(verified), record.id, record.version, _ACTIVE),
+            )
+            if cur.rowcount != 1:
+                self._raise_stale(cur, record.id, record.version)
+            self._insert_link(cur, Link(
+                id=new_id("lnk"), kind=LinkKind.VERIFY, from_record=record.id, to_record=record.id,
+                scope=record.scope, evidence=evidence, reason="confirmed", actor=evidence.actor,
+                created_at=now,
+            ))
+        return record.model_copy(update={
+            "time": record.time.model_copy(update={"verified_at": verified}),
+            "version": record.version + 1,
+        })
+
+    def retract(self, record_id: str, *, reason: str, actor: str) -> Record:
+        now = utcnow()
+        with self._write() as cur:
+            record = self._fetch(cur, record_id, lock=True)
+            if record.status is not RecordStatus.ACTIVE:
+                raise TransitionError(record_id, record.status.value, "retract")
+            retracted = self._set_status(cur, record, RecordStatus.RETRACTED, reason=reason, at=now)
+            self._insert_link(cur, Link(
+                id=new_id("lnk"), kind=LinkKind.RETRACT, from_record=record.id, to_record=None,
+                scope=record.scope, reason=reason, actor=actor, created_at=now,
+            ))
+        return retracted
+
+    def revert(self, record_id: str, *, reason: str, actor: str) -> Record | None:
+        now = utcnow()
+        with self._write() as cur:
+            repair = self._fetch(cur, record_id, lock=True)
+            if repair.status is not RecordStatus.ACTIVE:
+                raise TransitionError(
+                    record_id, repair.status.value, "revert",
+                    "only the active end of a repair chain can be reverted",
+                )
+            incoming = [
+                link for link in self._links(cur, record_id)
+                if link.to_record == record_id and link.kind in (LinkKind.SUPERSEDE, LinkKind.NARROW)
+            ]
+            if not incoming:
+                raise TransitionError(record_id, "not a repair", "revert", "it did not replace anything")
+            previous_link = next((lk for lk in incoming if lk.kind is LinkKind.SUPERSEDE), None)
+            if previous_link is None:
+                # A narrowing that replaced nothing: withdraw it; the general record applies again.
+                self._set_status(cur, repair, RecordStatus.RETRACTED, reason=f"reverted: {reason}", at=now)
+                self._insert_link(cur, Link(
+                    id=new_id("lnk"), kind=LinkKind.REVERT, from_record=repair.id, to_record=None,
+                    scope=repair.scope, reason=reason, actor=actor, created_at=now,
+                ))
+                return None
+            previous = self._fetch(cur, previous_link.from_record)
+            restored = previous.model_copy(update={
+                "id": new_id("rec"), "status": RecordStatus.ACTIVE, "supersedes": repair.id,
+                "superseded_by": None, "version": 1, "status_reason": None, "status_changed_at": None,
+                "time": previous.time.model_copy(update={"recorded_at": now}),
+            })
+            self._set_status(
+                cur, repair, RecordStatus.SUPERSEDED, reason=f"reverted: {reason}", at=now,
+                superseded_by=restored.id,
+            )
+            checkpoint("revert:marked")
+            self._insert_record(cur, restored)
+            self._insert_link(cur, Link(
+                id=new_id("lnk"), kind=LinkKind.REVERT, from_record=repair.id, to_record=restored.id,
+                scope=repair.scope, reason=reason, actor=actor, created_at=now,
+            ))
+        return restored
+
+    def expire_lapsed(self, now: datetime | None = None) -> list[Record]:
+        now = now or utcnow()
+        expired: list[Record] = []
+        with self._write() as cur:
+            cur.execute(
+                self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND ttl_seconds IS NOT NULL"),
+                (_ACTIVE,),
+            )
+            for record in [self._record_from_row(row) for row in cur.fetchall()]:
+                if record.is_stale(now):
+                    expired.append(self._set_status(cur, record, RecordStatus.EXPIRED, reason="ttl lapsed", at=now))
+                    self._insert_link(cur, Link(
+                        id=new_id("lnk"), kind=LinkKind.EXPIRE, from_record=record.id, to_record=None,
+                        scope=record.scope, reason="ttl lapsed", actor="statewise", created_at=now,
+                    ))
+        return expired
+
+    # --- reading ----------------------------------------------------------------------
+
+    def get(self, record_id: str) -> Record:
+        with self._read() as cur:
+            return self._fetch(cur, record_id)
+
+    def get_active(self, key: str, scope: str) -> Record | None:
+        with self._read() as cur:
+            return self._fetch_active(cur, key, str(Scope.parse(scope)))
+
+    def retrieve(
+        self,
+        task: TaskScope,
+        *,
+        keys: Sequence[str] | None = None,
+        text: str | None = None,
+        now: datetime | None = None,
+        near_miss_limit: int = 20,
+    ) -> Retrieval:
+        now = now or utcnow()
+        applicable = task.applicable_scopes()
+        applicable_text = [str(s) for s in applicable]
+        rank = {scope: position for position, scope in enumerate(applicable_text)}
+        wanted = _key_matcher(keys, text)
+        with self._read() as cur:
+            cur.execute(
+                self._sql(
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? "
+                    f"AND scope IN ({', '.join('?' * len(applicable_text))})"
+                ),
+                (_ACTIVE, *applicable_text),
+            )
+            in_scope = [r for r in map(self._record_from_row, cur.fetchall()) if wanted(r)]
+            near = self._near_misses(cur, task, applicable_text, keys, wanted, near_miss_limit)
+        in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
+        records: list[Record] = []
+        stale: list[Record] = []
+        shadowed: list[Record] = []
+        seen: set[str] = set()
+        for record in in_scope:
+            if record.key in seen:
+                shadowed.append(record)
+                continue
+            seen.add(record.key)
+            (stale if record.is_stale(now) else records).append(record)
+        return Retrieval(task=str(task), records=records, stale=stale, shadowed=shadowed, near_misses=near)
+
+    def _near_misses(
+        self, cur: Any, task: TaskScope, applicable: list[str], keys: Sequence[str] | None,
+        wanted: Any, limit: int,
+    ) -> list[Record]:
+        """Active records that a careless reader might apply here but that do not apply:
+        the same repository on another branch, workspaces below the task's directory, and
+        (when keys are named) the same keys anywhere else."""
+        if limit <= 0:
+            return []
+        prefixes = []
+        if task.repo:
+            prefixes.append(f"repo:{task.repo}@")
+        if task.workspace:
+            prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
+        found: dict[str, Record] = {}
+        for prefix in prefixes:
+            cur.execute(
+                self._sql(
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
+                    "ORDER BY seq LIMIT ?"
+                ),
+                (_ACTIVE, prefix, _prefix_upper_bound(prefix), limit * 4),
+            )
+            for record in map(self._record_from_row, cur.fetchall()):
+                if record.scope not in applicable and wanted(record):
+                    found.setdefault(record.id, record)
+        for key in keys or ():
+            cur.execute(
+                self._sql(
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND key = ? ORDER BY seq LIMIT ?"
+                ),
+                (_ACTIVE, key, limit + len(applicable)),
+            )
+            for record in map(self._record_from_row, cur.fetchall()):
+                if record.scope not in applicable:
+                    found.setdefault(record.id, record)
+        return list(found.values())[:limit]
+
+    def history(self, key: str, scope: str) -> list[Record]:
+        with self._read() as cur:
+            cur.execute(
+                self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? ORDER BY seq"),
+                (key, str(Scope.parse(scope))),
+            )
+            return [self._record_from_row(row) for row in cur.fetchall()]
+
+    def _links(self, cur: Any, record_id: str) -> list[Link]:
+        cur.execute(
+            self._sql(f"SELECT {LINK_COLUMNS} FROM sw_links WHERE from_record = ? OR to_record = ? ORDER BY seq"),
+            (record_id, record_id),
+        )
+        return [self._link_from_row(row) for row in cur.fetchall()]
+
+    def links(self, record_id: str) -> list[Link]:
+        with self._read() as cur:
+            self._fetch(cur, record_id)
+            return self._links(cur, record_id)
+
+    def lineage(self, record_id: str) -> Lineage:
+        chain_kinds = (LinkKind.SUPERSEDE, LinkKind.NARROW, LinkKind.REVERT)
+        with self._read() as cur:
+            self._fetch(cur, record_id)
+            seen_records = {record_id}
+            seen_links: dict[str, Link] = {}
+            frontier = [record_id]
+            while frontier:
+                current = frontier.pop()
+                for link in self._links(cur, current):
+                    seen_links.setdefault(link.id, link)
+                    if link.kind not in chain_kinds:
+                        continue
+                    for neighbour in (link.from_record, link.to_record):
+                        if neighbour and neighbour not in seen_records:
+                            seen_records.add(neighbour)
+                            frontier.append(neighbour)
+            records = [self._fetch(cur, rid) for rid in seen_records]
+            cur.execute(
+                self._sql(f"SELECT seq, id FROM sw_records WHERE id IN ({', '.join('?' * len(seen_records))})"),
+                tuple(seen_records),
+            )
+            order = dict((rid, seq) for seq, rid in cur.fetchall())
+            link_order: dict[str, int] = {}
+            if seen_links:
+                cur.execute(
+                    self._sql(f"SELECT seq, id FROM sw_links WHERE id IN ({', '.join('?' * len(seen_links))})"),
+                    tuple(seen_links),
+                )
+                link_order = dict((lid, seq) for seq, lid in cur.fetchall())
+        records.sort(key=lambda r: order[r.id])
+        links = sorted(seen_links.values(), key=lambda lk: link_order[lk.id])
+        return Lineage(record_id=record_id, records=records, links=links)
+
+    def records(self) -> Iterator[Record]:
+        with self._read() as cur:
+            cur.execute(self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records ORDER BY seq"))
+            rows = cur.fetchall()
+        return iter([self._record_from_row(row) for row in rows])
+
+    def all_links(self) -> Iterator[Link]:
+        with self._read() as cur:
+            cur.execute(self._sql(f"SELECT {LINK_COLUMNS} FROM sw_links ORDER BY seq"))
+            rows = cur.fetchall()
+        return iter([self._link_from_row(row) for row in rows])
+
+    def count(self, *, status: str | None = None) -> int:
+        with self._read() as cur:
+            if status is None:
+                cur.execute(self._sql("SELECT COUNT(*) FROM sw_records"))
+            else:
+                cur.execute(self._sql("SELECT COUNT(*) FROM sw_records WHERE status = ?"),
+                            (RecordStatus(status).value,))
+            return int(cur.fetchone()[0])
+
+    # --- moving data ------------------------------------------------------------------
+
+    def export_jsonl(self, out: IO[str]) -> int:
+        lines = 0
+        for record in self.records():
+            out.write(json.dumps({"type": "record", **record.model_dump(mode="json")}) + "\n")
+            lines += 1
+        for link in self.all_links():
+            out.write(json.dumps({"type": "link", **link.model_dump(mode="json")}) + "\n")
+            lines += 1
+        return lines
+
+    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>") -> int:
+        records, links = _parse_jsonl(lines, source)
+        for number, record in records:
+            try:
+                self._typed_draft(RecordDraft(
+                    key=record.key, value=record.value, scope=record.scope,
+                    provenance=record.provenance, value_type=record.value_type,
+                    ttl_seconds=record.time.ttl_seconds,
+                ))
+            except (KeyNameError, ValueTypeError) as error:
+                raise ImportFormatError(source, number, str(error)) from None
+        with self._write() as cur:
+            for number, record in records:
+                cur.execute(self._sql("SELECT 1 FROM sw_records WHERE id = ?"), (record.id,))
+                if cur.fetchone():
+                    raise ImportFormatError(source, number, f"record {record.id} is already in the store")
+                try:
+                    self._insert_record(cur, record)
+                except ActiveRecordExistsError as error:
+                    raise ImportFormatError(source, number, str(error)) from None
+            for _, link in links:
+                self._insert_link(cur, link)
+        return len(records) + len(links)
+
+    def snapshot(self, path: str | Path) -> None:
+        with open(path, "w", encoding="utf-8") as out:
+            self.export_jsonl(out)
+
+    def restore(self, path: str | Path) -> None:
+        with open(path, encoding="utf-8") as handle:
+            records, links = _parse_jsonl(handle, str(path))
+        with self._write() as cur:
+            cur.execute(self._sql("DELETE FROM sw_links"))
+            cur.execute(self._sql("DELETE FROM sw_records"))
+            for _, record in records:
+                self._insert_record(cur, record)
+            for _, link in links:
+                self._insert_link(cur, link)
+
+
+def _evidence_of(record: Record) -> Evidence:
+    """The evidence a plain ``put(replace=True)`` carries: the new record's own provenance."""
+    return Evidence(
+        key=record.key, value=record.value, value_type=record.value_type, scope=record.scope,
+        source=record.provenance.source, authority=record.provenance.authority,
+        actor=record.provenance.actor, observed_at=record.time.observed_at,
+        detail="stated when the record was replaced", reference=record.provenance.reference,
+    )
+
+
+def _grounded_scope(record: Record, evidence: Evidence) -> str:
+    """Typed evidence grounding: the scope a correction may be written in, or GroundingError."""
+    if evidence.key != record.key:
+        raise GroundingError(record.id, f"evidence is about {evidence.key}, the record is {record.key}")
+    if evidence.value_type is not record.value_type:
+        raise GroundingError(
+            record.id, f"evidence is a {evidence.value_type.value}, the record a {record.value_type.value}"
+        )
+    record_scope, evidence_scope = record.scope_obj, Scope.parse(evidence.scope)
+    if evidence_scope.contains(record_scope):
+        return record.scope
+    if record_scope.contains(evidence_scope) or _reaches(record_scope, evidence_scope):
+        return evidence.scope
+    raise GroundingError(
+        record.id, f"evidence from {evidence.scope} does not reach the record's scope {record.scope}"
+    )
+
+
+def _reaches(general: Scope, narrow: Scope) -> bool:
+    """Scopes of different kinds nest by meaning, not syntax: a global or user record can be
+    narrowed to any workspace or repository, and a workspace record to a repository (the
+    caller established that the repository is checked out there)."""
+    if general.level is ScopeLevel.GLOBAL or general.level is ScopeLevel.USER:
+        return narrow.level > general.level
+    if general.level is ScopeLevel.WORKSPACE:
+        return narrow.level in (ScopeLevel.REPO, ScopeLevel.BRANCH)
+    return False
+
+
+def _key_matcher(keys: Sequence[str] | None, text: str | None):
+    exact = set(keys or ())
+    bases = {k for k in exact if "[" not in k}
+    needle = text.lower() if text else None
+
+    def wanted(record: Record) -> bool:
+        if exact and record.key not in exact and base_key(record.key) not in bases:
+            return False
+        if needle is not None:
+            haystack = f"{record.key} {json.dumps(record.value)}".lower()
+            if needle not in haystack:
+                return False
+        return True
+
+    return wanted
+
+
+def _parse_jsonl(lines: Iterable[str], source: str) -> tuple[list[tuple[int, Record]], list[tuple[int, Link]]]:
+    records: list[tuple[int, Record]] = []
+    links: list[tuple[int, Link]] = []
+    seen_ids: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ImportFormatError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(data, dict):
+            raise ImportFormatError(source, number, "expected a JSON object")
+        kind = data.pop("type", None)
+        try:
+            if kind == "record":
+                item: Record | Link = Record.model_validate(data)
+                records.append((number, item))
+            elif kind == "link":
+                item = Link.model_validate(data)
+                links.append((number, item))
+            else:
+                raise ImportFormatError(source, number, f"'type' must be 'record' or 'link', got {kind!r}")
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(line)"
+            raise ImportFormatError(source, number, f"field {field}: {first['msg']}") from None
+        except (KeyNameError, ValueTypeError) as error:
+            raise ImportFormatError(source, number, str(error)) from None
+        if item.id in seen_ids:
+            raise ImportFormatError(source, number, f"id {item.id} appears twice")
+        seen_ids.add(item.id)
+    return records, links

@@ -1,0 +1,163 @@
+"""The embedded default backend: one SQLite file in WAL mode."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from statewise.errors import SchemaVersionError, StoreCorruptError, StoreLockedError, StoreUnavailableError
+from statewise.records import KeySchema, utcnow
+from statewise.store.migrations import FORMAT_MARKER, migrations_for
+from statewise.store.sql import SQLStore
+
+__all__ = ["SQLiteStore"]
+
+_HEADER = b"SQLite format 3\x00"
+
+
+class SQLiteStore(SQLStore):
+    """A store in one SQLite file. ``timeout`` is how long a writer waits for the lock."""
+
+    def __init__(self, path: str | Path, *, key_schema: KeySchema | None = None, timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self.key_schema = key_schema
+        if self.path.exists() and self.path.stat().st_size > 0:
+            with open(self.path, "rb") as handle:
+                if handle.read(len(_HEADER)) != _HEADER:
+                    raise StoreCorruptError(self.location, "not an SQLite database (corrupt or foreign file); left untouched")
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreUnavailableError(self.location, f"cannot create its folder: {error}") from None
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            # NORMAL keeps the database consistent when a process dies; WAL makes it so.
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._close_quietly()
+            if "locked" in str(error):
+                raise StoreLockedError(self.location, "locked by another process") from None
+            raise StoreCorruptError(self.location, f"cannot be read as a StateWise store: {error}") from None
+
+    # --- schema -----------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables.discard("sqlite_sequence")
+            if tables and "sw_meta" not in tables:
+                raise StoreCorruptError(
+                    self.location,
+                    "holds tables that are not a StateWise store (" + ", ".join(sorted(tables)[:5])
+                    + "); refusing to initialise it",
+                )
+            if not tables:
+                conn.execute("CREATE TABLE sw_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                conn.execute(
+                    "CREATE TABLE sw_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
+                conn.execute("INSERT INTO sw_meta VALUES ('format', ?)", (FORMAT_MARKER,))
+            marker = conn.execute("SELECT value FROM sw_meta WHERE name = 'format'").fetchone()
+            if marker is None or marker[0] != FORMAT_MARKER:
+                raise StoreCorruptError(self.location, "its sw_meta table does not mark it as a StateWise store")
+            applied = {row[0] for row in conn.execute("SELECT version FROM sw_migrations")}
+            known = migrations_for("sqlite")
+            if applied and max(applied) > len(known):
+                raise SchemaVersionError(
+                    self.location,
+                    f"schema version {max(applied)} is newer than this StateWise knows ({len(known)}); upgrade StateWise",
+                )
+            for migration in known:
+                if migration.number in applied:
+                    continue
+                for statement in _statements(migration.sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO sw_migrations VALUES (?, ?, ?)",
+                    (migration.number, migration.name, self._encode_time(utcnow())),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def schema_version(self) -> int:
+        return int(self._conn.execute("SELECT MAX(version) FROM sw_migrations").fetchone()[0])
+
+    # --- hooks ------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise StoreLockedError(self.location, "another writer held the lock past the timeout") from None
+            raise
+        cur = self._conn.cursor()
+        try:
+            yield cur
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()
+
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        cur = self._conn.cursor()
+        try:
+            # One read transaction, so multi-statement reads see a single snapshot in WAL mode.
+            self._conn.execute("BEGIN")
+            yield cur
+        finally:
+            self._conn.execute("COMMIT")
+            cur.close()
+
+    def _sql(self, statement: str) -> str:
+        return statement
+
+    def _encode_time(self, value: datetime | None) -> Any:
+        if value is None:
+            return None
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def _decode_time(self, value: Any) -> datetime | None:
+        return None if value is None else datetime.fromisoformat(value)
+
+    def _encode_json(self, value: Any) -> Any:
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+    def _decode_json(self, value: Any) -> Any:
+        return json.loads(value)
+
+    def _is_unique_violation(self, error: BaseException) -> bool:
+        return isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error)
+
+    def _close_quietly(self) -> None:
+        conn = getattr(self, "_conn", None)
+        if conn is not None:
+            conn.close()
+
+    def close(self) -> None:
+        self._close_quietly()
+        self._conn = None  # type: ignore[assignment]
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (migrations contain no ';' inside literals)."""
+    without_comments = "\n".join(line for line in script.splitlines() if not line.strip().startswith("--"))
+    return [part.strip() for part in without_comments.split(";") if part.strip()]

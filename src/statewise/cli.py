@@ -1,0 +1,367 @@
+"""The ``statewise`` command line: parse, call the library, render. Nothing else lives here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+
+from statewise import __version__
+from statewise.errors import InputError, StateWiseError
+from statewise.records import Authority, Provenance, RecordDraft, SourceKind
+from statewise.render import lineage_view, record_table, retrieval_view
+from statewise.scopes import Scope, TaskScope
+from statewise.store import open_store
+from statewise.store.base import Store
+from statewise.values import ValueType, parse_value_text
+from statewise.workspace import derive_task_scope
+
+console = Console()
+errors = Console(stderr=True)
+
+
+class Context:
+    """What the group options established; commands open the store lazily."""
+
+    def __init__(self, store_location: str | None, contract_path: str | None) -> None:
+        self.store_location = store_location
+        self.contract_path = contract_path
+        self._store: Store | None = None
+        self._contract: Any = None
+
+    @property
+    def contract(self) -> Any:
+        if self._contract is None:
+            from statewise.contract import builtin_contract, load_contract
+
+            self._contract = load_contract(self.contract_path) if self.contract_path else builtin_contract()
+        return self._contract
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.store_location, key_schema=self.contract)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def _emit_json(data: Any) -> None:
+    def default(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, datetime):
+            return value.isoformat()
+        raise TypeError(f"cannot serialise {type(value).__name__}")
+
+    click.echo(json.dumps(data, default=default, indent=2))
+
+
+def _validation_message(error: ValidationError, what: str) -> str:
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or what
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{what}: {field}: {message}"
+
+
+def handled(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn library errors into one clear line on stderr and a non-zero exit, no traceback."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except StateWiseError as error:
+            errors.print(f"[red]error:[/red] {error}", highlight=False, markup=True, soft_wrap=True)
+            sys.exit(2 if isinstance(error, InputError) else 1)
+        except ValidationError as error:
+            errors.print(f"[red]error:[/red] {_validation_message(error, 'input')}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except OSError as error:
+            errors.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def _task_scope(task: str | None, cwd: str | None) -> TaskScope:
+    if task:
+        return TaskScope.parse(task)
+    return derive_task_scope(cwd or os.getcwd())
+
+
+def _parse_time(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option}: expected an ISO 8601 time such as 2026-11-29T10:00:00+00:00, got {text!r}") from None
+    if value.tzinfo is None:
+        raise InputError(f"{option}: the time needs a zone, e.g. {text}+00:00")
+    return value
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--store", "store_location", envvar="STATEWISE_STORE", metavar="LOCATION",
+              help="SQLite file path or postgresql:// URL (default: .statewise/store.db in the project).")
+@click.option("--contract", "contract_path", envvar="STATEWISE_CONTRACT", metavar="FILE",
+              help="Contract file declaring the state keys (default: the built-in coding contract).")
+@click.version_option(__version__, prog_name="statewise")
+@click.pass_context
+def main(ctx: click.Context, store_location: str | None, contract_path: str | None) -> None:
+    """StateWise: check and repair an agent's persistent records before it acts on them."""
+    state = Context(store_location, contract_path)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def init(obj: Context, as_json: bool) -> None:
+    """Create the store (and its schema) if it does not exist yet."""
+    store = obj.store
+    info = {"store": store.location, "schema_version": store.schema_version(),  # type: ignore[attr-defined]
+            "records": store.count()}
+    if as_json:
+        _emit_json(info)
+    else:
+        console.print(f"store ready at {info['store']} (schema version {info['schema_version']}, "
+                      f"{info['records']} records)", highlight=False)
+
+
+# --- records ----------------------------------------------------------------------------
+
+
+@main.group()
+def record() -> None:
+    """Add, read, correct and move records."""
+
+
+@record.command("add")
+@click.argument("key")
+@click.argument("value")
+@click.option("--scope", required=True, help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH].")
+@click.option("--type", "value_type", type=click.Choice([t.value for t in ValueType]),
+              help="Value type (default: as the contract declares the key).")
+@click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
+@click.option("--authority", type=click.Choice([a.value for a in Authority]), default="developer", show_default=True)
+@click.option("--actor", default=lambda: os.environ.get("USER") or "developer", help="Who says so.")
+@click.option("--ref", "reference", help="A free reference: a tool call, a commit, a URL.")
+@click.option("--observed-at", help="When the fact was seen to hold (ISO 8601 with zone; default now).")
+@click.option("--ttl", type=click.IntRange(min=1), help="Freshness in seconds (default: the contract's).")
+@click.option("--replace", is_flag=True, help="Supersede the active record for this key and scope.")
+@click.option("--reason", default="", help="Why (kept in lineage when replacing).")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored record as JSON.")
+@click.pass_obj
+@handled
+def record_add(obj: Context, key: str, value: str, scope: str, value_type: str | None, source: str,
+               authority: str, actor: str, reference: str | None, observed_at: str | None, ttl: int | None,
+               replace: bool, reason: str, as_json: bool) -> None:
+    """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
+    declared = obj.contract.key_type(key)
+    if declared is None:
+        from statewise.errors import KeyNameError
+
+        raise KeyNameError(key, "the contract in force does not declare this key (see `statewise contract check`)")
+    typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
+    draft = RecordDraft(
+        key=key, value=typed_value, scope=scope,
+        value_type=ValueType(value_type) if value_type else None,
+        provenance=Provenance(source=source, authority=authority, actor=actor, reference=reference),
+        observed_at=_parse_time(observed_at, "--observed-at"), ttl_seconds=ttl,
+    )
+    stored = obj.store.put(draft, replace=replace, reason=reason)
+    if as_json:
+        _emit_json(stored)
+    else:
+        verb = f"superseded {stored.supersedes} with" if stored.supersedes else "stored"
+        console.print(f"{verb} {stored.id}: {key} = {value} in {stored.scope}", highlight=False)
+
+
+@record.command("get")
+@click.argument("key")
+@click.option("--scope", required=True, help="The exact scope of the record.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
+    """Show the active record for KEY in exactly this scope."""
+    found = obj.store.get_active(key, scope)
+    if as_json:
+        _emit_json(found)
+    elif found is None:
+        console.print(f"no active record for {key} in {Scope.parse(scope)}", highlight=False)
+    else:
+        console.print(record_table([found]))
+    if found is None:
+        sys.exit(1)
+
+
+@record.command("list")
+@click.option("--task", help="Task scope, e.g. user:alice,workspace:/src/app,repo:github.com/acme/app@main "
+              "(default: derived from --cwd).")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Derive the task scope from this directory.")
+@click.option("--key", "keys", multiple=True, help="Only this key (repeatable; a base key matches its [qualified] forms).")
+@click.option("--text", help="Only records whose key or value contains this text.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str, ...], text: str | None,
+                as_json: bool) -> None:
+    """Show the records that apply to a task, and what was held back (stale, shadowed, near misses)."""
+    result = obj.store.retrieve(_task_scope(task, cwd), keys=list(keys) or None, text=text)
+    if as_json:
+        _emit_json(result)
+    else:
+        console.print(retrieval_view(result))
+
+
+@record.command("history")
+@click.argument("key")
+@click.option("--scope", required=True, help="The exact scope.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
+    """Every record ever stored for KEY in a scope, oldest first."""
+    records = obj.store.history(key, scope)
+    if as_json:
+        _emit_json(records)
+    else:
+        console.print(record_table(records, title=f"History of {key} in {Scope.parse(scope)}"))
+
+
+@record.command("lineage")
+@click.argument("record_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def record_lineage(obj: Context, record_id: str, as_json: bool) -> None:
+    """The chain of records and repairs (with their evidence) around RECORD_ID."""
+    lineage = obj.store.lineage(record_id)
+    if as_json:
+        _emit_json(lineage)
+    else:
+        console.print(lineage_view(lineage))
+
+
+@record.command("retract")
+@click.argument("record_id")
+@click.option("--reason", required=True, help="Why it is withdrawn.")
+@click.option("--actor", default=lambda: os.environ.get("USER") or "developer")
+@click.option("--json", "as_json", is_flag=True, help="Print the retracted record as JSON.")
+@click.pass_obj
+@handled
+def record_retract(obj: Context, record_id: str, reason: str, actor: str, as_json: bool) -> None:
+    """Withdraw a record ("forget this"); it is kept, marked retracted."""
+    retracted = obj.store.retract(record_id, reason=reason, actor=actor)
+    if as_json:
+        _emit_json(retracted)
+    else:
+        console.print(f"retracted {retracted.id} ({retracted.key} in {retracted.scope})", highlight=False)
+
+
+@record.command("revert")
+@click.argument("record_id")
+@click.option("--reason", required=True, help="Why the repair's evidence no longer holds.")
+@click.option("--actor", default=lambda: os.environ.get("USER") or "developer")
+@click.option("--json", "as_json", is_flag=True, help="Print the restored record as JSON.")
+@click.pass_obj
+@handled
+def record_revert(obj: Context, record_id: str, reason: str, actor: str, as_json: bool) -> None:
+    """Undo the repair that produced RECORD_ID, restoring the value it replaced."""
+    restored = obj.store.revert(record_id, reason=reason, actor=actor)
+    if as_json:
+        _emit_json({"reverted": record_id, "restored": restored})
+    elif restored is None:
+        console.print(f"reverted {record_id}: the narrowed correction is withdrawn; the general record applies again",
+                      highlight=False)
+    else:
+        console.print(f"reverted {record_id}: restored {restored.key} = {restored.value} as {restored.id}",
+                      highlight=False)
+
+
+@record.command("export")
+@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.pass_obj
+@handled
+def record_export(obj: Context, output: str) -> None:
+    """Write every record and link as JSON Lines to OUTPUT (default: stdout)."""
+    if output == "-":
+        obj.store.export_jsonl(sys.stdout)
+        return
+    target = Path(output)
+    partial = target.with_name(target.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as out:
+        lines = obj.store.export_jsonl(out)
+    partial.replace(target)  # never leave a half-written export under the real name
+    errors.print(f"exported {lines} lines to {target}", highlight=False)
+
+
+@record.command("import")
+@click.argument("source", type=click.Path(dir_okay=False, allow_dash=True))
+@click.pass_obj
+@handled
+def record_import(obj: Context, source: str) -> None:
+    """Import JSON Lines written by `record export`; all or nothing."""
+    if source == "-":
+        count = obj.store.import_jsonl(sys.stdin.read().splitlines(), source="<stdin>")
+    else:
+        with open(source, encoding="utf-8") as handle:
+            count = obj.store.import_jsonl(handle.read().splitlines(), source=source)
+    console.print(f"imported {count} lines", highlight=False)
+
+
+# --- contracts --------------------------------------------------------------------------
+
+
+@main.group()
+def contract() -> None:
+    """Validate interface contracts."""
+
+
+@contract.command("check")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@handled
+def contract_check(path: str, as_json: bool) -> None:
+    """Load and validate a contract file; report what it declares or the first error."""
+    from statewise.contract import load_contract, summarize
+
+    summary = summarize(load_contract(path))
+    if as_json:
+        _emit_json(summary)
+    else:
+        details = ", ".join(f"{value} {name}" for name, value in summary.items() if isinstance(value, int))
+        console.print(f"{path}: ok ({details})", highlight=False)
+
+
+# --- demo -------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--keep", is_flag=True, help="Keep the demo's temporary store and print where it is.")
+@handled
+def demo(keep: bool) -> None:
+    """Walk through the store: a stale record, a scoped correction with lineage, a revert."""
+    from statewise.demo import run_store_demo
+
+    run_store_demo(console, keep=keep)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

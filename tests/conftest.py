@@ -1,0 +1,62 @@
+"""Shared fixtures: real stores on both backends, and the built-in contract."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from statewise.store.base import Store
+from statewise.store.postgres import PostgresStore
+from statewise.store.sqlite import SQLiteStore
+
+POSTGRES_DSN_VARIABLE = "STATEWISE_TEST_POSTGRES_DSN"
+
+
+def postgres_dsn() -> str | None:
+    return os.environ.get(POSTGRES_DSN_VARIABLE) or None
+
+
+def fresh_postgres_dsn() -> str:
+    """A DSN naming a new, empty schema in the test database."""
+    dsn = postgres_dsn()
+    if dsn is None:
+        pytest.skip(f"{POSTGRES_DSN_VARIABLE} is not set; PostgreSQL tests skipped")
+    separator = "&" if "?" in dsn else "?"
+    return f"{dsn}{separator}schema=sw_test_{uuid.uuid4().hex[:12]}"
+
+
+def drop_postgres_schema(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    try:
+        store.drop()
+    finally:
+        store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def store_location(backend: str, tmp_path) -> Iterator[str]:
+    """Where a fresh store of the parametrized backend lives."""
+    if backend == "sqlite":
+        yield str(tmp_path / "store.db")
+        return
+    dsn = fresh_postgres_dsn()
+    yield dsn
+    drop_postgres_schema(dsn)
+
+
+@pytest.fixture
+def store(backend: str, store_location: str) -> Iterator[Store]:
+    """A fresh, empty store on each backend."""
+    opened: Store = SQLiteStore(store_location) if backend == "sqlite" else PostgresStore(store_location)
+    try:
+        yield opened
+    finally:
+        opened.close()

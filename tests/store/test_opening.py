@@ -85,8 +85,7 @@ def test_locked_sqlite_store_fails_with_a_clear_error(tmp_path):
     try:
         with pytest.raises(StoreLockedError):
             store.put(RecordDraft(key="a.b", value=True, value_type="bool", scope="global", provenance=DEV))
-        with pytest.raises(StoreLockedError):
-            SQLiteStore(path, timeout=0.2)  # opening checks migrations under the write lock
+        SQLiteStore(path, timeout=0.2).close()  # an up-to-date store opens without the write lock
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -51,7 +51,22 @@ class SQLiteStore(SQLStore):
 
     # --- schema -----------------------------------------------------------------------
 
+    def _is_current(self) -> bool:
+        """A lock-free check that the schema is already up to date (the common case)."""
+        conn = self._conn
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"sw_meta", "sw_migrations"} <= tables:
+            return False
+        marker = conn.execute("SELECT value FROM sw_meta WHERE name = 'format'").fetchone()
+        applied = {row[0] for row in conn.execute("SELECT version FROM sw_migrations")}
+        return marker is not None and marker[0] == FORMAT_MARKER and applied == set(
+            range(1, len(migrations_for("sqlite")) + 1)
+        )
+
     def _migrate(self) -> None:
+        # Opening must not wait for another process's write when there is nothing to do.
+        if self._is_current():
+            return
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -12,7 +12,7 @@ from statewise.scopes import Scope, ScopeLevel, TaskScope, normalize_repo_identi
 segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=6)
 paths = st.lists(segment, min_size=0, max_size=4).map(lambda parts: "/" + "/".join(parts))
 repos = st.lists(segment, min_size=1, max_size=3).map("/".join)
-branches = st.lists(segment, min_size=1, max_size=2).map("/".join)
+branches = st.lists(segment.filter(lambda s: s[0].isalnum()), min_size=1, max_size=2).map("/".join)
 users = segment.filter(lambda s: s[0].isalnum())
 
 

@@ -91,6 +91,12 @@ def handled(command: Callable[..., Any]) -> Callable[..., Any]:
         except OSError as error:
             errors.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
             sys.exit(1)
+        except Exception as error:  # a bug: still one line, the traceback only on request
+            if os.environ.get("STATEWISE_DEBUG"):
+                raise
+            errors.print(f"[red]internal error:[/red] {type(error).__name__}: {error} "
+                         "(set STATEWISE_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
+            sys.exit(70)
 
     return wrapper
 

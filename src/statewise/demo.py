@@ -30,14 +30,14 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
     path = folder / "store.db"
     store = SQLiteStore(path, key_schema=builtin_contract())
     try:
-        last_month = datetime.now(UTC) - timedelta(days=30)
+        earlier = datetime.now(UTC) - timedelta(hours=3)
         said = Provenance(source="developer", authority="developer", actor="dev")
         protected = store.put(RecordDraft(key="repository.protected", value=False, scope=f"repo:{REPO}@main",
-                                          provenance=said, observed_at=last_month))
+                                          provenance=said, observed_at=earlier))
         python = store.put(RecordDraft(key="runtime.python_version", value="3.8", scope="global",
-                                       provenance=said, observed_at=last_month))
+                                       provenance=said, observed_at=earlier))
         store.put(RecordDraft(key="project.test_command", value="pytest", scope="global", provenance=said,
-                              observed_at=last_month))
+                              observed_at=earlier))
 
         console.print(Rule("1. What the agent remembers for a task in acme/app on main"))
         console.print(retrieval_view(store.retrieve(TASK)))

@@ -39,12 +39,13 @@ __all__ = [
     "Retrieval",
     "SourceKind",
     "Supersession",
+    "base_key",
     "check_key",
     "new_id",
     "utcnow",
 ]
 
-_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+(\[[^\]\s]+\])?$")
+_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+(\[[^\[\]\s]+\])?$")
 
 
 def check_key(key: str) -> str:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 
 from statewise.records import Lineage, Link, Record, RecordStatus, Retrieval
 from statewise.values import render_value
 
-__all__ = ["lineage_view", "record_table", "retrieval_view"]
+__all__ = ["lineage_view", "record_line", "record_table", "retrieval_view"]
 
 _STATUS_STYLE = {
     RecordStatus.ACTIVE: "green",
@@ -26,28 +25,39 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if value else "-"
 
 
-def record_table(records: Iterable[Record], *, title: str | None = None, note: dict[str, str] | None = None) -> Table:
-    """A table of records: id, key, value, scope, status, source and times."""
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for column in ("id", "key", "value", "scope", "status", "source", "observed", "verified"):
-        table.add_column(column, overflow="fold")
+def _age(value: datetime | None, now: datetime) -> str:
+    if value is None:
+        return "never"
+    seconds = max(0, int((now - value).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def record_line(record: Record, *, note: str = "", now: datetime | None = None) -> Text:
+    """One record on one logical line: key = value, scope, status, source, ages, id."""
+    now = now or datetime.now(UTC)
+    line = Text("  ")
+    line.append(f"{record.key} = {render_value(record.value)}", style="bold")
+    line.append(f"  [{record.scope}]  ")
+    line.append(record.status.value, style=_STATUS_STYLE[record.status])
+    line.append(f"  {record.provenance.source.value}:{record.provenance.actor}", style="dim")
+    line.append(f"  observed {_age(record.time.observed_at, now)}, verified {_age(record.time.verified_at, now)}",
+                style="dim")
     if note:
-        table.add_column("note")
-    for record in records:
-        row = [
-            record.id,
-            record.key,
-            render_value(record.value),
-            record.scope,
-            Text(record.status.value, style=_STATUS_STYLE[record.status]),
-            f"{record.provenance.source.value}:{record.provenance.actor}",
-            _when(record.time.observed_at),
-            _when(record.time.verified_at),
-        ]
-        if note:
-            row.append(note.get(record.id, ""))
-        table.add_row(*row)
-    return table
+        line.append(f"  ({note})", style="yellow")
+    line.append(f"  {record.id}", style="dim cyan")
+    return line
+
+
+def record_table(records: Iterable[Record], *, title: str | None = None, note: dict[str, str] | None = None) -> Group:
+    """Records, one per line under an optional title (readable at 80 columns)."""
+    now = datetime.now(UTC)
+    lines: list[Text] = [Text(title, style="underline")] if title else []
+    rendered = [record_line(r, note=(note or {}).get(r.id, ""), now=now) for r in records]
+    lines.extend(rendered or [Text("  (none)", style="dim")])
+    return Group(*lines)
 
 
 def retrieval_view(result: Retrieval) -> Group:

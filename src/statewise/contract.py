@@ -1,0 +1,1660 @@
+"""Interface contracts: the declarative file that adapts the core to repositories and tools.
+
+A contract declares
+
+* ``state``: every record key the store accepts, with its value type, the scope level its
+  facts normally live at, who has authority over it (a machine verifier, a developer, the
+  agent), its freshness TTL and, for machine facts, the verifier that observes it;
+* ``operations``: every side-effecting tool operation, with typed slots, the state keys each
+  slot may depend on, the keys the operation is linked to by policy, its risk class and
+  whether it needs approval;
+* ``invariants``: hard safety rules written in CEL over ``action`` and ``state``;
+* ``verifiers``: named verifier bindings (an adapter plus its arguments);
+* ``scopes``: where a task's user, workspace, repository and branch come from.
+
+Loading validates everything up front and either returns a complete :class:`Contract` or
+raises :class:`~statewise.errors.ContractError` naming the file, the field path and what was
+expected. Nothing is ever half-loaded. The core never mentions git or Python: everything
+domain-specific lives in contract files such as the built-in ``coding`` contract.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import fnmatch
+import functools
+import importlib.resources
+import os
+import posixpath
+import re
+import string
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import celpy
+import yaml
+from celpy import celtypes
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from statewise.errors import ContractError
+from statewise.records import Authority, KeyType, base_key, check_key
+from statewise.scopes import ScopeLevel
+from statewise.values import ValueType, check_value
+
+__all__ = [
+    "ARG_PLACEHOLDERS",
+    "QUESTION_PLACEHOLDERS",
+    "Contract",
+    "InvariantResult",
+    "InvariantSpec",
+    "OperationSpec",
+    "ReadSpec",
+    "Risk",
+    "ScopeSources",
+    "SlotSpec",
+    "StateSpec",
+    "VerifierSpec",
+    "builtin_contract",
+    "format_duration",
+    "list_builtin_contracts",
+    "load_contract",
+    "load_contract_text",
+    "parse_duration",
+    "render_template",
+    "render_verifier",
+    "summarize",
+]
+
+# Placeholders a verifier argument may contain; the verifier registry fills them in for the
+# task at hand. A closed set, so a typo is a load error rather than a verifier that silently
+# receives "{brnach}".
+ARG_PLACEHOLDERS = frozenset({"qualifier", "branch", "repo", "workspace", "user"})
+# Placeholders a clarification question template may contain.
+QUESTION_PLACEHOLDERS = frozenset({"key", "qualifier", "scope", "value"})
+DEFAULT_QUESTION = "Is {key} = {value} still right for {scope}? If not, what is the current value?"
+
+COMMAND_ADAPTER = "command"
+_MAX_TIMEOUT_SECONDS = 600
+# Programs that would turn "-c <string>" back into a shell command line.
+_SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "cmd", "cmd.exe", "powershell", "pwsh"}
+)
+
+_NAME_PATTERNS = {
+    "contract": (re.compile(r"^[a-z0-9][a-z0-9_.-]*$"), "lower-case letters, digits, '.', '_' or '-'"),
+    "operation": (
+        re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"),
+        "dotted lower-case words such as git.push or stop",
+    ),
+    "tool": (re.compile(r"^[a-z][a-z0-9_-]*$"), "a lower-case word such as git, pip or fs"),
+    "slot": (re.compile(r"^[a-z][a-z0-9_]*$"), "a lower-case identifier such as branch or force"),
+    "invariant": (re.compile(r"^[a-z][a-z0-9_]*$"), "a lower-case identifier such as no_force_push"),
+    "binding": (
+        re.compile(r"^[a-z][a-z0-9_]*([.-][a-z0-9_]+)*$"),
+        "lower-case words joined by '.', '_' or '-', such as node_version or git.protection",
+    ),
+    "adapter": (
+        re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"),
+        "a registered adapter name such as git.current_branch or command",
+    ),
+}
+
+
+class _FieldProblem(ValueError):
+    """A problem found by a model-level validator that belongs to one field of that model.
+
+    Pydantic reports model-level errors at the model's location; carrying the field name
+    lets the error translation point at ``verifiers.x.argv`` instead of ``verifiers.x``.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+
+
+def _named(kind: str) -> Any:
+    pattern, expected = _NAME_PATTERNS[kind]
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{value!r} is not a valid {kind} name; expected {expected}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _enum_label(member: Any, by_label: bool) -> str:
+    return member.label if by_label else member.value
+
+
+def _enum_parser(enum_type: type[enum.Enum], *, by_label: bool = False) -> Any:
+    """A before-validator that names every allowed value when the input is not one of them."""
+
+    def labels() -> list[str]:
+        return [_enum_label(member, by_label) for member in enum_type]
+
+    def parse(value: Any) -> Any:
+        if isinstance(value, enum_type):
+            return value
+        if isinstance(value, str):
+            for member in enum_type:
+                if value == _enum_label(member, by_label):
+                    return member
+        raise ValueError(f"expected one of {', '.join(labels())}; got {value!r}")
+
+    return BeforeValidator(parse)
+
+
+# --- durations ------------------------------------------------------------------------
+
+_DURATION_UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
+_DURATION = re.compile(r"^(\d+[wdhms])+$")
+_DURATION_PART = re.compile(r"(\d+)([wdhms])")
+
+
+def parse_duration(text: str) -> int:
+    """Parse ``"90s"``, ``"30m"``, ``"12h"``, ``"7d"``, ``"2w"`` or ``"1h30m"`` into seconds.
+
+    A string of digits alone is seconds. Raises ValueError for anything else or for zero.
+    """
+    compact = text.strip().replace(" ", "").lower()
+    if compact.isdigit():
+        seconds = int(compact)
+    elif _DURATION.match(compact):
+        seconds = sum(int(n) * _DURATION_UNITS[unit] for n, unit in _DURATION_PART.findall(compact))
+    else:
+        raise ValueError(
+            f"expected a number of seconds or a duration such as 30m, 12h, 7d or 1h30m; got {text!r}"
+        )
+    if seconds < 1:
+        raise ValueError(f"a TTL must be at least one second; got {text!r}")
+    return seconds
+
+
+def format_duration(seconds: int) -> str:
+    """The shortest duration string for ``seconds`` (``5400`` -> ``"1h30m"``); inverse of parse."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+        raise ValueError(f"a duration is a positive number of seconds; got {seconds!r}")
+    parts = []
+    remaining = seconds
+    for unit, size in _DURATION_UNITS.items():
+        count, remaining = divmod(remaining, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)
+
+
+def _parse_ttl(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"expected seconds (an int >= 1) or a duration such as 30m, 12h, 7d; got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"a TTL must be at least one second; got {value!r}")
+        return value
+    if isinstance(value, str):
+        return parse_duration(value)
+    raise ValueError(f"expected seconds (an int >= 1) or a duration such as 30m, 12h, 7d; got {value!r}")
+
+
+# --- templates ------------------------------------------------------------------------
+
+
+def _template_fields(text: str, allowed: frozenset[str]) -> list[str]:
+    """The placeholder names in ``text``; ValueError if one is unknown or malformed."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as error:
+        raise ValueError(f"{text!r}: {error}; write {{{{ and }}}} for literal braces") from None
+    names = []
+    for _literal, field_name, format_spec, conversion in parsed:
+        if field_name is None:
+            continue
+        if field_name not in allowed or format_spec or conversion:
+            wanted = ", ".join("{" + name + "}" for name in sorted(allowed))
+            raise ValueError(
+                f"{text!r}: placeholder {{{field_name}}} is not one of {wanted} "
+                "(write {{ and }} for literal braces)"
+            )
+        names.append(field_name)
+    return names
+
+
+def render_template(text: str, values: Mapping[str, str]) -> str:
+    """Fill ``{placeholder}`` fields of a contract template; KeyError names a missing value."""
+    return string.Formatter().vformat(text, (), values)
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False)
+
+
+class Risk(str, enum.Enum):
+    """An operation's risk class, from harmless to irreversible."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return list(Risk).index(self)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_TypeField = Annotated[ValueType, _enum_parser(ValueType)]
+_Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+_ArgValue = _Scalar | tuple[_Scalar, ...]
+_NonEmptyStr = Annotated[StrictStr, Field(min_length=1)]
+
+_JSON_PATH = re.compile(r'^\$(\.[A-Za-z_][A-Za-z0-9_-]*|\[\d+\]|\["[^"]*"\])+$')
+
+
+class ReadSpec(_Model):
+    """How the ``command`` adapter turns a finished command into a value. Exactly one is set.
+
+    ``exit_status`` maps exit codes to values; ``regex`` is searched in the output (multi-line
+    mode) and its single group is the value; ``json_path`` (``$.a.b``, ``$.a[0]``,
+    ``$.a["@types/node"]``) selects a value from the output parsed as JSON.
+    """
+
+    exit_status: dict[StrictInt, _Scalar] | None = None
+    regex: _NonEmptyStr | None = None
+    json_path: _NonEmptyStr | None = None
+
+    @field_validator("exit_status")
+    @classmethod
+    def _some_codes(cls, value: dict[int, Any] | None) -> dict[int, Any] | None:
+        if value is not None and not value:
+            raise ValueError("map at least one exit code to a value")
+        return value
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            compiled = re.compile(value)
+        except re.error as error:
+            raise ValueError(f"not a valid regular expression: {error}") from None
+        if compiled.groups != 1:
+            raise ValueError(
+                f"the pattern must have exactly one capturing group (the value); it has {compiled.groups}"
+            )
+        return value
+
+    @field_validator("json_path")
+    @classmethod
+    def _simple_path(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        _template_fields(value, ARG_PLACEHOLDERS)
+        opaque = re.sub(r"\{[a-z]+\}", "x", value)
+        if not _JSON_PATH.match(opaque):
+            raise ValueError(
+                f"{value!r} is not a simple JSON path; expected $ followed by .name, [index] "
+                'or ["key"] steps, e.g. $.engines.node'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ReadSpec:
+        given = [name for name in ("exit_status", "regex", "json_path") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of exit_status, regex or json_path"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(name for name in ("exit_status", "regex", "json_path") if getattr(self, name) is not None)
+
+
+def _reject_shell_string(value: Any) -> Any:
+    if isinstance(value, str):
+        raise ValueError(
+            f"argv must be a list of strings, never a shell command line; write e.g. "
+            f"{value.split()!r} instead of {value!r}"
+        )
+    return value
+
+
+class VerifierSpec(_Model):
+    """A verifier binding: which adapter observes a key, with which arguments.
+
+    The ``command`` adapter is the generic declarative verifier: it runs ``argv`` (a list,
+    never a shell string) in ``cwd`` with a timeout and reads the value as ``read`` says.
+    Every other adapter takes ``args``; argument strings may contain the placeholders in
+    :data:`ARG_PLACEHOLDERS`.
+    """
+
+    adapter: Annotated[StrictStr, _named("adapter")]
+    args: dict[StrictStr, _ArgValue] = {}
+    timeout: Annotated[StrictInt | StrictFloat, Field(gt=0, le=_MAX_TIMEOUT_SECONDS)] = 10
+    argv: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(_reject_shell_string)] = None
+    cwd: StrictStr | None = None
+    stream: Literal["stdout", "stderr"] | None = None
+    read: ReadSpec | None = None
+
+    @field_validator("args")
+    @classmethod
+    def _arg_placeholders(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name, argument in value.items():
+            for item in argument if isinstance(argument, tuple) else (argument,):
+                if isinstance(item, str):
+                    try:
+                        _template_fields(item, ARG_PLACEHOLDERS)
+                    except ValueError as error:
+                        raise _FieldProblem(name, str(error)) from None
+        return value
+
+    @field_validator("argv")
+    @classmethod
+    def _argv_is_a_program(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value or not value[0].strip():
+            raise ValueError("argv needs at least the program name")
+        program = value[0]
+        if any(ch.isspace() for ch in program):
+            raise ValueError(
+                f"argv[0] {program!r} contains whitespace: that is a shell command line, not a program; "
+                "split it into a list"
+            )
+        if "{" in program:
+            raise ValueError("argv[0] must be a fixed program name, not a placeholder")
+        if posixpath.basename(program) in _SHELLS and "-c" in value[1:]:
+            raise ValueError(f"{program} -c runs a shell string; give the command's own argv instead")
+        for item in value[1:]:
+            _template_fields(item, ARG_PLACEHOLDERS)
+        return value
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd(cls, value: str | None) -> str | None:
+        if value is None or value == "workspace":
+            return value
+        _template_fields(value, ARG_PLACEHOLDERS)
+        if not (value.startswith("/") or value.startswith("{workspace}")):
+            raise ValueError(
+                f"cwd must be 'workspace', an absolute path, or a path under {{workspace}}; got {value!r}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _command_rules(self) -> VerifierSpec:
+        if self.adapter == COMMAND_ADAPTER:
+            if self.argv is None:
+                raise _FieldProblem("argv", "required for adapter command (a non-empty list of strings)")
+            if self.read is None:
+                raise _FieldProblem(
+                    "read", "required for adapter command: one of exit_status, regex, json_path"
+                )
+            if self.args:
+                raise _FieldProblem("args", "adapter command takes argv, not args")
+        else:
+            for field in ("argv", "cwd", "stream", "read"):
+                if getattr(self, field) is not None:
+                    raise _FieldProblem(
+                        field, f"only adapter command takes {field}; adapter {self.adapter} takes args"
+                    )
+        return self
+
+    @property
+    def working_directory(self) -> str | None:
+        """For the command adapter: where it runs (``workspace`` unless ``cwd`` says otherwise)."""
+        if self.adapter != COMMAND_ADAPTER:
+            return None
+        return self.cwd or "workspace"
+
+    def placeholders(self) -> set[str]:
+        """Every placeholder this binding uses."""
+        texts: list[str] = []
+        for argument in self.args.values():
+            items = argument if isinstance(argument, tuple) else (argument,)
+            texts.extend(item for item in items if isinstance(item, str))
+        texts.extend(self.argv or ())
+        texts.extend(t for t in (self.cwd, self.read.json_path if self.read else None) if t)
+        return {name for text in texts for name in _template_fields(text, ARG_PLACEHOLDERS)}
+
+
+def _verifier_tag(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "<binding name>"
+    if isinstance(value, (Mapping, VerifierSpec)):
+        return "<inline verifier>"
+    return None
+
+
+_VerifierRef = Annotated[
+    Annotated[Annotated[StrictStr, _named("binding")], Tag("<binding name>")]
+    | Annotated[VerifierSpec, Tag("<inline verifier>")],
+    Discriminator(
+        _verifier_tag,
+        custom_error_type="verifier_reference",
+        custom_error_message="expected the name of a verifier binding or an inline {adapter: ..., args: ...}",
+    ),
+]
+_DISCRIMINATOR_TAGS = frozenset({"<binding name>", "<inline verifier>"})
+
+
+def _check_state_key_name(value: str) -> str:
+    try:
+        check_key(value)
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not a valid key name; expected dotted lower-case words such as "
+            "repository.protected"
+        ) from None
+    if "[" in value:
+        raise ValueError(
+            f"{value!r}: declare the base key ({base_key(value)}) with qualified: true; "
+            "records then use key[qualifier]"
+        )
+    return value
+
+
+class StateSpec(_Model):
+    """What a contract declares about one state key."""
+
+    value_type: _TypeField = Field(alias="type")
+    choices: tuple[_NonEmptyStr, ...] | None = None
+    scope: Annotated[ScopeLevel, _enum_parser(ScopeLevel, by_label=True)]
+    authority: Annotated[Authority, _enum_parser(Authority)]
+    verifier: _VerifierRef | None = None
+    ttl_seconds: Annotated[int | None, BeforeValidator(_parse_ttl)] = Field(default=None, alias="ttl")
+    single_valued: StrictBool = True
+    qualified: StrictBool = False
+    description: StrictStr = ""
+    question: _NonEmptyStr | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _question_placeholders(cls, value: str | None) -> str | None:
+        if value is not None:
+            _template_fields(value, QUESTION_PLACEHOLDERS)
+        return value
+
+    @property
+    def key_type(self) -> KeyType:
+        return KeyType(value_type=self.value_type, choices=self.choices, ttl_seconds=self.ttl_seconds)
+
+
+class SlotSpec(_Model):
+    """One typed argument of an operation, and the state keys its value may depend on.
+
+    ``qualifier: true`` says the slot's value is the qualifier of the qualified keys it
+    depends on (``pip.install``'s ``package`` slot qualifies ``python.package_version``), so
+    ``python.package_version[requests]`` binds to an install of ``requests`` only.
+    """
+
+    value_type: _TypeField = Field(alias="type")
+    choices: tuple[_NonEmptyStr, ...] | None = None
+    required: StrictBool = False
+    depends_on: tuple[StrictStr, ...] = ()
+    qualifier: StrictBool = False
+    description: StrictStr = ""
+
+
+class OperationSpec(_Model):
+    """A side-effecting (or, for ``stop``, harmless) tool operation."""
+
+    tool: Annotated[StrictStr, _named("tool")]
+    description: StrictStr = ""
+    slots: dict[Annotated[StrictStr, _named("slot")], SlotSpec] = {}
+    risk: Annotated[Risk, _enum_parser(Risk)]
+    requires_approval: StrictBool = False
+    side_effects: StrictBool = True
+    links: tuple[StrictStr, ...] = ()
+
+
+class InvariantSpec(_Model):
+    """A hard safety rule: whenever ``when`` holds, ``check`` must hold. Both are CEL."""
+
+    name: Annotated[StrictStr, _named("invariant")]
+    when: _NonEmptyStr = "true"
+    check: _NonEmptyStr
+    message: _NonEmptyStr
+
+
+_SCOPE_SOURCE_FORMS = {
+    "user": (re.compile(r"^env:[A-Za-z_][A-Za-z0-9_]*$"), "env:<VARIABLE>"),
+    "workspace": (
+        re.compile(r"^(cwd|git:toplevel|env:[A-Za-z_][A-Za-z0-9_]*)$"),
+        "cwd, git:toplevel or env:<VARIABLE>",
+    ),
+    "repo": (
+        re.compile(r"^(git:toplevel|git:remote\.[A-Za-z0-9._-]+\.url|env:[A-Za-z_][A-Za-z0-9_]*)$"),
+        "git:remote.<name>.url, git:toplevel or env:<VARIABLE>",
+    ),
+    "branch": (re.compile(r"^(git:branch|env:[A-Za-z_][A-Za-z0-9_]*)$"), "git:branch or env:<VARIABLE>"),
+}
+
+
+def _sources(level: str) -> Any:
+    pattern, expected = _SCOPE_SOURCE_FORMS[level]
+
+    def parse(value: Any) -> Any:
+        items = (value,) if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not items:
+            raise ValueError(f"expected a source or a non-empty list of sources ({expected})")
+        for item in items:
+            if not isinstance(item, str) or not pattern.match(item):
+                raise ValueError(f"expected {expected}; got {item!r}")
+        return tuple(items)
+
+    return BeforeValidator(parse)
+
+
+class ScopeSources(_Model):
+    """Where each part of a task's scope comes from; a list is tried in order.
+
+    The levels nest as ``global < user < workspace < repo < branch`` (see
+    :mod:`statewise.scopes`); this section only says how to observe each one.
+    """
+
+    user: Annotated[tuple[str, ...], _sources("user")] = ("env:USER",)
+    workspace: Annotated[tuple[str, ...], _sources("workspace")] = ("cwd",)
+    repo: Annotated[tuple[str, ...], _sources("repo")] = ("git:remote.origin.url", "git:toplevel")
+    branch: Annotated[tuple[str, ...], _sources("branch")] = ("git:branch",)
+
+
+class _ContractDocument(_Model):
+    """One contract file as written (before merging with what it extends)."""
+
+    name: Annotated[StrictStr, _named("contract")]
+    version: Annotated[StrictInt, Field(ge=1)]
+    description: StrictStr = ""
+    extends: _NonEmptyStr | None = None
+    state: dict[Annotated[StrictStr, AfterValidator(_check_state_key_name)], StateSpec] = {}
+    operations: dict[Annotated[StrictStr, _named("operation")], OperationSpec] = {}
+    invariants: tuple[InvariantSpec, ...] = ()
+    verifiers: dict[Annotated[StrictStr, _named("binding")], VerifierSpec] = {}
+    scopes: ScopeSources | None = None
+
+
+# --- CEL ------------------------------------------------------------------------------------
+
+
+def _cel_error(message: str) -> CELEvalError:
+    return CELEvalError(message, TypeError, None)
+
+
+def _cel_path_within(path: Any, root: Any) -> Any:
+    """path_within(path, root): both absolute; true when path is root or below it (lexically)."""
+    if not isinstance(path, str) or not isinstance(root, str):
+        return _cel_error("path_within(path, root) needs two strings")
+    if not path.startswith("/") or not root.startswith("/"):
+        return _cel_error(f"path_within needs absolute paths; got {str(path)!r} and {str(root)!r}")
+    path, root = posixpath.normpath(path), posixpath.normpath(root)
+    return celtypes.BoolType(root == "/" or path == root or path.startswith(root + "/"))
+
+
+def _cel_path_resolve(base: Any, path: Any) -> Any:
+    """path_resolve(base, path): ``path`` made absolute against ``base`` and normalized."""
+    if not isinstance(base, str) or not isinstance(path, str):
+        return _cel_error("path_resolve(base, path) needs two strings")
+    if not base.startswith("/"):
+        return _cel_error(f"path_resolve needs an absolute base; got {str(base)!r}")
+    if not path:
+        return _cel_error("path_resolve got an empty path")
+    joined = path if path.startswith("/") else posixpath.join(base, path)
+    return celtypes.StringType(posixpath.normpath(joined))
+
+
+def _cel_glob_match(text: Any, pattern: Any) -> Any:
+    """glob_match(text, pattern): shell-style match (``*``, ``?``, ``[...]``; ``*`` crosses ``/``)."""
+    if not isinstance(text, str) or not isinstance(pattern, str):
+        return _cel_error("glob_match(text, pattern) needs two strings")
+    return celtypes.BoolType(fnmatch.fnmatchcase(text, pattern))
+
+
+_CEL_FUNCTIONS = {
+    "path_within": _cel_path_within,
+    "path_resolve": _cel_path_resolve,
+    "glob_match": _cel_glob_match,
+}
+_CEL_VARIABLES = frozenset({"action", "state"})
+# Type names are identifiers in CEL (``type(x) == string``).
+_CEL_TYPE_NAMES = frozenset(
+    {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
+)
+_CEL_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+_CEL_BUILTINS = frozenset(
+    {
+        "has", "dyn", "size", "int", "uint", "double", "string", "bytes", "bool", "type", "duration",
+        "timestamp", "matches", "contains", "startsWith", "endsWith", "getDate", "getDayOfMonth",
+        "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds", "getMinutes",
+        "getMonth", "getSeconds",
+    }
+)
+_CEL_CALLABLE = _CEL_BUILTINS | frozenset(_CEL_FUNCTIONS)
+
+
+@functools.lru_cache(maxsize=1)
+def _cel_environment() -> celpy.Environment:
+    # The interpreted runner: cel-python 0.5.0's CompiledRunner mis-evaluates ternaries.
+    return celpy.Environment(runner_class=celpy.InterpretedRunner)
+
+
+def _is_tree(node: Any) -> bool:
+    return hasattr(node, "data") and hasattr(node, "children")
+
+
+def _bare_identifier(tree: Any) -> str | None:
+    while _is_tree(tree):
+        if tree.data == "ident":
+            return str(tree.children[0])
+        if len(tree.children) != 1:
+            return None
+        tree = tree.children[0]
+    return None
+
+
+def _unknown_names(tree: Any) -> str | None:
+    """A description of the first unknown variable or function, or None.
+
+    cel-python resolves names only at evaluation time, so a typo such as ``actoin`` would
+    surface as an evaluation error on every call (the invariant would always fail closed).
+    Catching it at load time turns a silent always-blocking rule into a contract error.
+    """
+    bound: set[str] = set()
+    for node in tree.iter_subtrees():
+        if node.data == "member_dot_arg" and len(node.children) > 2 and str(node.children[1]) in _CEL_MACROS:
+            exprlist = node.children[2]
+            if _is_tree(exprlist) and exprlist.children:
+                variable = _bare_identifier(exprlist.children[0])
+                if variable:
+                    bound.add(variable)
+    for node in tree.iter_subtrees_topdown():
+        if node.data == "ident":
+            name = str(node.children[0])
+            if name not in _CEL_VARIABLES and name not in _CEL_TYPE_NAMES and name not in bound:
+                return f"unknown variable {name!r}; expressions see only action and state"
+        elif node.data == "ident_arg":
+            name = str(node.children[0])
+            if name not in _CEL_CALLABLE:
+                return f"unknown function {name}(); available: {', '.join(sorted(_CEL_CALLABLE))}"
+        elif node.data == "member_dot_arg" and len(node.children) > 1 and not _is_tree(node.children[1]):
+            name = str(node.children[1])
+            if name not in _CEL_CALLABLE and name not in _CEL_MACROS:
+                return f"unknown method .{name}()"
+    return None
+
+
+def _string_literal(tree: Any) -> str | None:
+    """The value of a plain string literal expression (no escapes), or None."""
+    while _is_tree(tree):
+        if tree.data == "literal":
+            text = str(tree.children[0])
+            if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and "\\" not in text:
+                return text[1:-1]
+            return None
+        if len(tree.children) != 1:
+            return None
+        tree = tree.children[0]
+    return None
+
+
+def _state_keys_read(tree: Any) -> list[str]:
+    """Keys read as ``state["literal"]`` in an expression."""
+    keys = []
+    for node in tree.iter_subtrees_topdown():
+        if node.data != "member_index" or len(node.children) != 2:
+            continue
+        if _bare_identifier(node.children[0]) == "state":
+            key = _string_literal(node.children[1])
+            if key is not None:
+                keys.append(key)
+    return keys
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledInvariant:
+    spec: InvariantSpec
+    when: Any  # a celpy Runner
+    check: Any
+
+
+def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, StateSpec]) -> Any:
+    environment = _cel_environment()
+    try:
+        tree = environment.compile(text)
+    except CELParseError as error:
+        lines = text.splitlines() or [text]
+        line_number = error.line or 1
+        near = lines[line_number - 1].strip() if 0 < line_number <= len(lines) else text
+        raise ContractError(
+            source,
+            field,
+            f"not a valid CEL expression: syntax error at line {error.line}, column {error.column} "
+            f"of the expression, in {near!r}",
+        ) from None
+    problem = _unknown_names(tree)
+    if problem:
+        raise ContractError(source, field, f"not a valid CEL expression: {problem}")
+    # A misspelt key would be missing at every evaluation, so the rule would block every
+    # action it applies to; say so now instead.
+    for key in _state_keys_read(tree):
+        spec = declared.get(base_key(key))
+        if spec is None:
+            raise ContractError(
+                source, field, f"reads state[{key!r}], which is not a key declared under state"
+            )
+        if spec.qualified != ("[" in key):
+            need = "needs a [qualifier]" if spec.qualified else "is not qualified: true"
+            raise ContractError(source, field, f"reads state[{key!r}], but {base_key(key)} {need}")
+    return environment.program(tree, functions=dict(_CEL_FUNCTIONS))
+
+
+def _describe_cel_error(error: BaseException) -> str:
+    if not isinstance(error, CELEvalError):
+        return f"{type(error).__name__}: {error}"[:300]
+    args = error.args
+    message = str(args[0]) if args else "evaluation error"
+    message = message.split(" (in activation", 1)[0]
+    detail = args[2] if len(args) > 2 else None
+    if message == "no such key" and detail:
+        message = f"no such key {str(detail[0])!r}"
+    elif message == "no such overload" and detail:
+        message = f"no such overload: {detail[0]}"
+    return message[:300]
+
+
+class _NotRepresentable(TypeError):
+    pass
+
+
+def _to_cel_data(value: Any, where: str) -> Any:
+    """Plain JSON-like data for celpy.json_to_cel; enums, paths, tuples and sets are unwrapped."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return _to_cel_data(value.value, where)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _to_cel_data(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_to_cel_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_to_cel_data(v, where) for v in value)
+    raise _NotRepresentable(f"{where} is a {type(value).__name__}, which invariants cannot read")
+
+
+def _action_data(action: Any) -> Mapping[str, Any]:
+    if isinstance(action, Mapping):
+        return action
+    if isinstance(action, BaseModel):
+        return action.model_dump(mode="json")
+    if dataclasses.is_dataclass(action) and not isinstance(action, type):
+        return dataclasses.asdict(action)
+    raise TypeError(f"action must be a mapping or an Action model, not {type(action).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantResult:
+    """The outcome of one invariant for one action.
+
+    ``holds`` is False when the check evaluated to false *or* could not be evaluated (fail
+    closed); ``error`` then carries the evaluation error. ``applies`` is False when ``when``
+    evaluated to false, in which case ``holds`` is True.
+    """
+
+    name: str
+    holds: bool
+    message: str
+    error: str | None = None
+    applies: bool = True
+
+
+# --- the contract ---------------------------------------------------------------------------
+
+
+def _spec_difference(old: BaseModel, new: BaseModel) -> str:
+    old_data, new_data = old.model_dump(by_alias=True), new.model_dump(by_alias=True)
+    fields = [name for name in old_data if old_data[name] != new_data.get(name)]
+    return ", ".join(f"{name}: {old_data[name]!r} -> {new_data[name]!r}" for name in fields)[:400]
+
+
+@dataclass(frozen=True)
+class _Parts:
+    state: dict[str, StateSpec]
+    operations: dict[str, OperationSpec]
+    invariants: list[InvariantSpec]
+    verifiers: dict[str, VerifierSpec]
+    scopes: ScopeSources | None
+
+
+def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Parts:
+    """``base`` plus ``addition``; redefining anything differently is a ContractError in ``source``."""
+    merged = _Parts(
+        state=dict(base.state),
+        operations=dict(base.operations),
+        invariants=list(base.invariants),
+        verifiers=dict(base.verifiers),
+        scopes=base.scopes,
+    )
+    sections: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
+        ("state", "state key", merged.state, addition.state),
+        ("operations", "operation", merged.operations, addition.operations),
+        ("verifiers", "verifier binding", merged.verifiers, addition.verifiers),
+    ]
+    for section, noun, target, extra in sections:
+        for name, spec in extra.items():
+            existing = target.get(name)
+            if existing is not None and existing != spec:
+                raise ContractError(
+                    source,
+                    f"{section}.{name}",
+                    f"redefines {noun} {name!r} differently from {base_source} "
+                    f"({_spec_difference(existing, spec)}); choose a new name instead",
+                )
+            target[name] = spec
+    by_name = {invariant.name: invariant for invariant in merged.invariants}
+    for index, invariant in enumerate(addition.invariants):
+        existing_invariant = by_name.get(invariant.name)
+        if existing_invariant is None:
+            merged.invariants.append(invariant)
+            by_name[invariant.name] = invariant
+        elif existing_invariant != invariant:
+            raise ContractError(
+                source,
+                f"invariants[{index}]",
+                f"redefines invariant {invariant.name!r} differently from {base_source}; "
+                "choose a new name instead",
+            )
+    if addition.scopes is not None:
+        if merged.scopes is not None and merged.scopes != addition.scopes:
+            raise ContractError(
+                source,
+                "scopes",
+                f"redefines scopes differently from {base_source} "
+                f"({_spec_difference(merged.scopes, addition.scopes)})",
+            )
+        return dataclasses.replace(merged, scopes=addition.scopes)
+    return merged
+
+
+class Contract:
+    """A loaded, fully validated contract. Immutable; build one with :func:`load_contract`.
+
+    Implements :class:`statewise.records.KeySchema`, so a store can use it to type records.
+    """
+
+    __slots__ = (
+        "_bases", "_compiled", "_description", "_invariants", "_name", "_operations", "_parts",
+        "_scopes", "_source", "_state", "_verifiers", "_version",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("build a Contract with load_contract, load_contract_text or builtin_contract")
+
+    @classmethod
+    def _assemble(
+        cls,
+        *,
+        name: str,
+        version: int,
+        description: str,
+        source: str,
+        bases: tuple[str, ...],
+        parts: _Parts,
+        compiled: Mapping[str, _CompiledInvariant] | None = None,
+    ) -> Contract:
+        _check_references(parts, source)
+        programs: dict[str, _CompiledInvariant] = {}
+        seen: set[str] = set()
+        for index, invariant in enumerate(parts.invariants):
+            if invariant.name in seen:
+                raise ContractError(
+                    source, f"invariants[{index}].name", f"duplicate invariant name {invariant.name!r}"
+                )
+            seen.add(invariant.name)
+            reusable = (compiled or {}).get(invariant.name)
+            if reusable is not None and reusable.spec == invariant:
+                programs[invariant.name] = reusable
+                continue
+            programs[invariant.name] = _CompiledInvariant(
+                spec=invariant,
+                when=_compile_cel(invariant.when, source, f"invariants[{index}].when", parts.state),
+                check=_compile_cel(invariant.check, source, f"invariants[{index}].check", parts.state),
+            )
+        contract = object.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(contract, "_name", name)
+        setattr_(contract, "_version", version)
+        setattr_(contract, "_description", description)
+        setattr_(contract, "_source", source)
+        setattr_(contract, "_bases", bases)
+        setattr_(contract, "_parts", parts)
+        setattr_(contract, "_state", types.MappingProxyType(dict(parts.state)))
+        setattr_(contract, "_operations", types.MappingProxyType(dict(parts.operations)))
+        setattr_(contract, "_invariants", tuple(parts.invariants))
+        setattr_(contract, "_verifiers", types.MappingProxyType(dict(parts.verifiers)))
+        setattr_(contract, "_scopes", parts.scopes or ScopeSources())
+        setattr_(contract, "_compiled", programs)
+        return contract
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Contract is immutable")
+
+    # Immutable, so copies are the object itself (the default protocol would call __setattr__).
+    def __copy__(self) -> Contract:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Contract:
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"Contract({self._name!r} v{self._version}, {len(self._state)} keys, "
+            f"{len(self._operations)} operations, {len(self._invariants)} invariants)"
+        )
+
+    # --- identity --------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def source(self) -> str:
+        """The file (or label) this contract was loaded from."""
+        return self._source
+
+    @property
+    def bases(self) -> tuple[str, ...]:
+        """Names of the contracts merged underneath this one, innermost first."""
+        return self._bases
+
+    # --- sections --------------------------------------------------------------------------
+
+    @property
+    def state(self) -> Mapping[str, StateSpec]:
+        return self._state
+
+    @property
+    def operations(self) -> Mapping[str, OperationSpec]:
+        return self._operations
+
+    @property
+    def invariants(self) -> tuple[InvariantSpec, ...]:
+        return self._invariants
+
+    @property
+    def verifiers(self) -> Mapping[str, VerifierSpec]:
+        """The named verifier bindings (inline verifiers live on their state keys)."""
+        return self._verifiers
+
+    @property
+    def scopes(self) -> ScopeSources:
+        return self._scopes
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def state_spec(self, key: str) -> StateSpec | None:
+        """The spec for a declared base key (``python.package_version``) or a record key.
+
+        A record key with a qualifier (``python.package_version[requests]``) resolves only if
+        its base key is declared ``qualified: true``; otherwise None.
+        """
+        if not isinstance(key, str):
+            return None
+        if "[" not in key:
+            return self._state.get(key)
+        try:
+            check_key(key)
+        except ValueError:
+            return None
+        spec = self._state.get(base_key(key))
+        return spec if spec is not None and spec.qualified else None
+
+    def key_type(self, key: str) -> KeyType | None:
+        """The declared type of a record key, or None if records may not use that key.
+
+        ``python.package_version[requests]`` gets the type of ``python.package_version`` when
+        that key is ``qualified: true``. A qualified key without its qualifier is *not* a
+        valid record key (which package?), and neither is a qualifier on an unqualified key.
+        """
+        spec = self.state_spec(key)
+        if spec is None or (spec.qualified and "[" not in key):
+            return None
+        return spec.key_type
+
+    def verifier_for(self, key: str) -> VerifierSpec | None:
+        """The verifier that observes ``key`` (a named binding resolved, or the inline one)."""
+        spec = self.state_spec(key)
+        if spec is None or spec.verifier is None:
+            return None
+        if isinstance(spec.verifier, str):
+            return self._verifiers[spec.verifier]
+        return spec.verifier
+
+    def unverifiable_keys(self) -> tuple[str, ...]:
+        """Machine-authority keys without a verifier: allowed, but they can never be confirmed."""
+        return tuple(
+            key
+            for key, spec in self._state.items()
+            if spec.authority is Authority.MACHINE and spec.verifier is None
+        )
+
+    def adapter_names(self) -> frozenset[str]:
+        """Every verifier adapter this contract refers to (for a registry to check at start-up)."""
+        names = {spec.adapter for spec in self._verifiers.values()}
+        names |= {
+            spec.verifier.adapter for spec in self._state.values() if isinstance(spec.verifier, VerifierSpec)
+        }
+        return frozenset(names)
+
+    def question_for(self, key: str, *, scope: str, value: Any) -> str:
+        """The clarification question for a developer-owned key, from its template."""
+        spec = self.state_spec(key)
+        template = spec.question if spec is not None and spec.question else DEFAULT_QUESTION
+        qualifier = key[len(base_key(key)) + 1 : -1] if "[" in key else ""
+        values = {"key": key, "qualifier": qualifier, "scope": scope, "value": str(value)}
+        return render_template(template, values)
+
+    # --- operations ----------------------------------------------------------------------------
+
+    def operation(self, name: str) -> OperationSpec | None:
+        """The operation called ``name`` (e.g. ``git.push``), or None."""
+        return self._operations.get(name)
+
+    def operation_name(self, tool: str | None, operation: str) -> str | None:
+        """The contract's name for an operation given as ``push`` + tool ``git`` or ``git.push``."""
+        if operation in self._operations:
+            return operation
+        if tool:
+            qualified = f"{tool}.{operation}"
+            if qualified in self._operations:
+                return qualified
+        return None
+
+    def keys_for_operation(self, name: str) -> tuple[str, ...]:
+        """The state keys an operation can depend on: its slots' ``depends_on``, then its ``links``.
+
+        Empty for an unknown operation.
+        """
+        spec = self._operations.get(name)
+        if spec is None:
+            return ()
+        keys: dict[str, None] = {}
+        for slot in spec.slots.values():
+            keys.update(dict.fromkeys(slot.depends_on))
+        keys.update(dict.fromkeys(spec.links))
+        return tuple(keys)
+
+    def slots_for_key(self, key: str, operation: str) -> tuple[str, ...]:
+        """The slots of ``operation`` whose value may depend on record key ``key``."""
+        spec = self._operations.get(operation)
+        if spec is None:
+            return ()
+        return tuple(
+            name for name, slot in spec.slots.items() if any(_entry_matches(e, key) for e in slot.depends_on)
+        )
+
+    def binds(
+        self,
+        key: Any,
+        operation: Any,
+        slot: str | None = None,
+        *,
+        args: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """The paper's B(r, a, C_a): can this record support this operation (or this slot)?
+
+        ``key`` is a record key or a record (anything with ``key`` and ``value_type``; a record
+        whose type differs from the declared one does not bind: typed grounding). ``operation``
+        is an operation name or an action (anything with ``tool``, ``operation`` and ``args``,
+        as attributes or mapping entries), whose args are then used as ``args``.
+
+        A key binds when it is declared and appears in a slot's ``depends_on`` (only that
+        slot's, if ``slot`` is given) or in the operation's ``links``. An entry names a base
+        key (matching every qualifier) or one exact qualified key. When ``args`` are known and
+        the binding slot is a ``qualifier`` slot, the record's qualifier must be the slot's
+        value (or one of them, for a list). Scope applicability to the task is the store's
+        business, not the binding's. Unknown operations and slots bind nothing.
+        """
+        record_key = getattr(key, "key", key)
+        if not isinstance(record_key, str):
+            return False
+        declared = self.key_type(record_key)
+        if declared is None:
+            return False
+        record_type = getattr(key, "value_type", None)
+        if record_type is not None and record_type != declared.value_type:
+            return False  # ValueType is a str enum, so "bool" == ValueType.BOOL
+        name, args = self._operation_and_args(operation, args)
+        spec = self._operations.get(name) if name else None
+        if spec is None:
+            return False
+        if slot is not None:
+            slot_spec = spec.slots.get(slot)
+            return slot_spec is not None and _slot_binds(slot, slot_spec, record_key, args)
+        if any(_slot_binds(n, s, record_key, args) for n, s in spec.slots.items()):
+            return True
+        return any(_entry_matches(entry, record_key) for entry in spec.links)
+
+    def _operation_and_args(self, operation: Any, args: Mapping[str, Any] | None) -> tuple[str | None, Any]:
+        if isinstance(operation, str):
+            return operation, args
+
+        def get(field: str) -> Any:
+            if isinstance(operation, Mapping):
+                return operation.get(field)
+            return getattr(operation, field, None)
+
+        op_name = get("operation")
+        if not isinstance(op_name, str):
+            return None, args
+        return self.operation_name(get("tool"), op_name), args if args is not None else get("args")
+
+    # --- invariants ---------------------------------------------------------------------------
+
+    def check_invariants(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+        """Evaluate every invariant against one action and the resolved state.
+
+        ``action`` is a mapping (or an Action model) with ``tool``, ``operation``, ``target``,
+        ``args`` (a mapping), ``scope`` and ``risk``; ``operation`` may be the contract's name
+        (``git.push``) or the tool's own (``push`` with tool ``git``), and invariants always see
+        the contract's name. ``state`` maps record keys to values.
+
+        Fail closed: if ``when`` or ``check`` cannot be evaluated (a missing key, a type error)
+        or is not a bool, the invariant does not hold and ``error`` says why. Only a ``when``
+        that evaluates to false makes an invariant not apply.
+        """
+        try:
+            action_map = dict(_action_data(action))
+            name = self.operation_name(action_map.get("tool"), str(action_map.get("operation", "")))
+            if name is not None:
+                action_map["operation"] = name
+            activation = {
+                "action": celpy.json_to_cel(_to_cel_data(action_map, "action")),
+                "state": celpy.json_to_cel(_to_cel_data(dict(state), "state")),
+            }
+        except (TypeError, ValueError) as error:
+            # Nothing can be evaluated, so nothing holds.
+            return [
+                InvariantResult(name=inv.name, holds=False, message=inv.message, error=f"input: {error}")
+                for inv in self._invariants
+            ]
+        return [self._evaluate(self._compiled[inv.name], activation) for inv in self._invariants]
+
+    def violations(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+        """The invariants that do not hold (including those that could not be evaluated)."""
+        return [result for result in self.check_invariants(action, state) if not result.holds]
+
+    @staticmethod
+    def _evaluate(compiled: _CompiledInvariant, activation: Mapping[str, Any]) -> InvariantResult:
+        spec = compiled.spec
+
+        def run(program: Any, part: str) -> tuple[bool | None, str | None]:
+            try:
+                result = program.evaluate(activation)
+            except Exception as error:  # noqa: BLE001 - any failure must fail closed
+                return None, f"{part}: {_describe_cel_error(error)}"
+            if isinstance(result, CELEvalError):
+                return None, f"{part}: {_describe_cel_error(result)}"
+            if isinstance(result, (celtypes.BoolType, bool)):
+                return bool(result), None
+            return None, f"{part}: evaluated to {result!r}, not a bool"
+
+        applies, error = run(compiled.when, "when")
+        if error is not None:
+            return InvariantResult(name=spec.name, holds=False, message=spec.message, error=error)
+        if not applies:
+            return InvariantResult(name=spec.name, holds=True, message=spec.message, applies=False)
+        holds, error = run(compiled.check, "check")
+        return InvariantResult(
+            name=spec.name, holds=bool(holds) and error is None, message=spec.message, error=error
+        )
+
+    # --- composition -------------------------------------------------------------------------
+
+    def extend(self, other: Contract) -> Contract:
+        """A new contract: this one plus ``other``'s keys, operations, invariants and verifiers.
+
+        Identical redefinitions are accepted; a different redefinition of a key, operation,
+        verifier binding, invariant or the scopes is a ContractError in ``other``'s source.
+        The result takes ``other``'s name, version and description.
+        """
+        parts = _merge(self._parts, self._source, other._parts, other._source)
+        return Contract._assemble(
+            name=other._name,
+            version=other._version,
+            description=other._description,
+            source=other._source,
+            bases=tuple(dict.fromkeys(self._bases + (self._name,) + other._bases)),
+            parts=parts,
+            compiled={**self._compiled, **other._compiled},
+        )
+
+
+def _entry_matches(entry: str, key: str) -> bool:
+    return entry == key or ("[" not in entry and base_key(key) == entry)
+
+
+def _slot_binds(name: str, slot: SlotSpec, key: str, args: Mapping[str, Any] | None) -> bool:
+    if not any(_entry_matches(entry, key) for entry in slot.depends_on):
+        return False
+    if not slot.qualifier or args is None or "[" not in key:
+        return True
+    qualifier = key[len(base_key(key)) + 1 : -1]
+    value = args.get(name)
+    if isinstance(value, (list, tuple)):
+        return qualifier in [str(v) for v in value]
+    return value is not None and str(value) == qualifier
+
+
+def _check_references(parts: _Parts, source: str) -> None:
+    """Cross-reference checks that need the whole (merged) contract."""
+    for key, spec in parts.state.items():
+        where = f"state.{key}"
+        _check_choices(spec.value_type, spec.choices, source, where)
+        verifier = spec.verifier
+        if isinstance(verifier, str):
+            if verifier not in parts.verifiers:
+                defined = ", ".join(sorted(parts.verifiers)) or "none"
+                raise ContractError(
+                    source,
+                    f"{where}.verifier",
+                    f"refers to undefined verifier binding {verifier!r} (defined: {defined}); "
+                    "define it under verifiers, or write an inline {adapter: ..., args: ...}",
+                )
+            verifier = parts.verifiers[verifier]
+        if verifier is not None:
+            if "qualifier" in verifier.placeholders() and not spec.qualified:
+                raise ContractError(
+                    source, f"{where}.verifier", "uses {qualifier} but the key is not qualified: true"
+                )
+            if verifier.read is not None and verifier.read.exit_status is not None:
+                for code, value in verifier.read.exit_status.items():
+                    try:
+                        check_value(value, spec.value_type, choices=spec.choices, key=key)
+                    except ValueError as error:
+                        raise ContractError(
+                            source, f"{where}.verifier", f"exit status {code} maps to a bad value: {error}"
+                        ) from None
+    for op_name, op in parts.operations.items():
+        for slot_name, slot in op.slots.items():
+            where = f"operations.{op_name}.slots.{slot_name}"
+            _check_choices(slot.value_type, slot.choices, source, where)
+            for index, entry in enumerate(slot.depends_on):
+                _check_key_reference(parts, entry, source, f"{where}.depends_on[{index}]")
+            if slot.qualifier:
+                qualified = [e for e in slot.depends_on if "[" not in e and parts.state[e].qualified]
+                if not qualified:
+                    raise ContractError(
+                        source,
+                        f"{where}.qualifier",
+                        "true, but the slot depends on no qualified key to qualify",
+                    )
+        for index, entry in enumerate(op.links):
+            _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
+
+
+def _check_choices(value_type: ValueType, choices: tuple[str, ...] | None, source: str, where: str) -> None:
+    field = f"{where}.choices"
+    if value_type is ValueType.ENUM and not choices:
+        raise ContractError(source, field, "required when type is enum (a non-empty list of strings)")
+    if value_type is not ValueType.ENUM and choices is not None:
+        raise ContractError(source, field, f"only allowed when type is enum (type is {value_type})")
+    if choices is not None and len(set(choices)) != len(choices):
+        raise ContractError(source, field, "choices must be unique")
+
+
+def _check_key_reference(parts: _Parts, entry: str, source: str, field: str) -> None:
+    spec = parts.state.get(base_key(entry))
+    if spec is None:
+        raise ContractError(source, field, f"{entry!r} is not a key declared under state")
+    if "[" in entry:
+        try:
+            check_key(entry)
+        except ValueError:
+            raise ContractError(source, field, f"{entry!r} is not a valid key") from None
+        if not spec.qualified:
+            raise ContractError(
+                source, field, f"{entry!r} has a qualifier but {base_key(entry)} is not qualified: true"
+            )
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+class _ContractLoader(yaml.SafeLoader):
+    """Safe YAML with two fixes for configuration files.
+
+    Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
+    ``repository.protected`` entry override the first unnoticed), and only true/false are
+    booleans (YAML 1.1 would read ``no`` or ``on`` as booleans).
+    """
+
+
+_ContractLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_ContractLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: dict[Any, Any] = {}
+    for key_node, _value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # "<<: *anchor" entries may be overridden by explicit keys
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            continue  # unhashable; construct_mapping reports it
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"found duplicate key {key!r}",
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=deep)
+
+
+_ContractLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def _parse_yaml(text: str, source: str) -> dict[str, Any]:
+    try:
+        document = yaml.load(text, Loader=_ContractLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
+        problem = ": ".join(part for part in (error.context, error.problem) if part)
+        raise ContractError(source, "", f"malformed YAML at {where}: {problem}") from None
+    except yaml.YAMLError as error:
+        raise ContractError(source, "", f"malformed YAML: {error}") from None
+    if document is None:
+        raise ContractError(source, "", "the file is empty; a contract needs at least name and version")
+    if not isinstance(document, dict):
+        kind = type(document).__name__
+        raise ContractError(source, "", f"a contract is a mapping at the top level, not a {kind}")
+    return document
+
+
+def _format_location(loc: Iterable[Any]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _unwrap_annotation(annotation: Any) -> list[Any]:
+    """The concrete types inside Annotated / Optional / Union wrappers."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _unwrap_annotation(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for arg in typing.get_args(annotation) for t in _unwrap_annotation(arg)]
+    return [annotation]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class found by following ``loc`` through the document schema (best effort)."""
+    candidates: list[Any] = [_ContractDocument]
+    for part in loc:
+        following: list[Any] = []
+        for candidate in candidates:
+            for concrete in _unwrap_annotation(candidate):
+                origin = typing.get_origin(concrete)
+                if isinstance(concrete, type) and issubclass(concrete, BaseModel):
+                    for field_name, info in concrete.model_fields.items():
+                        if part in (field_name, info.alias):
+                            following.append(info.annotation)
+                elif origin is dict:
+                    following.append(typing.get_args(concrete)[1])
+                elif origin in (tuple, list) and isinstance(part, int):
+                    following.append(typing.get_args(concrete)[0])
+        candidates = following
+    for candidate in candidates:
+        for concrete in _unwrap_annotation(candidate):
+            if isinstance(concrete, type) and issubclass(concrete, BaseModel):
+                return concrete
+    return None
+
+
+def _contract_error_from(error: ValidationError, source: str) -> ContractError:
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    loc = tuple(part for part in first["loc"] if part not in _DISCRIMINATOR_TAGS)
+    kind = first["type"]
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, _FieldProblem):
+        loc = loc + tuple(cause.field.split("."))
+    if loc and loc[-1] == "[key]":
+        loc = loc[:-1]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        allowed = sorted(info.alias or name for name, info in model.model_fields.items()) if model else []
+        problem = f"unknown field {loc[-1]!r}"
+        if allowed:
+            problem += f"; allowed fields: {', '.join(allowed)}"
+    elif kind == "missing":
+        problem = "required field is missing"
+    elif kind in ("value_error", "assertion_error"):
+        problem = str(cause) if cause is not None else first["msg"].removeprefix("Value error, ")
+    else:
+        shown = repr(first.get("input"))
+        problem = f"{first['msg']}; got {shown[:80]}"
+    if len(problems) > 1:
+        problem += f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+    return ContractError(source, _format_location(loc), problem)
+
+
+def _document_parts(document: _ContractDocument) -> _Parts:
+    return _Parts(
+        state=dict(document.state),
+        operations=dict(document.operations),
+        invariants=list(document.invariants),
+        verifiers=dict(document.verifiers),
+        scopes=document.scopes,
+    )
+
+
+def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    raw = _parse_yaml(text, source)
+    try:
+        document = _ContractDocument.model_validate(raw)
+    except ValidationError as error:
+        raise _contract_error_from(error, source) from None
+    parts = _document_parts(document)
+    if document.extends is None:
+        return Contract._assemble(
+            name=document.name, version=document.version, description=document.description,
+            source=source, bases=(), parts=parts,
+        )
+    base = _resolve_extends(document.extends, source, base_dir, seen)
+    merged = _merge(base._parts, base.source, parts, source)
+    return Contract._assemble(
+        name=document.name,
+        version=document.version,
+        description=document.description,
+        source=source,
+        bases=base.bases + (base.name,),
+        parts=merged,
+        compiled=base._compiled,
+    )
+
+
+def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    if not target.endswith((".yaml", ".yml")):
+        if target in list_builtin_contracts():
+            return builtin_contract(target)
+        raise ContractError(
+            source,
+            "extends",
+            f"{target!r} is neither a built-in contract ({', '.join(list_builtin_contracts())}) "
+            "nor a .yaml/.yml file",
+        )
+    path = Path(target)
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    resolved = str(path.resolve())
+    if resolved in seen:
+        raise ContractError(source, "extends", f"{target!r} extends itself (directly or through other files)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        reason = error.strerror or error
+        raise ContractError(source, "extends", f"cannot read {str(path)!r}: {reason}") from None
+    return _load(text, str(path), path.parent, seen | {resolved})
+
+
+def load_contract(path: str | os.PathLike[str]) -> Contract:
+    """Load and validate a contract file; with ``extends:`` return the merged contract.
+
+    Raises ContractError (file, field path, what was expected) for anything invalid,
+    including unreadable files and malformed YAML.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ContractError(str(file), "", f"cannot read the contract: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ContractError(str(file), "", f"not UTF-8 text: {error}") from None
+    return _load(text, str(file), file.parent, frozenset({str(file.resolve())}))
+
+
+def load_contract_text(
+    text: str,
+    source: str = "<contract>",
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Contract:
+    """Load and validate a contract from YAML text; ``source`` names it in errors.
+
+    A relative ``extends:`` path is resolved against ``base_dir`` (default: the current
+    directory); a bare name such as ``coding`` is a built-in contract.
+    """
+    return _load(text, source, Path(base_dir) if base_dir is not None else None, frozenset())
+
+
+_BUILTIN_PACKAGE = "statewise.contracts"
+
+
+def list_builtin_contracts() -> list[str]:
+    """Names of the contracts shipped with StateWise (e.g. ``["coding"]``)."""
+    folder = importlib.resources.files(_BUILTIN_PACKAGE)
+    return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+
+
+def builtin_contract(name: str = "coding") -> Contract:
+    """A built-in contract by name, loaded once and cached (contracts are immutable)."""
+    return _builtin_contract(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_contract(name: str) -> Contract:
+    if name not in list_builtin_contracts():
+        raise ContractError(
+            f"builtin:{name}",
+            "",
+            f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
+        )
+    resource = importlib.resources.files(_BUILTIN_PACKAGE) / f"{name}.yaml"
+    return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())
+
+
+def render_verifier(spec: VerifierSpec, values: Mapping[str, str]) -> VerifierSpec:
+    """``spec`` with every placeholder in args, argv, cwd and json_path filled from ``values``.
+
+    Raises KeyError if a placeholder the spec uses has no value. The verifier registry calls
+    this with the task's ``branch``, ``repo``, ``workspace``, ``user`` and the key's
+    ``qualifier``; values are substituted as whole strings, never re-parsed by a shell.
+    """
+
+    def fill(item: Any) -> Any:
+        return render_template(item, values) if isinstance(item, str) else item
+
+    updates: dict[str, Any] = {
+        "args": {
+            name: tuple(fill(i) for i in value) if isinstance(value, tuple) else fill(value)
+            for name, value in spec.args.items()
+        }
+    }
+    if spec.argv is not None:
+        updates["argv"] = (spec.argv[0],) + tuple(fill(item) for item in spec.argv[1:])
+    if spec.cwd is not None and spec.cwd != "workspace":
+        updates["cwd"] = fill(spec.cwd)
+    if spec.read is not None and spec.read.json_path is not None:
+        updates["read"] = spec.read.model_copy(update={"json_path": fill(spec.read.json_path)})
+    return spec.model_copy(update=updates)
+
+
+def summarize(contract: Contract) -> dict[str, Any]:
+    """A JSON-ready summary for ``statewise contract check FILE``."""
+    inline = sum(1 for spec in contract.state.values() if isinstance(spec.verifier, VerifierSpec))
+    warnings = [
+        f"{key}: machine-authority key without a verifier; it can never be verified"
+        for key in contract.unverifiable_keys()
+    ]
+    return {
+        "name": contract.name,
+        "version": contract.version,
+        "source": contract.source,
+        "extends": list(contract.bases),
+        "keys": len(contract.state),
+        "operations": len(contract.operations),
+        "invariants": len(contract.invariants),
+        "verifiers": len(contract.verifiers),
+        "inline_verifiers": inline,
+        "adapters": sorted(contract.adapter_names()),
+        "warnings": warnings,
+    }

@@ -1,0 +1,139 @@
+"""The command line, driven as a user would: real store files, real output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from statewise.cli import main
+
+REPO_MAIN = "repo:github.com/acme/app@main"
+TASK = "user:dev,workspace:/home/dev/src/app,repo:github.com/acme/app@main"
+
+
+@pytest.fixture
+def run(tmp_path):
+    store = str(tmp_path / "store.db")
+
+    def invoke(*args: str, input: str | None = None):
+        return CliRunner().invoke(main, ["--store", store, *args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def test_init_creates_the_store(run, tmp_path):
+    result = run("init", "--json")
+    assert result.exit_code == 0
+    info = json.loads(result.output)
+    assert info["schema_version"] == 1 and info["records"] == 0
+    assert (tmp_path / "store.db").exists()
+
+
+def test_add_get_list_history_round_trip(run):
+    added = run("record", "add", "repository.protected", "false", "--scope", REPO_MAIN, "--json")
+    assert added.exit_code == 0, added.output
+    record = json.loads(added.output)
+    assert record["value"] is False and record["value_type"] == "bool"
+
+    got = json.loads(run("record", "get", "repository.protected", "--scope", REPO_MAIN, "--json").output)
+    assert got["id"] == record["id"]
+
+    listed = json.loads(run("record", "list", "--task", TASK, "--json").output)
+    assert [r["id"] for r in listed["records"]] == [record["id"]]
+
+    replaced = run("record", "add", "repository.protected", "true", "--scope", REPO_MAIN, "--replace",
+                   "--reason", "origin protects main")
+    assert replaced.exit_code == 0 and f"superseded {record['id']}" in replaced.output
+
+    history = json.loads(run("record", "history", "repository.protected", "--scope", REPO_MAIN, "--json").output)
+    assert [(r["value"], r["status"]) for r in history] == [(False, "superseded"), (True, "active")]
+
+    lineage = run("record", "lineage", history[1]["id"])
+    assert "origin protects main" in lineage.output and record["id"] in lineage.output
+
+
+def test_bad_input_is_one_line_and_nonzero(run):
+    cases = [
+        (["record", "add", "repository.protected", "yes", "--scope", REPO_MAIN], "expected true or false"),
+        (["record", "add", "repository.protected", "true", "--scope", "repo:"], "accepted forms"),
+        (["record", "add", "no.such_key", "1", "--scope", "global"], "does not declare this key"),
+        (["record", "add", "project.package_manager", "conda", "--scope", "global"], "one of"),
+        (["record", "add", "repository.protected", "true", "--scope", "global", "--type", "string"], "expected"),
+        (["record", "add", "repository.protected", "true", "--scope", "global", "--observed-at", "yesterday"],
+         "--observed-at"),
+        (["record", "lineage", "rec_missing"], "no record with id"),
+        (["record", "list", "--task", "user:a,user:b"], "given twice"),
+    ]
+    for args, expected in cases:
+        result = run(*args)
+        assert result.exit_code != 0, args
+        assert expected in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    assert json.loads(run("init", "--json").output)["records"] == 0
+
+
+def test_duplicate_add_without_replace_is_refused(run):
+    assert run("record", "add", "project.test_command", "pytest", "--scope", REPO_MAIN).exit_code == 0
+    result = run("record", "add", "project.test_command", "tox", "--scope", REPO_MAIN)
+    assert result.exit_code == 1 and "already has an active record" in result.output
+
+
+def test_get_missing_exits_one(run):
+    result = run("record", "get", "project.test_command", "--scope", REPO_MAIN)
+    assert result.exit_code == 1 and "no active record" in result.output
+
+
+def test_retract_revert_export_import(run, tmp_path):
+    first = json.loads(run("record", "add", "project.test_command", "pytest", "--scope", "global", "--json").output)
+    second = json.loads(run("record", "add", "project.test_command", "tox", "--scope", "global", "--replace",
+                            "--json").output)
+    reverted = json.loads(run("record", "revert", second["id"], "--reason", "tox was a typo", "--json").output)
+    assert reverted["restored"]["value"] == "pytest" and reverted["restored"]["supersedes"] == second["id"]
+    retracted = run("record", "retract", reverted["restored"]["id"], "--reason", "forget it")
+    assert retracted.exit_code == 0
+
+    export = tmp_path / "out.jsonl"
+    assert run("record", "export", str(export)).exit_code == 0
+    lines = export.read_text().splitlines()
+    assert sum(1 for line in lines if json.loads(line)["type"] == "record") == 3
+    assert first["id"] in export.read_text()
+
+    other = str(tmp_path / "other.db")
+    imported = CliRunner().invoke(main, ["--store", other, "record", "import", str(export)])
+    assert imported.exit_code == 0 and f"imported {len(lines)} lines" in imported.output
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + "\n{oops\n")
+    empty = str(tmp_path / "empty.db")
+    failed = CliRunner().invoke(main, ["--store", empty, "record", "import", str(bad)])
+    assert failed.exit_code == 2 and "bad.jsonl:2" in failed.output
+    count = CliRunner().invoke(main, ["--store", empty, "init", "--json"])
+    assert json.loads(count.output)["records"] == 0
+
+
+def test_contract_check_reports_ok_and_errors(tmp_path):
+    from statewise.contract import list_builtin_contracts  # noqa: F401 - the built-in must import
+
+    good = tmp_path / "ext.yaml"
+    good.write_text("extends: coding\nname: team\nversion: 1\nstate:\n  team.deploy_window:\n"
+                    "    type: string\n    scope: repo\n    authority: developer\n")
+    result = CliRunner().invoke(main, ["contract", "check", str(good), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["keys"] >= 31
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nversion: 1\nstate:\n  a.b:\n    type: boolean\n    scope: repo\n    authority: machine\n")
+    result = CliRunner().invoke(main, ["contract", "check", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.output and "state.a.b.type" in result.output
+
+
+def test_demo_runs_end_to_end_in_a_real_subprocess():
+    done = subprocess.run([sys.executable, "-m", "statewise.cli", "demo"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "nothing overwritten" in done.stdout
+    assert "Traceback" not in done.stderr

@@ -131,9 +131,21 @@ def test_contract_check_reports_ok_and_errors(tmp_path):
     assert "bad.yaml" in result.output and "state.a.b.type" in result.output
 
 
-def test_demo_runs_end_to_end_in_a_real_subprocess():
+def test_figure1_demo_runs_for_real_in_a_subprocess(tmp_path):
     done = subprocess.run([sys.executable, "-m", "statewise.cli", "demo"], capture_output=True, text=True,
+                          timeout=180, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "main unchanged; agent/push-the-changes created" in done.stdout
+    reports = json.loads((tmp_path / "statewise-demo-report.json").read_text())
+    assert reports["task1"]["verdict"] == "execute" and reports["task1"]["proposal"]["args"]["force"] is True
+    assert reports["task1"]["action"]["args"]["branch"] == "agent/push-the-changes"
+    reused = [p for p in reports["task2"]["premises"] if p["key"] == "repository.protected"]
+    assert reused and reused[0]["route"] == "reliability"
+    assert "Traceback" not in done.stderr
+
+
+def test_store_demo_runs_in_a_subprocess():
+    done = subprocess.run([sys.executable, "-m", "statewise.cli", "demo", "store"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "nothing overwritten" in done.stdout
-    assert "Traceback" not in done.stderr

@@ -528,7 +528,7 @@ def test_keys_for_operation_and_binds() -> None:
     assert not coding.binds("project.test_command", "git.push")
     assert not coding.binds("repository.protected", "no.such_operation")
     assert coding.keys_for_operation("no.such_operation") == ()
-    assert coding.slots_for_key("git.current_branch", "git.push") == ("branch",)
+    assert coding.slots_for_key("git.current_branch", "git.push") == ("branch", "source")
 
 
 def test_binds_respects_qualifier_slots_and_record_types() -> None:

@@ -360,13 +360,19 @@ def contract_check(path: str, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--keep", is_flag=True, help="Keep the demo's temporary store and print where it is.")
+@click.argument("scenario", type=click.Choice(["figure1", "store"]), default="figure1")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default="statewise-demo-report.json",
+              show_default=True, help="Where the figure1 scenario writes its guard reports (JSON).")
+@click.option("--keep", is_flag=True, help="Keep the temporary sandbox and store, and print where they are.")
 @handled
-def demo(keep: bool) -> None:
-    """Walk through the store: a stale record, a scoped correction with lineage, a revert."""
-    from statewise.demo import run_store_demo
+def demo(scenario: str, report_path: str, keep: bool) -> None:
+    """The paper's Figure 1 for real (default), or a walk through the store (store)."""
+    from statewise.demo import run_figure1_demo, run_store_demo
 
-    run_store_demo(console, keep=keep)
+    if scenario == "store":
+        run_store_demo(console, keep=keep)
+    else:
+        run_figure1_demo(console, report_path=Path(report_path), keep=keep)
 
 
 if __name__ == "__main__":  # pragma: no cover

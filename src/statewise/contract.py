@@ -742,6 +742,9 @@ def _state_keys_read(tree: Any) -> list[str]:
     return keys
 
 
+_STATE_READ = re.compile(r"""state\[["']([^"']+)["']\]""")
+
+
 @dataclass(frozen=True, slots=True)
 class _CompiledInvariant:
     spec: InvariantSpec
@@ -1223,6 +1226,20 @@ class Contract:
                 for inv in self._invariants
             ]
         return [self._evaluate(self._compiled[inv.name], activation) for inv in self._invariants]
+
+    def invariant_keys(self, action: Any) -> tuple[str, ...]:
+        """The state keys read by the invariants that may apply to ``action``.
+
+        An invariant may apply unless its ``when`` is false for this action whatever the state
+        (evaluated with an empty state: a ``when`` that needs state counts as applying). The
+        gate resolves exactly these keys before it evaluates the invariants.
+        """
+        keys: dict[str, None] = {}
+        for inv, result in zip(self._invariants, self.check_invariants(action, {}), strict=True):
+            if result.applies:
+                for text in (inv.when, inv.check):
+                    keys.update(dict.fromkeys(_STATE_READ.findall(text)))
+        return tuple(keys)
 
     def violations(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
         """The invariants that do not hold (including those that could not be evaluated)."""

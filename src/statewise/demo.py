@@ -1,8 +1,9 @@
-"""``statewise demo``: a short, real walk through the store on a temporary SQLite file."""
+"""``statewise demo``: the paper's Figure 1 for real, and a short walk through the store."""
 
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
@@ -13,11 +14,13 @@ from rich.rule import Rule
 
 from statewise.contract import builtin_contract
 from statewise.records import Evidence, Provenance, RecordDraft
+from statewise.pipeline.resolution import resolved_value
 from statewise.render import lineage_view, retrieval_view
+from statewise.values import render_value
 from statewise.scopes import TaskScope
 from statewise.store.sqlite import SQLiteStore
 
-__all__ = ["run_store_demo"]
+__all__ = ["run_figure1_demo", "run_store_demo"]
 
 REPO = "github.com/acme/app"
 TASK = TaskScope(user="dev", workspace="/home/dev/src/app", repo=REPO, branch="main")
@@ -80,3 +83,112 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     return path
+
+
+def _short(text: str, limit: int = 70) -> str:
+    first = text.split(";")[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def run_figure1_demo(console: Console, *, report_path: Path, keep: bool = False) -> dict:
+    """A stale record says main is not protected; the remote really protects it.
+
+    Task 1: the memory-trusting planner proposes a force push to main. The guard attributes
+    the proposal to that record, verifies protection on the remote, repairs the record with
+    lineage, replans to a feature-branch push, and the gate passes it; it then runs for real.
+    Task 2, after a reset of everything but the store, reuses the repaired record without
+    verifying it again. Returns both reports (also written to ``report_path``).
+    """
+    from statewise.execute import run_action
+    from statewise.pipeline import Guard
+    from statewise.planners.base import Task
+    from statewise.planners.rules import RulePlanner
+    from statewise.sandbox import git, make_git_sandbox
+    from statewise.workspace import derive_task_scope
+
+    folder = Path(tempfile.mkdtemp(prefix="statewise-figure1-"))
+    store = SQLiteStore(folder / "store.db", key_schema=builtin_contract())
+    reports: dict = {}
+    try:
+        sandbox = make_git_sandbox(folder / "task1")
+        main_before = sandbox.remote_ref("main")
+        scope = derive_task_scope(sandbox.work, user="dev")
+        weeks_ago = datetime.now(UTC) - timedelta(days=40)
+        said = Provenance(source="developer", authority="developer", actor="dev")
+        stale = store.put(RecordDraft(key="repository.protected", value=False, scope=f"repo:{scope.repo}@main",
+                                      provenance=said, observed_at=weeks_ago))
+        store.put(RecordDraft(key="project.test_command", value="pytest -x", scope=f"repo:{scope.repo}",
+                              provenance=said, observed_at=weeks_ago))
+        store.put(RecordDraft(key="runtime.python_version", value="3.11", scope="global", provenance=said,
+                              observed_at=weeks_ago))
+        console.print(Rule("Task 1: push the changes (origin really protects main)"))
+        console.print(f"memory: repository.protected = false for main (stated {weeks_ago:%Y-%m-%d}), "
+                      "plus 2 unrelated records", highlight=False)
+
+        guard = Guard(store, planner=RulePlanner(), workspace=sandbox.work)
+        task = Task(text="push the changes", scope=scope, id="figure1-task1")
+        decision = guard.check(task)
+        report = decision.report
+        console.print(f"proposal:    {report.proposal.describe()}", highlight=False)
+        first_round = [c for c in report.candidates if c.record_id == stale.id]
+        console.print(f"attribution: {len(first_round)} record(s) bound to git.push, probed by remove/mask/"
+                      f"alternative; decision-critical: repository.protected = false", highlight=False)
+        premise = next(p for p in report.premises if p.record_id == stale.id)
+        console.print(f"resolution:  {premise.key} is {premise.status.value}: {premise.route} "
+                      f"{premise.evidence.actor if premise.evidence else ''} observed "
+                      f"{render_value(resolved_value(premise))} ({_short(premise.detail)})", highlight=False)
+        for repair in report.repairs:
+            if repair.kind in ("supersede", "narrow"):
+                console.print(f"repair:      {repair.kind} {repair.record_id} -> {repair.new_record_id} "
+                              f"({repair.key}: {render_value(repair.old_value)} -> {render_value(repair.new_value)}"
+                              f", lineage kept)",
+                              highlight=False)
+        console.print(f"replanned:   {report.replanned.describe() if report.replanned else '(unchanged)'}",
+                      highlight=False)
+        console.print(f"gate:        {decision.verdict.value}: "
+                      + ", ".join(f"{c.name}={'ok' if c.passed else 'FAIL'}" for c in report.gate), highlight=False)
+        if decision.execute and decision.action is not None:
+            outcome = run_action(decision.action, sandbox.work)
+            console.print(f"executed:    {' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
+        branch = decision.action.args.get("branch") if decision.action else None
+        console.print(f"origin:      main {'unchanged' if sandbox.remote_ref('main') == main_before else 'CHANGED'}"
+                      f"; {branch} {'created' if branch and sandbox.remote_ref(str(branch)) else 'absent'}",
+                      highlight=False)
+        console.print(f"costs:       {report.costs.planner_calls} planner calls, {report.costs.verifier_calls} "
+                      f"verifier calls, {report.costs.guard_seconds * 1000:.1f} ms of guard overhead", highlight=False)
+        reports["task1"] = report.model_dump(mode="json")
+
+        console.print(Rule("Task 2: a fresh clone, a new conversation; only the store carries over"))
+        console.print("task: push the follow-up notes", highlight=False)
+        fresh = folder / "task2"
+        git(folder, "clone", "--quiet", str(sandbox.origin), str(fresh))
+        git(fresh, "config", "user.name", "StateWise Demo")
+        git(fresh, "config", "user.email", "demo@statewise.invalid")
+        (fresh / "notes.md").write_text("more work\n")
+        git(fresh, "add", "notes.md")
+        git(fresh, "commit", "--quiet", "-m", "more work")
+        guard2 = Guard(store, planner=RulePlanner(), workspace=fresh)
+        second = guard2.check(Task(text="push the follow-up notes", scope=derive_task_scope(fresh, user="dev"),
+                                   id="figure1-task2"))
+        protected_premise = next(p for p in second.report.premises if p.key == "repository.protected")
+        console.print(f"proposal:    {second.report.proposal.describe()}", highlight=False)
+        console.print(f"resolution:  repository.protected = {render_value(protected_premise.value)} is "
+                      f"{protected_premise.status.value} via {protected_premise.route} "
+                      f"without a verifier call for it ({second.report.costs.verifier_calls} verifier call(s) in "
+                      "this task, for other keys the gate needed)", highlight=False)
+        console.print(f"gate:        {second.verdict.value}", highlight=False)
+        if second.execute and second.action is not None:
+            outcome = run_action(second.action, fresh)
+            console.print(f"executed:    {' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
+        reports["task2"] = second.report.model_dump(mode="json")
+
+        console.print(Rule("Lineage of the repaired record"))
+        console.print(lineage_view(store.lineage(stale.id)))
+        report_path.write_text(json.dumps(reports, indent=2), encoding="utf-8")
+        console.print(f"full reports: {report_path}" + (f"; sandbox kept in {folder}" if keep else ""),
+                      highlight=False)
+    finally:
+        store.close()
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    return reports

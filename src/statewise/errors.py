@@ -14,6 +14,7 @@ what went wrong in one line, and ``str(error)`` is that line.
      │    ├── ContractError         a contract file that does not validate
      │    ├── GroundingError        evidence not bound to the record's key, type and scope
      │    └── ImportFormatError     a malformed line in a JSON Lines import
+     ├── PlannerError               a planner raised, timed out or returned a malformed action
      └── StoreError                 the store could not do what was asked
           ├── StoreUnavailableError the database cannot be opened or reached
           │    ├── StoreCorruptError  the file is not a StateWise store (corrupt or foreign)
@@ -38,6 +39,7 @@ __all__ = [
     "ImportFormatError",
     "InputError",
     "KeyNameError",
+    "PlannerError",
     "RecordNotFoundError",
     "SchemaVersionError",
     "ScopeError",
@@ -121,6 +123,15 @@ class ImportFormatError(InputError):
         self.line = line
         self.problem = problem
         super().__init__(f"{source}:{line}: {problem} (nothing was imported)")
+
+
+class PlannerError(StateWiseError):
+    """A planner could not produce a valid action. ``planner`` names it."""
+
+    def __init__(self, planner: str, problem: str) -> None:
+        self.planner = planner
+        self.problem = problem
+        super().__init__(f"planner {planner}: {problem}")
 
 
 class StoreError(StateWiseError):

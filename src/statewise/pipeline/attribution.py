@@ -1,0 +1,203 @@
+"""Stage 1, attribution: which retrieved records does the proposal really depend on?
+
+Candidates are the retrieved records the contract binds to the proposal's operation (slot
+``depends_on`` and ``links``) plus records whose value or qualifier appears literally in the
+action (text links). For each candidate, counterfactual probes change only that record in the
+planning context (remove it, mask its value, or give it a plausible other value), replan
+with everything else fixed, and compare with ``action_distance``.
+
+* dependent: some probe kind changed the action in every sample;
+* inconclusive: the planner failed, samples disagreed, or the planner does not reproduce
+  the proposal (it came from another agent) — a bound candidate is then still verified;
+* premises D+ = bound and (dependent or inconclusive).
+
+Without a planner (an agent whose proposals arrive through a hook), every bound candidate
+is a premise: dependence cannot be probed, so it is verified.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statewise.actions import Action, action_distance
+from statewise.contract import Contract
+from statewise.errors import PlannerError
+from statewise.planners.base import MASKED, PlanningContext, Task
+from statewise.pipeline.calls import PlannerCalls
+from statewise.pipeline.report import CandidateReport, ProbeReport
+from statewise.records import Record, base_key
+from statewise.values import ValueType
+
+__all__ = ["Attribution", "AttributionSettings", "alternative_value", "attribute"]
+
+PROBE_KINDS = ("remove", "mask", "alternative")
+
+
+@dataclass(frozen=True, slots=True)
+class AttributionSettings:
+    probe_budget: int = 48  # planner calls spent on probes (cache hits are free)
+    samples: int = 3  # per probe, for a stochastic planner (a deterministic one uses 1)
+    probe_kinds: tuple[str, ...] = PROBE_KINDS
+    counterfactual: bool = True  # False: the no_attribution ablation (text links only)
+
+
+@dataclass
+class Attribution:
+    candidates: list[CandidateReport] = field(default_factory=list)
+    premises: list[Record] = field(default_factory=list)
+    reproduced: bool | None = None  # did the planner reproduce the proposal unprobed?
+
+
+def alternative_value(record: Record, choices: Sequence[str] | None, conflicting: Iterable[Any] = ()) -> Any:
+    """A plausible other value of the record's type: a conflicting record's value if there
+    is one, else a nearby value of the same type."""
+    for value in conflicting:
+        if value != record.value:
+            return value
+    value = record.value
+    match record.value_type:
+        case ValueType.BOOL:
+            return not value
+        case ValueType.INT:
+            return value + 1
+        case ValueType.ENUM:
+            return next((c for c in choices or () if c != value), f"{value}-other")
+        case ValueType.VERSION:
+            head, _, rest = value.lstrip("v").partition(".")
+            bumped = str(int(head) + 1) if head.isdigit() else "0"
+            return bumped + (f".{rest}" if rest else "")
+        case ValueType.LIST:
+            return value[1:] if value else ["other"]
+        case ValueType.PATH:
+            return f"{value}.other"
+    return f"{value}-other" if value else "other"
+
+
+def _text_linked(record: Record, action: Action) -> bool:
+    """Does the record's value or qualifier appear literally in the action?"""
+    haystack = [action.target or ""]
+    for value in action.args.values():
+        if isinstance(value, list):
+            haystack.extend(value)
+        elif isinstance(value, str):
+            haystack.append(value)
+    needles: list[str] = []
+    if isinstance(record.value, str) and len(record.value) >= 2:
+        needles.append(record.value)
+    if isinstance(record.value, list):
+        needles.extend(v for v in record.value if len(v) >= 2)
+    if "[" in record.key:
+        needles.append(record.key[len(base_key(record.key)) + 1 : -1])
+    return any(needle and any(needle in text for text in haystack if text) for needle in needles)
+
+
+def attribute(
+    task: Task,
+    proposal: Action,
+    context: PlanningContext,
+    records: Sequence[Record],
+    shadowed: Sequence[Record],
+    contract: Contract,
+    planner: PlannerCalls | None,
+    settings: AttributionSettings,
+) -> Attribution:
+    """Find the premises of ``proposal`` among ``records`` (the records in ``context``)."""
+    result = Attribution()
+    candidates: list[tuple[Record, str, bool]] = []
+    for record in records:
+        bound = contract.binds(record, proposal)
+        if bound:
+            candidates.append((record, "binding", True))
+        elif _text_linked(record, proposal):
+            candidates.append((record, "text", False))
+
+    if not settings.counterfactual:
+        # Ablation: no probes; only what appears literally in the action is taken as a premise.
+        for record, link, bound in candidates:
+            premise = link == "text" or (bound and _text_linked(record, proposal))
+            result.candidates.append(_candidate(record, link, bound, premise=premise,
+                                                note="no counterfactual attribution"))
+            if premise:
+                result.premises.append(record)
+        return result
+
+    if planner is None:
+        for record, link, bound in candidates:
+            result.candidates.append(_candidate(record, link, bound, inconclusive=bound, premise=bound,
+                                                note="no planner to probe: bound records are verified"))
+            if bound:
+                result.premises.append(record)
+        return result
+
+    samples = settings.samples if planner.stochastic else 1
+    reference = _sample(planner, task, context, samples)
+    reproduced = all(isinstance(a, Action) and action_distance(a, proposal).same for a in reference)
+    result.reproduced = reproduced
+    budget = settings.probe_budget
+    conflicts = {r.key: [s.value for s in shadowed if s.key == r.key] for r, _, _ in candidates}
+
+    # Bound candidates first: they are the ones that can become premises.
+    for record, link, bound in sorted(candidates, key=lambda c: not c[2]):
+        probes: list[ProbeReport] = []
+        dependent = inconclusive = False
+        note = "" if reproduced else "the planner does not reproduce the proposal"
+        for kind in settings.probe_kinds:
+            if budget < samples:
+                note = "probe budget exhausted"
+                inconclusive = True
+                break
+            spec = contract.state_spec(record.key)
+            alternative = None
+            if kind == "remove":
+                probed = context.without(record.id)
+            elif kind == "mask":
+                probed = context.with_value(record.id, MASKED)
+            else:
+                alternative = alternative_value(record, spec.choices if spec else None, conflicts.get(record.key, ()))
+                probed = context.with_value(record.id, alternative)
+            actions = _sample(planner, task, probed, samples)
+            budget -= samples
+            errors = [a for a in actions if isinstance(a, PlannerError)]
+            planned = [a for a in actions if isinstance(a, Action)]
+            differences = [action_distance(a, proposal) for a in planned]
+            report = ProbeReport(
+                kind=kind, alternative=alternative, actions=planned,
+                distance=max((d.distance for d in differences), default=None),
+                changed=sorted({c for d in differences for c in d.changed}),
+                error=str(errors[0]) if errors else None,
+            )
+            probes.append(report)
+            changed = [not d.same for d in differences]
+            if errors or (changed and not all(changed) and any(changed)):
+                inconclusive = True
+            elif changed and all(changed):
+                dependent = True
+        if not reproduced:
+            inconclusive = True
+        premise = bound and (dependent or inconclusive)
+        result.candidates.append(_candidate(record, link, bound, dependent=dependent,
+                                            inconclusive=inconclusive and not dependent,
+                                            premise=premise, note=note, probes=probes))
+        if premise:
+            result.premises.append(record)
+    return result
+
+
+def _sample(planner: PlannerCalls, task: Task, context: PlanningContext, samples: int) -> list[Action | PlannerError]:
+    outcomes: list[Action | PlannerError] = []
+    for sample in range(samples):
+        try:
+            outcomes.append(planner.plan(task, context, sample))
+        except PlannerError as error:
+            outcomes.append(error)
+    return outcomes
+
+
+def _candidate(record: Record, link: str, bound: bool, **fields: Any) -> CandidateReport:
+    return CandidateReport(
+        record_id=record.id, key=record.key, scope=record.scope,
+        value=json.loads(json.dumps(record.value)), link=link, bound=bound, **fields,
+    )

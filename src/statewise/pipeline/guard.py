@@ -1,0 +1,303 @@
+"""The guard: the paper's pipeline (Figure 3) between a proposal and its execution.
+
+``Guard.check(task, proposal)`` runs attribution, resolution, repair, replanning and the gate,
+and returns a :class:`Decision`: execute the checked action, or stop and say why. A stop is a
+decision, not an exception; if any stage raises, the decision is a safe stop naming that
+stage. Each stage can be switched off by name for ablations (``GuardConfig.ablation``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from statewise.actions import Action, action_distance
+from statewise.clarify import ApprovalChannel, ClarificationChannel
+from statewise.contract import Contract, builtin_contract
+from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
+from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute
+from statewise.pipeline.calls import CostMeter, PlannerCalls
+from statewise.pipeline.gate import run_gate
+from statewise.pipeline.repair import apply_repair, learn
+from statewise.pipeline.report import (
+    CandidateReport,
+    Decision,
+    GateCheck,
+    GuardReport,
+    PremiseReport,
+    PremiseStatus,
+    RepairReport,
+    Verdict,
+)
+from statewise.pipeline.resolution import Resolver, resolved_value
+from statewise.records import Record, Retrieval
+from statewise.store.base import Store
+
+__all__ = ["STAGES", "Guard", "GuardConfig"]
+
+#: Stages that an ablation can switch off, as ``no_<stage>``.
+STAGES = ("attribution", "resolution", "repair", "typed_grounding", "replan", "gate")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardConfig:
+    """Settings of one guard. ``disabled`` names stages switched off (see STAGES)."""
+
+    disabled: frozenset[str] = frozenset()
+    probe_budget: int = 48
+    samples: int = 3
+    probe_kinds: tuple[str, ...] = PROBE_KINDS
+    max_rounds: int = 3
+    learn_missing_facts: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = set(self.disabled) - set(STAGES)
+        if unknown:
+            raise ValueError(f"unknown stage(s) {sorted(unknown)}; stages are {', '.join(STAGES)}")
+
+    @classmethod
+    def ablation(cls, name: str, **settings: Any) -> GuardConfig:
+        """``GuardConfig.ablation("no_gate")``; ``"full"`` or ``"statewise"`` disables nothing."""
+        if name in ("full", "statewise"):
+            return cls(**settings)
+        if not name.startswith("no_") or name[3:] not in STAGES:
+            raise ValueError(f"unknown ablation {name!r}; use full or no_<stage> for stage in {', '.join(STAGES)}")
+        return cls(disabled=frozenset({name[3:]}), **settings)
+
+    def enabled(self, stage: str) -> bool:
+        return stage not in self.disabled
+
+
+def _context(retrieval: Retrieval, overrides: Mapping[str, Any] | None = None,
+             removed: Iterable[str] = ()) -> tuple[PlanningContext, list[Record]]:
+    """The planner's context: fresh records, then stale ones (flagged), most specific per key.
+    ``overrides`` and ``removed`` carry the no_repair ablation's transient corrections."""
+    gone = set(removed)
+    records = [r for r in retrieval.records + retrieval.stale if r.id not in gone]
+    stale = {r.id for r in retrieval.stale}
+    items = []
+    for record in records:
+        item = ContextRecord.from_record(record, stale=record.id in stale)
+        if overrides and record.id in overrides:
+            item = replace(item, value=overrides[record.id])
+        items.append(item)
+    return PlanningContext.of(items), records
+
+
+@dataclass
+class _Check:
+    """The mutable working state of one check; frozen into the report at the end."""
+
+    meter: CostMeter = field(default_factory=CostMeter)
+    stage: str = "retrieval"
+    candidates: list[CandidateReport] = field(default_factory=list)
+    premises: dict[str, PremiseReport] = field(default_factory=dict)  # by record id
+    gate_state_reports: list[PremiseReport] = field(default_factory=list)
+    repairs: list[RepairReport] = field(default_factory=list)
+    overrides: dict[str, Any] = field(default_factory=dict)  # no_repair: transient corrections
+    removed: set[str] = field(default_factory=set)
+    rounds: int = 0
+
+
+class Guard:
+    """Checks proposals against the persistent store before they execute.
+
+    ``planner`` is the planner whose proposals are checked (used for counterfactual probes and
+    to replan); without one (an agent behind a hook), every record the contract binds to the
+    action is verified and a proposal that relied on a wrong record is stopped with the
+    correction, so the agent can re-plan. ``workspace`` is the directory verifiers observe.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        contract: Contract | None = None,
+        planner: Planner | None = None,
+        *,
+        clarifier: ClarificationChannel | None = None,
+        approver: ApprovalChannel | None = None,
+        config: GuardConfig | None = None,
+        workspace: str | Path | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.contract = contract or builtin_contract()
+        self.planner = planner
+        self.clarifier = clarifier
+        self.approver = approver
+        self.config = config or GuardConfig()
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.environ = environ
+
+    # --- the pipeline -----------------------------------------------------------------
+
+    def check(self, task: Task, proposal: Action | None = None) -> Decision:
+        """Decide whether ``proposal`` (or, if None, the planner's own proposal) may run."""
+        work = _Check()
+        planner = PlannerCalls(self.planner, work.meter) if self.planner is not None else None
+        workspace = self.workspace or (Path(task.workspace) if task.workspace else
+                                       Path(task.scope.workspace) if task.scope.workspace else None)
+        resolver = Resolver(self.contract, task.scope, workspace, work.meter, clarifier=self.clarifier,
+                            environ=self.environ)
+        original = proposal
+        try:
+            retrieval = self.store.retrieve(task.scope)
+            context, records = _context(retrieval)
+            if proposal is None:
+                work.stage = "planning"
+                if planner is None:
+                    raise ValueError("no proposal was given and the guard has no planner")
+                proposal = planner.plan(task, context)
+                original = proposal
+            if proposal.is_stop:
+                return self._finish(task, work, proposal, Verdict.STOP, None,
+                                    f"the proposal is a stop: {proposal.reason}", [])
+
+            current = proposal
+            planned_from_repaired = True
+            settings = AttributionSettings(
+                probe_budget=self.config.probe_budget, samples=self.config.samples,
+                probe_kinds=self.config.probe_kinds, counterfactual=self.config.enabled("attribution"),
+            )
+            for round_number in range(self.config.max_rounds):
+                work.rounds = round_number + 1
+                work.stage = "attribution"
+                found = attribute(task, current, context, records, retrieval.shadowed, self.contract, planner,
+                                  settings)
+                work.candidates.extend(found.candidates)
+                fresh = [r for r in found.premises if r.id not in work.premises]
+                if not fresh:
+                    break
+                work.stage = "resolution"
+                defects = 0
+                for record in fresh:
+                    if self.config.enabled("resolution"):
+                        report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale)
+                    else:
+                        report = PremiseReport(record_id=record.id, key=record.key, scope=record.scope,
+                                               value=record.value, status=PremiseStatus.VALID, route="none",
+                                               detail="resolution disabled: taken as stored")
+                    work.stage = "repair"
+                    report = self._repair(work, record, report)
+                    work.premises[record.id] = report
+                    defects += report.status is PremiseStatus.DEFECTIVE
+                    work.stage = "resolution"
+                if not defects:
+                    break
+                planned_from_repaired = False
+                if planner is None or not self.config.enabled("replan"):
+                    break
+                work.stage = "replan"
+                retrieval = self.store.retrieve(task.scope)
+                context, records = _context(retrieval, work.overrides, work.removed)
+                replanned = planner.plan(task, context)
+                planned_from_repaired = True
+                if action_distance(replanned, current).same or replanned.is_stop:
+                    current = replanned
+                    break
+                current = replanned
+
+            if current.is_stop:
+                return self._finish(task, work, original, Verdict.STOP, None,
+                                    f"replanned from the repaired state to a stop: {current.reason}", [],
+                                    replanned=current)
+
+            work.stage = "gate"
+            if not self.config.enabled("gate"):
+                return self._finish(task, work, original, Verdict.EXECUTE, current,
+                                    "gate disabled: executing the replanned action unchecked", [],
+                                    replanned=current)
+            state = self._gate_state(work, resolver, current, retrieval)
+            checks = run_gate(
+                current, contract=self.contract, state=state, premises=list(work.premises.values()),
+                planned_from_repaired_state=planned_from_repaired, approver=self.approver, meter=work.meter,
+                task_text=task.text,
+            )
+            failed = [c for c in checks if not c.passed]
+            if failed:
+                reason = "; ".join(f"{c.name}: {c.detail}" for c in failed)
+                return self._finish(task, work, original, Verdict.STOP, None, reason, checks, replanned=current,
+                                    blocked_by=[c.name for c in failed])
+            return self._finish(task, work, original, Verdict.EXECUTE, current,
+                                f"every check passed: {current.describe()}", checks, replanned=current)
+        except Exception as error:  # noqa: BLE001 - the guard never lets an action through on a failure
+            stage = work.stage
+            return self._finish(
+                task, work, original or Action.stop("no proposal"), Verdict.STOP, None,
+                f"stage {stage} failed: {type(error).__name__}: {error}", [], failed_stage=stage,
+                blocked_by=[f"stage:{stage}"],
+            )
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def _repair(self, work: _Check, record: Record, report: PremiseReport) -> PremiseReport:
+        if report.status is PremiseStatus.UNRESOLVED:
+            return report
+        if not self.config.enabled("repair"):
+            if report.status is PremiseStatus.DEFECTIVE:
+                if report.absent or report.evidence is None:
+                    work.removed.add(record.id)
+                else:
+                    work.overrides[record.id] = report.evidence.value
+                work.repairs.append(RepairReport(kind="transient", record_id=record.id, key=record.key,
+                                                 scope=record.scope, old_value=record.value,
+                                                 new_value=resolved_value(report)))
+            return report
+        repair, report = apply_repair(self.store, record, report, grounded=self.config.enabled("typed_grounding"))
+        if repair is not None:
+            work.repairs.append(repair)
+        return report
+
+    def _gate_state(self, work: _Check, resolver: Resolver, action: Action, retrieval: Retrieval) -> dict[str, Any]:
+        """The resolved state the gate evaluates invariants over."""
+        keys = list(dict.fromkeys(self.contract.invariant_keys(action)))
+        by_key = {p.key: p for p in work.premises.values()}
+        applying = {r.key: r for r in retrieval.stale + retrieval.records}  # fresh wins over stale
+        state: dict[str, Any] = {}
+        for key in keys:
+            report = by_key.get(key)
+            if report is None and key in applying:
+                record = applying[key]
+                if self.config.enabled("resolution"):
+                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed)
+                    report = self._repair(work, record, report)
+                else:
+                    report = PremiseReport(record_id=record.id, key=key, scope=record.scope, value=record.value,
+                                           status=PremiseStatus.VALID, route="none",
+                                           detail="resolution disabled: taken as stored")
+                work.gate_state_reports.append(report)
+            elif report is None and self.config.enabled("resolution"):
+                report = resolver.resolve_missing(key)
+                work.gate_state_reports.append(report)
+                if self.config.learn_missing_facts and self.config.enabled("repair"):
+                    learned = learn(self.store, report)
+                    if learned is not None:
+                        work.repairs.append(learned)
+            if report is None or report.status is PremiseStatus.UNRESOLVED or report.absent:
+                continue  # unknown: an invariant that needs it fails closed
+            state[key] = resolved_value(report)
+        return state
+
+    def _finish(
+        self, task: Task, work: _Check, proposal: Action, verdict: Verdict, action: Action | None, reason: str,
+        checks: list[GateCheck], *, replanned: Action | None = None, failed_stage: str | None = None,
+        blocked_by: list[str] | None = None,
+    ) -> Decision:
+        report = GuardReport(
+            task=task.text, task_scope=str(task.scope), proposal=proposal, verdict=verdict, reason=reason,
+            action=action, blocked_by=blocked_by or [], candidates=work.candidates,
+            premises=list(work.premises.values()) + work.gate_state_reports, repairs=work.repairs,
+            replanned=replanned if replanned is not None and not action_distance(replanned, proposal).same else None,
+            rounds=work.rounds, gate=checks, costs=work.meter.freeze(),
+            disabled_stages=sorted(self.config.disabled), failed_stage=failed_stage,
+            planner=getattr(self.planner, "name", None) if self.planner is not None else None,
+        )
+        return Decision(verdict=verdict, action=action, reason=reason, report=report)
+
+
+def report_json(decision: Decision) -> str:
+    """The decision's report as indented JSON."""
+    return json.dumps(decision.report.model_dump(mode="json"), indent=2)

@@ -1,0 +1,215 @@
+"""Stage 2, resolution: is each premise still valid, from the right authority?
+
+Cheapest evidence first:
+
+1. reliability checks on what is already known: the declared type, whether the scope
+   applies and is not broader than the key's level, whether the source has the key's
+   authority, freshness against the key's TTL, and newer conflicting records. A premise that
+   passes all of them — confirmed by its authority within its TTL — is valid without a call;
+2. a read-only verifier for a machine-observable fact (observed in the live workspace);
+3. one targeted clarification question for developer-owned intent, naming the key, the scope
+   and the value in doubt.
+
+Evidence is bound to the premise's key, type and scope (typed evidence grounding): its scope
+is the task's own scope at the key's declared level, so a correction reaches exactly as far
+as the observation or the answer does. Every premise ends valid, defective (with corrective
+evidence) or unresolved (with what is missing); a verifier that cannot decide leaves it
+unresolved, it never guesses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from statewise.clarify import AnswerKind, ClarificationChannel, Question
+from statewise.contract import Contract, StateSpec
+from statewise.errors import ValueTypeError
+from statewise.pipeline.calls import CostMeter
+from statewise.pipeline.report import PremiseReport, PremiseStatus
+from statewise.records import Authority, Evidence, Record, SourceKind
+from statewise.scopes import ScopeLevel, TaskScope
+from statewise.values import check_value
+from statewise.verifiers import verify_key
+from statewise.verifiers.base import ObservationStatus
+
+__all__ = ["Resolver", "established_scope", "reliability_findings"]
+
+# Sources that count as the key's own authority speaking, per authority.
+_AUTHORITATIVE_SOURCES = {
+    Authority.MACHINE: {SourceKind.OBSERVATION, SourceKind.TOOL_OUTPUT},
+    Authority.DEVELOPER: {SourceKind.DEVELOPER},
+    Authority.AGENT: {SourceKind.AGENT_INFERENCE, SourceKind.OBSERVATION, SourceKind.TOOL_OUTPUT},
+}
+
+
+def established_scope(task: TaskScope, spec: StateSpec, record: Record | None) -> str:
+    """The scope that evidence gathered in this task establishes for a key of ``spec``:
+    the task's own scope at the key's declared level (or the record's scope when the task
+    does not determine that level)."""
+    own = task.most_specific_at(spec.scope)
+    if own is None:
+        if record is not None:
+            return record.scope
+        return str(task.most_specific)
+    return str(own)
+
+
+def reliability_findings(
+    record: Record, spec: StateSpec, task: TaskScope, others: Sequence[Record], now: datetime
+) -> list[str]:
+    """What makes a premise's current validity unsettled; empty when it is settled."""
+    findings: list[str] = []
+    try:
+        check_value(record.value, spec.value_type, choices=spec.choices, key=record.key)
+    except ValueTypeError as error:
+        findings.append(f"type: {error}")
+    scope = record.scope_obj
+    if not scope.applies_to(task):
+        findings.append(f"scope: {record.scope} does not apply to this task")
+    elif scope.level < spec.scope:
+        findings.append(f"scope: {record.scope} is broader than the key's level ({spec.scope.label})")
+    if record.provenance.authority is not spec.authority:
+        findings.append(
+            f"authority: stated by {record.provenance.authority.value} ({record.provenance.actor}); "
+            f"the key belongs to the {spec.authority.value}"
+        )
+    confirmed = record.time.verified_at is not None or (
+        record.provenance.authority is spec.authority
+        and record.provenance.source in _AUTHORITATIVE_SOURCES[spec.authority]
+    )
+    if not confirmed:
+        findings.append(f"provenance: never confirmed by its authority (source {record.provenance.source.value})")
+    if record.time.is_stale(now):
+        findings.append(f"freshness: last confirmed {record.time.confirmed_at:%Y-%m-%d %H:%M}, TTL {spec.ttl_seconds}s")
+    for other in others:
+        if other.id != record.id and other.key == record.key and other.value != record.value:
+            if other.time.observed_at > record.time.observed_at:
+                findings.append(f"conflict: newer record {other.id} in {other.scope} says {other.value!r}")
+    return findings
+
+
+@dataclass
+class Resolver:
+    """Resolves premises for one task. Verifier and clarification calls are counted in ``meter``."""
+
+    contract: Contract
+    task: TaskScope
+    workspace: Path | None
+    meter: CostMeter
+    clarifier: ClarificationChannel | None = None
+    environ: Mapping[str, str] | None = None
+    #: Accept a premise on reliability checks alone. False always asks the authority.
+    use_reliability: bool = True
+
+    def resolve(self, record: Record, others: Sequence[Record] = ()) -> PremiseReport:
+        spec = self.contract.state_spec(record.key)
+        base = dict(record_id=record.id, key=record.key, scope=record.scope, value=record.value)
+        if spec is None or self.contract.key_type(record.key) is None:
+            return PremiseReport(**base, status=PremiseStatus.UNRESOLVED, route="none",
+                                 missing=f"the {self.contract.name} contract does not declare {record.key}")
+        findings = reliability_findings(record, spec, self.task, others, datetime.now(UTC))
+        if not findings and self.use_reliability:
+            return PremiseReport(**base, status=PremiseStatus.VALID, route="reliability", findings=[],
+                                 detail="confirmed by its authority within its TTL, no conflicts")
+        outcome = self._ask_authority(record.key, spec, record)
+        return outcome.model_copy(update={**base, "findings": findings})
+
+    def resolve_missing(self, key: str) -> PremiseReport:
+        """A state key the gate needs but the store has no applicable record for."""
+        spec = self.contract.state_spec(key)
+        if spec is None or self.contract.key_type(key) is None:
+            return PremiseReport(record_id=None, key=key, scope=None, value=None, status=PremiseStatus.UNRESOLVED,
+                                 route="none", missing=f"the {self.contract.name} contract does not declare {key}")
+        outcome = self._ask_authority(key, spec, None, ask_developer=False)
+        return outcome.model_copy(update={"findings": ["no record in the store"]})
+
+    # --- routes -----------------------------------------------------------------------
+
+    def _ask_authority(self, key: str, spec: StateSpec, record: Record | None, *, ask_developer: bool = True
+                       ) -> PremiseReport:
+        scope = established_scope(self.task, spec, record)
+        common = dict(record_id=record.id if record else None, key=key, scope=scope,
+                      value=record.value if record else None)
+        if spec.authority is Authority.DEVELOPER:
+            if not ask_developer or record is None:
+                return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
+                                     missing=f"{key} is the developer's to state; nobody has stated it for {scope}")
+            return self._clarify(key, spec, record, scope, common)
+        if self.contract.verifier_for(key) is None:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
+                                 missing=f"no verifier is bound to {key}, and it is not the developer's to state")
+        return self._verify(key, spec, record, scope, common)
+
+    def _verify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict) -> PremiseReport:
+        if self.workspace is None:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="verifier",
+                                 missing="no workspace to observe")
+        task = self.task
+        record_scope = record.scope_obj if record else None
+        if record_scope is not None and record_scope.level is ScopeLevel.BRANCH:
+            task = replace(task, repo=record_scope.name, branch=record_scope.branch)
+        started = time.perf_counter()
+        observation = verify_key(self.contract, key, task, self.workspace, environ=self.environ)
+        self.meter.outside_seconds += time.perf_counter() - started
+        self.meter.verifier_calls += 1
+        binding = self.contract.verifier_for(key)
+        actor = binding.adapter if binding is not None else "verifier"
+        if observation.status is ObservationStatus.UNAVAILABLE:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="verifier",
+                                 missing=f"{actor} could not observe {key}: {observation.detail}",
+                                 detail=observation.detail)
+        if observation.status is ObservationStatus.ABSENT:
+            status = PremiseStatus.DEFECTIVE if record is not None else PremiseStatus.UNRESOLVED
+            return PremiseReport(**common, status=status, route="verifier", absent=True,
+                                 detail=observation.detail,
+                                 missing=None if record is not None else f"{key} does not exist here")
+        evidence = Evidence(
+            key=key, value=observation.value, value_type=spec.value_type, scope=scope,
+            source=SourceKind.OBSERVATION, authority=Authority.MACHINE, actor=actor,
+            observed_at=datetime.now(UTC), detail=observation.detail, reference=observation.reference,
+        )
+        if record is None:
+            return PremiseReport(**common, status=PremiseStatus.VALID, route="verifier", evidence=evidence,
+                                 detail=observation.detail).model_copy(update={"value": observation.value})
+        status = PremiseStatus.VALID if observation.value == record.value else PremiseStatus.DEFECTIVE
+        return PremiseReport(**common, status=status, route="verifier", evidence=evidence, detail=observation.detail)
+
+    def _clarify(self, key: str, spec: StateSpec, record: Record, scope: str, common: dict) -> PremiseReport:
+        text = self.contract.question_for(key, scope=scope, value=record.value)
+        if self.clarifier is None:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
+                                 missing=f"needs the developer: {text}")
+        question = Question(key=key, scope=scope, value=record.value, value_type=spec.value_type, text=text,
+                            record_id=record.id, choices=spec.choices)
+        self.meter.clarification_questions += 1
+        started = time.perf_counter()
+        answer = self.clarifier.ask(question)
+        self.meter.outside_seconds += time.perf_counter() - started
+        if answer.kind is AnswerKind.UNKNOWN:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
+                                 missing=f"the developer did not settle it: {answer.note or 'no answer'}")
+        value = record.value if answer.kind is AnswerKind.CONFIRM else answer.value
+        try:
+            check_value(value, spec.value_type, choices=spec.choices, key=key)
+        except ValueTypeError as error:
+            return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
+                                 missing=f"the answer does not fit the key's type: {error}")
+        evidence = Evidence(
+            key=key, value=value, value_type=spec.value_type, scope=scope, source=SourceKind.DEVELOPER,
+            authority=Authority.DEVELOPER, actor=answer.by, observed_at=datetime.now(UTC),
+            detail=f"answered: {text}",
+        )
+        status = PremiseStatus.VALID if value == record.value else PremiseStatus.DEFECTIVE
+        return PremiseReport(**common, status=status, route="clarification", question=text, evidence=evidence)
+
+
+def resolved_value(report: PremiseReport) -> Any:
+    """The value the premise resolves to (the evidence's when there is evidence)."""
+    if report.evidence is not None:
+        return report.evidence.value
+    return report.value

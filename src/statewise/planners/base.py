@@ -1,0 +1,192 @@
+"""The planner protocol: plan(task, context) -> Action (the paper's P(T, S)).
+
+A planner sees a task and the planning context: the records retrieved for it, each possibly
+*masked* (present, value unknown) by an attribution probe. It returns a normalized Action,
+or a :class:`Plan` when it can also report its token usage. It may raise PlannerError; the
+guard turns any failure into an unresolved premise or a safe stop, never into an action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from statewise.actions import Action
+from statewise.records import Record
+from statewise.scopes import TaskScope
+
+__all__ = [
+    "MASKED",
+    "CallablePlanner",
+    "ContextRecord",
+    "Plan",
+    "Planner",
+    "PlanningContext",
+    "Task",
+    "Usage",
+]
+
+
+class _Masked:
+    """The value of a masked record: present in the context, value unknown."""
+
+    _instance: _Masked | None = None
+
+    def __new__(cls) -> _Masked:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MASKED"
+
+    def __reduce__(self) -> str:
+        return "MASKED"
+
+
+MASKED: Any = _Masked()
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A task the agent was given: its text, where it runs, and (optionally) its family."""
+
+    text: str
+    scope: TaskScope
+    family: str | None = None
+    workspace: str | None = None
+    id: str = ""
+    #: Task parameters a playbook may use, e.g. {"package": "requests"}.
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """A stable identity of the task for caches."""
+        return json.dumps([self.id, self.text, self.family, str(self.scope), self.workspace, sorted(self.params.items())])
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRecord:
+    """One record as a planner sees it."""
+
+    id: str
+    key: str
+    value: Any
+    scope: str
+    source: str
+    authority: str
+    observed_at: datetime | None = None
+    stale: bool = False
+
+    @property
+    def masked(self) -> bool:
+        return self.value is MASKED
+
+    @classmethod
+    def from_record(cls, record: Record, *, stale: bool = False) -> ContextRecord:
+        return cls(
+            id=record.id, key=record.key, value=record.value, scope=record.scope,
+            source=record.provenance.source.value, authority=record.provenance.authority.value,
+            observed_at=record.time.observed_at, stale=stale,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlanningContext:
+    """The retrieved context S: an ordered tuple of records (most specific first per key)."""
+
+    records: tuple[ContextRecord, ...] = ()
+    #: Which sample this is, for stochastic planners asked several times about one context
+    #: (a deterministic planner ignores it). Not part of the fingerprint.
+    sample: int = 0
+
+    @classmethod
+    def of(cls, records: Iterable[ContextRecord]) -> PlanningContext:
+        return cls(tuple(records))
+
+    def for_sample(self, sample: int) -> PlanningContext:
+        return self if sample == self.sample else replace(self, sample=sample)
+
+    def state(self) -> dict[str, Any]:
+        """key -> value as the planner should read it: the first record per key wins, and a
+        masked record hides the key's value (MASKED) rather than revealing a shadowed one."""
+        state: dict[str, Any] = {}
+        for record in self.records:
+            state.setdefault(record.key, record.value)
+        return state
+
+    def without(self, record_id: str) -> PlanningContext:
+        """The remove probe: the record is gone from the context."""
+        return PlanningContext(tuple(r for r in self.records if r.id != record_id))
+
+    def with_value(self, record_id: str, value: Any) -> PlanningContext:
+        """The mask (value=MASKED) and alternative probes: only that record's value changes."""
+        return PlanningContext(tuple(replace(r, value=value) if r.id == record_id else r for r in self.records))
+
+    def fingerprint(self) -> str:
+        """A stable digest of everything a planner sees, for the probe cache."""
+        digest = hashlib.sha256()
+        for record in self.records:
+            value = "<masked>" if record.masked else json.dumps(record.value, sort_keys=True)
+            seen = record.observed_at.isoformat() if record.observed_at else ""
+            digest.update(
+                f"{record.id}\x00{record.key}\x00{record.scope}\x00{value}\x00{record.source}\x00"
+                f"{record.authority}\x00{seen}\x00{record.stale}\x01".encode()
+            )
+        return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What one planner call cost, where the planner knows."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A planner's answer: the action, and its usage if known."""
+
+    action: Action
+    usage: Usage | None = None
+    raw: str | None = field(default=None, repr=False)
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Anything with a name that turns (task, context) into an Action or a Plan."""
+
+    name: str
+
+    def plan(self, task: Task, context: PlanningContext) -> Action | Plan: ...
+
+
+def as_plan(result: Action | Plan) -> Plan:
+    """Normalize a planner's return value."""
+    if isinstance(result, Plan):
+        return result
+    if isinstance(result, Action):
+        return Plan(action=result)
+    raise TypeError(f"a planner must return an Action or a Plan, not {type(result).__name__}")
+
+
+class CallablePlanner:
+    """Wrap any function ``(task, state) -> Action | dict`` as a planner.
+
+    ``state`` is ``context.state()`` (key -> value, MASKED for masked records); a dict is
+    validated as an Action. This is the adapter for an existing agent loop.
+    """
+
+    def __init__(self, function: Callable[[Task, Mapping[str, Any]], Any], *, name: str = "callable") -> None:
+        self.function = function
+        self.name = name
+
+    def plan(self, task: Task, context: PlanningContext) -> Action | Plan:
+        result = self.function(task, context.state())
+        if isinstance(result, dict):
+            return Action.model_validate(result)
+        return result

@@ -1,0 +1,214 @@
+"""The deterministic rule planner: declarative playbooks, an agent that trusts its memory.
+
+A playbook maps task families to ordered rules. Each rule has a ``when`` condition in CEL
+over the retrieved ``state`` (key -> value; masked and removed keys are absent), the list of
+``masked`` keys and the ``task`` (text, family, user, workspace, repo, branch, slug), and
+either an action template or a ``stop`` reason. The first rule whose condition holds and
+whose template can be filled wins. It is the offline default planner and the benchmark's
+stand-in for an agent that acts on whatever its memory says.
+
+Templates fill ``{task:branch}``, ``{param:package}`` and ``{state:project.test_command}``;
+a string that is exactly one placeholder keeps the value's type (a bool stays a bool). A
+placeholder with no value makes the rule inapplicable, as does a condition that cannot be
+evaluated (it reads a key the context does not have).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import celpy
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from statewise.actions import Action
+from statewise.errors import ContractError, PlannerError
+from statewise.planners.base import MASKED, PlanningContext, Task
+
+__all__ = ["Playbook", "RulePlanner", "builtin_playbook", "load_playbook"]
+
+_PLACEHOLDER = re.compile(r"\{(task|param|state):([^{}]+)\}")
+
+
+class _Missing(Exception):
+    """A template placeholder without a value: the rule does not apply."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ActionTemplate(_Model):
+    tool: str
+    operation: str
+    target: str | None = None
+    args: dict[str, Any] = Field(default_factory=dict)
+    risk: str | None = None
+    reason: str = ""
+
+
+class Rule(_Model):
+    when: str = "true"
+    action: ActionTemplate | None = None
+    stop: str | None = None
+
+    @model_validator(mode="after")
+    def _one_outcome(self) -> Rule:
+        if (self.action is None) == (self.stop is None):
+            raise ValueError("a rule has exactly one of 'action' or 'stop'")
+        return self
+
+
+class Family(_Model):
+    description: str = ""
+    match: tuple[str, ...] = ()
+    rules: tuple[Rule, ...] = Field(min_length=1)
+
+
+class Playbook(_Model):
+    name: str
+    families: dict[str, Family]
+
+    def extend(self, other: Playbook) -> Playbook:
+        """Add another playbook's families; a family defined in both is an error."""
+        clash = sorted(set(self.families) & set(other.families))
+        if clash:
+            raise ContractError(other.name, f"families.{clash[0]}", f"already defined by playbook {self.name}")
+        return Playbook(name=f"{self.name}+{other.name}", families={**self.families, **other.families})
+
+
+def load_playbook_text(text: str, source: str) -> Playbook:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        raise ContractError(source, where, f"not valid YAML: {getattr(error, 'problem', error)}") from None
+    try:
+        playbook = Playbook.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise ContractError(source, ".".join(str(p) for p in first["loc"]), first["msg"]) from None
+    for family_name, family in playbook.families.items():
+        for index, rule in enumerate(family.rules):
+            try:
+                _program(rule.when)
+            except Exception as error:  # noqa: BLE001 - any compile failure names the rule
+                raise ContractError(source, f"families.{family_name}.rules[{index}].when",
+                                    f"not a valid CEL expression: {error}") from None
+    return playbook
+
+
+def load_playbook(path: str | Path) -> Playbook:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ContractError(str(path), "", f"cannot read: {error.strerror}") from None
+    return load_playbook_text(text, str(path))
+
+
+@cache
+def builtin_playbook(name: str = "coding") -> Playbook:
+    text = resources.files("statewise.playbooks").joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+    return load_playbook_text(text, f"<builtin playbook {name}>")
+
+
+@cache
+def _program(expression: str) -> Any:
+    environment = celpy.Environment()
+    return environment.program(environment.compile(expression))
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(words[:5]) or "task"
+
+
+class RulePlanner:
+    """Plans from playbook rules over the retrieved records. Deterministic."""
+
+    stochastic = False
+
+    def __init__(self, playbook: Playbook | None = None, *, name: str = "rules") -> None:
+        self.playbook = playbook or builtin_playbook()
+        self.name = name
+
+    def family_for(self, task: Task) -> str:
+        if task.family:
+            if task.family not in self.playbook.families:
+                raise PlannerError(self.name, f"no playbook family {task.family!r}")
+            return task.family
+        text = task.text.lower()
+        for name, family in self.playbook.families.items():
+            if any(re.search(rf"\b{re.escape(word.lower())}\b", text) for word in family.match):
+                return name
+        raise PlannerError(self.name, f"no playbook family matches the task {task.text!r}")
+
+    def plan(self, task: Task, context: PlanningContext) -> Action:
+        family = self.playbook.families[self.family_for(task)]
+        full_state = context.state()
+        state = {key: value for key, value in full_state.items() if value is not MASKED}
+        masked = sorted(key for key, value in full_state.items() if value is MASKED)
+        task_vars = {
+            "text": task.text, "family": task.family or "", "user": task.scope.user or "",
+            "workspace": task.scope.workspace or task.workspace or "", "repo": task.scope.repo or "",
+            "branch": task.scope.branch or "", "slug": _slug(task.text),
+        }
+        activation = {
+            "state": celpy.json_to_cel(state), "masked": celpy.json_to_cel(masked),
+            "task": celpy.json_to_cel(task_vars), "param": celpy.json_to_cel(dict(task.params)),
+        }
+        for rule in family.rules:
+            try:
+                holds = _program(rule.when).evaluate(activation)
+            except Exception:  # noqa: BLE001 - a condition over an absent key does not hold
+                continue
+            if not isinstance(holds, celpy.celtypes.BoolType) or not bool(holds):
+                continue
+            if rule.stop is not None:
+                try:
+                    reason = _fill(rule.stop, task_vars, task.params, state)
+                except _Missing:
+                    continue
+                return Action.stop(str(reason), scope=str(task.scope.most_specific))
+            try:
+                return _instantiate(rule.action, task, task_vars, state)
+            except _Missing:
+                continue
+        raise PlannerError(self.name, f"no rule of family {self.family_for(task)!r} applies")
+
+
+def _fill(template: Any, task_vars: Mapping[str, str], params: Mapping[str, str], state: Mapping[str, Any]) -> Any:
+    if isinstance(template, list):
+        return [_fill(item, task_vars, params, state) for item in template]
+    if not isinstance(template, str):
+        return template
+
+    def value_of(kind: str, name: str) -> Any:
+        source: Mapping[str, Any] = {"task": task_vars, "param": params, "state": state}[kind]
+        value = source.get(name)
+        if value is None or value == "":
+            raise _Missing(f"{kind}:{name}")
+        return value
+
+    whole = _PLACEHOLDER.fullmatch(template)
+    if whole:
+        return value_of(*whole.groups())
+    return _PLACEHOLDER.sub(lambda m: str(value_of(*m.groups())), template)
+
+
+def _instantiate(template: ActionTemplate, task: Task, task_vars: Mapping[str, str],
+                 state: Mapping[str, Any]) -> Action:
+    args = {name: _fill(value, task_vars, task.params, state) for name, value in template.args.items()}
+    return Action(
+        tool=template.tool, operation=template.operation,
+        target=_fill(template.target, task_vars, task.params, state) if template.target else None,
+        args=args, scope=str(task.scope.most_specific), risk=template.risk,
+        reason=str(_fill(template.reason, task_vars, task.params, state)) if template.reason else "",
+    )

@@ -332,6 +332,132 @@ def record_import(obj: Context, source: str) -> None:
     console.print(f"imported {count} lines", highlight=False)
 
 
+# --- the guard --------------------------------------------------------------------------
+
+
+def _read_action(source: str) -> Any:
+    from statewise.actions import Action
+
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{source}: not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+    try:
+        return Action.model_validate(data)
+    except ValidationError as error:
+        raise InputError(_validation_message(error, f"{source}: action")) from None
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InputError(f"--param {pair!r}: expected NAME=VALUE")
+        params[name] = value
+    return params
+
+
+@main.command()
+@click.option("--task", "task_text", required=True, help="What the agent was asked to do.")
+@click.option("--action", "action_source", type=click.Path(dir_okay=False, allow_dash=True),
+              help="The proposed action as JSON (a file, or - for stdin). Default: the planner proposes.")
+@click.option("--family", help="The playbook family of the task (default: matched from the task text).")
+@click.option("--param", "params", multiple=True, help="A task parameter NAME=VALUE (repeatable).")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace (default: here).")
+@click.option("--planner", "planner_spec", default="rules", show_default=True,
+              help="rules, none (no planner), openai:MODEL, anthropic:MODEL, or a registered planner.")
+@click.option("--base-url", help="The model endpoint's base URL (OpenAI-compatible servers, proxies).")
+@click.option("--noise", type=click.FloatRange(0, 1), default=0.0, help="Wrap the planner in the seeded noisy wrapper.")
+@click.option("--seed", type=int, default=0, help="Seed of the noisy wrapper.")
+@click.option("--ablation", default="full", show_default=True, help="full, or no_<stage> to switch a stage off.")
+@click.option("--interactive", is_flag=True, help="Ask clarifications and approvals on this terminal.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the full report (JSON) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the decision and its report as JSON.")
+@click.pass_obj
+@handled
+def guard(obj: Context, task_text: str, action_source: str | None, family: str | None, params: tuple[str, ...],
+          cwd: str | None, planner_spec: str, base_url: str | None, noise: float, seed: int, ablation: str,
+          interactive: bool, report_path: str | None, as_json: bool) -> None:
+    """Check a proposed action before it runs. Exit 0: execute; 3: stop (the reason is printed)."""
+    from statewise.clarify import TerminalApprover, TerminalClarifier
+    from statewise.pipeline import Guard, GuardConfig
+    from statewise.planners import make_planner
+    from statewise.planners.base import Task
+
+    workspace = Path(cwd or os.getcwd()).resolve()
+    try:
+        config = GuardConfig.ablation(ablation)
+    except ValueError as error:
+        raise InputError(f"--ablation: {error}") from None
+    planner = make_planner(planner_spec, base_url=base_url, noise=noise, seed=seed)
+    proposal = _read_action(action_source) if action_source else None
+    if proposal is None and planner is None:
+        raise InputError("--action is required with --planner none (nothing else would propose one)")
+    task = Task(text=task_text, scope=derive_task_scope(workspace), family=family, workspace=str(workspace),
+                params=_params(params))
+    guard_ = Guard(obj.store, obj.contract, planner, config=config, workspace=workspace,
+                   clarifier=TerminalClarifier() if interactive else None,
+                   approver=TerminalApprover() if interactive else None)
+    decision = guard_.check(task, proposal)
+    if report_path:
+        Path(report_path).write_text(decision.report.model_dump_json(indent=2), encoding="utf-8")
+    if as_json:
+        _emit_json({"verdict": decision.verdict.value, "action": decision.action, "reason": decision.reason,
+                    "report": decision.report})
+    else:
+        report = decision.report
+        console.print(f"proposal: {report.proposal.describe()}", highlight=False)
+        for repair in report.repairs:
+            if repair.kind in ("supersede", "narrow", "retract", "transient"):
+                console.print(f"repaired: {repair.key} {json.dumps(repair.old_value)} -> "
+                              f"{json.dumps(repair.new_value)} in {repair.scope} ({repair.kind})", highlight=False)
+        if report.replanned is not None:
+            console.print(f"replanned: {report.replanned.describe()}", highlight=False)
+        style = "green" if decision.execute else "red"
+        console.print(f"[{style}]{decision.verdict.value}[/{style}]: {decision.reason}", highlight=False)
+    if not decision.execute:
+        sys.exit(3)
+
+
+@main.command()
+@click.argument("key")
+@click.option("--scope", help="Compare with the active record of KEY in this exact scope.")
+@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace to observe (default: here).")
+@click.option("--write", is_flag=True, help="Write the result: confirm the record, or supersede it with lineage.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handled
+def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bool, as_json: bool) -> None:
+    """Observe KEY in the live workspace with its read-only verifier (and compare with the store)."""
+    from statewise.pipeline.calls import CostMeter
+    from statewise.pipeline.repair import apply_repair
+    from statewise.pipeline.resolution import Resolver
+
+    workspace = Path(cwd or os.getcwd()).resolve()
+    task_scope = derive_task_scope(workspace)
+    record = obj.store.get_active(key, scope) if scope else None
+    if scope and record is None:
+        raise InputError(f"no active record for {key} in {Scope.parse(scope)}")
+    resolver = Resolver(obj.contract, task_scope, workspace, CostMeter(), use_reliability=False)
+    premise = resolver.resolve(record) if record is not None else resolver.resolve_missing(key)
+    repair = None
+    if write and record is not None:
+        repair, premise = apply_repair(obj.store, record, premise)
+    if as_json:
+        _emit_json({"premise": premise, "repair": repair})
+    else:
+        observed = premise.evidence.value if premise.evidence else ("absent" if premise.absent else None)
+        console.print(f"{key}: observed {json.dumps(observed)} ({premise.detail or premise.missing})", highlight=False)
+        if record is not None:
+            console.print(f"stored {json.dumps(record.value)} in {record.scope}: {premise.status.value}", highlight=False)
+        if repair is not None:
+            console.print(f"wrote: {repair.kind} {repair.record_id} -> {repair.new_record_id}", highlight=False)
+    if premise.status.value == "unresolved":
+        sys.exit(1)
+
+
 # --- contracts --------------------------------------------------------------------------
 
 

@@ -500,7 +500,9 @@ class SQLStore(Store):
                 continue
             seen.add(record.key)
             (stale if record.is_stale(now) else records).append(record)
-        return Retrieval(task=str(task), records=records, stale=stale, shadowed=shadowed, near_misses=near)
+        # The records were validated when written; skip re-validating them on this hot path.
+        return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
+                                         near_misses=near)
 
     def _near_misses(
         self, cur: Any, task: TaskScope, applicable: list[str], keys: Sequence[str] | None,

@@ -51,3 +51,11 @@ def test_command_line_text_parses_strictly():
 def test_render_then_parse_round_trips(value):
     value_type = ValueType.BOOL if isinstance(value, bool) else ValueType.INT if isinstance(value, int) else ValueType.LIST
     assert parse_value_text(render_value(value).strip("[]"), value_type) == value
+
+
+def test_same_value_ignores_a_leading_v_on_versions_only():
+    from statewise.values import same_value
+
+    assert same_value("v20.1.0", "20.1.0", "version")
+    assert not same_value("v20.1.0", "20.1.0", "string")
+    assert not same_value(1, True, "int") and same_value(["a"], ["a"], "list")

@@ -14,7 +14,7 @@ from typing import Any
 
 from statewise.errors import ValueTypeError
 
-__all__ = ["ValueType", "check_value", "parse_value_text", "render_value"]
+__all__ = ["ValueType", "check_value", "parse_value_text", "render_value", "same_value"]
 
 # Versions as tools print them: "3.11.7", "20.1.0", "v20.1.0", "1.0.0rc1", "2.3.0-beta.1".
 _VERSION = re.compile(r"^v?\d+(\.\d+)*([-.+_]?[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?$")
@@ -111,3 +111,11 @@ def render_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(value) + "]"
     return str(value)
+
+
+def same_value(a: Any, b: Any, value_type: ValueType | str) -> bool:
+    """Whether two values of one type say the same thing: versions ignore a leading ``v``
+    (``v20.1.0`` is ``20.1.0``), everything else compares exactly."""
+    if ValueType(value_type) is ValueType.VERSION and isinstance(a, str) and isinstance(b, str):
+        return a.removeprefix("v") == b.removeprefix("v")
+    return type(a) is type(b) and a == b

@@ -22,8 +22,8 @@ def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:
     """The stripped stdout of ``git args...`` in ``cwd``, or None if it failed."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

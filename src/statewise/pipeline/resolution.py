@@ -33,7 +33,7 @@ from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.report import PremiseReport, PremiseStatus
 from statewise.records import Authority, Evidence, Record, SourceKind
 from statewise.scopes import ScopeLevel, TaskScope
-from statewise.values import check_value
+from statewise.values import check_value, same_value
 from statewise.verifiers import verify_key
 from statewise.verifiers.base import ObservationStatus
 
@@ -176,7 +176,8 @@ class Resolver:
         if record is None:
             return PremiseReport(**common, status=PremiseStatus.VALID, route="verifier", evidence=evidence,
                                  detail=observation.detail).model_copy(update={"value": observation.value})
-        status = PremiseStatus.VALID if observation.value == record.value else PremiseStatus.DEFECTIVE
+        same = same_value(observation.value, record.value, spec.value_type)
+        status = PremiseStatus.VALID if same else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="verifier", evidence=evidence, detail=observation.detail)
 
     def _clarify(self, key: str, spec: StateSpec, record: Record, scope: str, common: dict) -> PremiseReport:
@@ -204,7 +205,7 @@ class Resolver:
             authority=Authority.DEVELOPER, actor=answer.by, observed_at=datetime.now(UTC),
             detail=f"answered: {text}",
         )
-        status = PremiseStatus.VALID if value == record.value else PremiseStatus.DEFECTIVE
+        status = PremiseStatus.VALID if same_value(value, record.value, spec.value_type) else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="clarification", question=text, evidence=evidence)
 
 

@@ -48,7 +48,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
-from statewise.values import ValueType, check_value
+from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
 
@@ -311,7 +311,7 @@ class SQLStore(Store):
         with self._write() as cur:
             old = self._locked_active(cur, record_id, expected_version, "supersede")
             target = _grounded_scope(old, evidence)
-            if evidence.value == old.value and target == old.scope:
+            if same_value(evidence.value, old.value, old.value_type) and target == old.scope:
                 raise GroundingError(record_id, "the evidence confirms the value; use confirm()")
             new = Record(
                 id=new_id("rec"), key=old.key, value=evidence.value, value_type=old.value_type,
@@ -363,7 +363,7 @@ class SQLStore(Store):
         with self._write() as cur:
             record = self._locked_active(cur, record_id, expected_version, "confirm")
             target = _grounded_scope(record, evidence)
-            if evidence.value != record.value or target != record.scope:
+            if not same_value(evidence.value, record.value, record.value_type) or target != record.scope:
                 raise GroundingError(record_id, "the evidence does not confirm the value in this scope")
             verified = max(evidence.observed_at, record.time.verified_at or evidence.observed_at)
             cur.execute(

@@ -1,0 +1,43 @@
+"""Read-only verifiers: observe the live workspace to confirm or correct records.
+
+Adapters are looked up by name in :data:`VERIFIERS`, a registry fed by the entry-point
+group ``statewise.verifiers``. The built-ins are registered there by StateWise's own
+``pyproject.toml`` exactly as a third-party plugin registers its own. Call them through
+:func:`run_verifier` (or :func:`verify_key` for a contract key), which never raises and
+never fails open. See ``docs/verifiers.md``.
+"""
+
+from __future__ import annotations
+
+from statewise.registry import Registry
+from statewise.verifiers.base import (
+    Observation,
+    ObservationStatus,
+    Verifier,
+    VerifierRequest,
+)
+
+VERIFIERS: Registry[object] = Registry("verifier", "statewise.verifiers")
+"""Verifier adapters by name (``git.current_branch``, ``command``, ...). Entries may be
+classes (instantiated with no arguments), instances, or callables taking a request."""
+
+from statewise.verifiers.protection import install_branch_protection  # noqa: E402
+from statewise.verifiers.runner import (  # noqa: E402
+    PlaceholderError,
+    fill_placeholders,
+    run_verifier,
+    verify_key,
+)
+
+__all__ = [
+    "VERIFIERS",
+    "Observation",
+    "ObservationStatus",
+    "PlaceholderError",
+    "Verifier",
+    "VerifierRequest",
+    "fill_placeholders",
+    "install_branch_protection",
+    "run_verifier",
+    "verify_key",
+]

@@ -1,0 +1,15 @@
+"""Fixtures for the verifier tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.verifiers.helpers import Repo, make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    """A working tree (main checked out, feature pushed) with a bare local origin."""
+    return make_repo(tmp_path / "repo")

@@ -46,3 +46,15 @@ def test_readme_has_exactly_two_quick_start_commands_and_ci_runs_the_test_one():
     assert len(commands) == 2
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1].strip() in ci
+
+
+def test_every_mcp_tool_is_documented(tmp_path):
+    import anyio
+
+    from statewise.integrations.mcp_server import build_server
+
+    server = build_server(store_location=str(tmp_path / "store.db"))
+    names = [tool.name for tool in anyio.run(server.list_tools)]
+    text = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    headings = " ".join(re.findall(r"^### (.+)$", text, flags=re.MULTILINE))
+    assert names and [name for name in names if f"`{name}`" not in headings] == []

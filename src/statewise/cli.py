@@ -458,6 +458,67 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
         sys.exit(1)
 
 
+# --- agent integrations -------------------------------------------------------------------
+
+_AGENTS = click.Choice(["claude-code", "codex", "gemini"])
+
+
+@main.command()
+@click.argument("agent", type=_AGENTS)
+@click.option("--event", type=click.Choice(["pre-tool-use", "post-tool-use"]), default="pre-tool-use",
+              show_default=True, help="Before the tool runs (guard) or after (observation capture).")
+@click.option("--on-pass", type=click.Choice(["defer", "allow"]), default="defer", show_default=True,
+              help="When every check passes: leave the decision to the agent's own permissions, or allow.")
+@click.pass_obj
+def hook(obj: Context, agent: str, event: str, on_pass: str) -> None:
+    """Read the agent's hook JSON on stdin and print its decision (never fails open)."""
+    from statewise.integrations.hooks import run_hook
+
+    outcome = run_hook(agent, sys.stdin.read(), event="post" if event == "post-tool-use" else "pre",
+                       store_location=obj.store_location, contract_path=obj.contract_path, on_pass=on_pass)
+    click.echo(outcome.stdout)
+    if outcome.stderr:
+        click.echo(outcome.stderr, err=True)
+    sys.exit(outcome.exit_code)
+
+
+@main.command()
+@click.argument("agent", type=_AGENTS)
+@click.option("--user", is_flag=True, help="Install into the user's settings instead of this project's.")
+@click.option("--project", type=click.Path(file_okay=False), help="The project root (default: here).")
+@handled
+def install(agent: str, user: bool, project: str | None) -> None:
+    """Add StateWise's pre- and post-tool hooks to the agent's settings (idempotent)."""
+    from statewise.integrations.install import install_hooks
+
+    path, changed = install_hooks(agent, project=project, user=user)
+    console.print(f"{'installed into' if changed else 'already installed in'} {path}", highlight=False)
+
+
+@main.command()
+@click.argument("agent", type=_AGENTS)
+@click.option("--user", is_flag=True, help="Remove from the user's settings instead of this project's.")
+@click.option("--project", type=click.Path(file_okay=False), help="The project root (default: here).")
+@handled
+def uninstall(agent: str, user: bool, project: str | None) -> None:
+    """Remove StateWise's hooks from the agent's settings, leaving every other hook."""
+    from statewise.integrations.install import uninstall_hooks
+
+    path, removed = uninstall_hooks(agent, project=project, user=user)
+    console.print(f"removed {removed} StateWise hook(s) from {path}", highlight=False)
+
+
+@main.command()
+@click.option("--workspace", type=click.Path(file_okay=False), help="The default workspace for tools (default: here).")
+@click.pass_obj
+@handled
+def mcp(obj: Context, workspace: str | None) -> None:
+    """Serve the StateWise tools over MCP on stdio."""
+    from statewise.integrations.mcp_server import serve_stdio
+
+    serve_stdio(store_location=obj.store_location, contract_path=obj.contract_path, workspace=workspace)
+
+
 # --- contracts --------------------------------------------------------------------------
 
 

@@ -1,0 +1,1 @@
+"""Agent integrations: the shell command normalizer, pre/post-tool hooks, and the MCP server."""

@@ -1,0 +1,413 @@
+"""The MCP server, driven by the official SDK's own client: in process (both protocol eras)
+and as a separate process over stdio, against a real SQLite store and a real git repository
+whose origin really protects main."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitResult
+
+from statewise.clarify import AnswerKind, Question
+from statewise.integrations.mcp_server import _answer, _elicit_request, build_server
+from statewise.sandbox import make_git_sandbox
+from statewise.store import open_store
+from statewise.values import ValueType
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 60  # seconds, for each test as a whole
+TOOLS = {"remember", "recall", "check_action", "verify", "history", "lineage", "revert_repair"}
+FORCE_PUSH = {"tool": "git", "operation": "git.push", "target": "origin/main",
+              "args": {"remote": "origin", "branch": "main", "source": "HEAD", "force": True}}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    return make_git_sandbox(tmp_path / "sb")
+
+
+@pytest.fixture
+def store_path(tmp_path) -> str:
+    return str(tmp_path / "store.db")
+
+
+@pytest.fixture
+def server(sandbox, store_path):
+    built = build_server(store_location=store_path, workspace=str(sandbox.work))
+    yield built
+    built.statewise.close()
+
+
+def _ago(**delta: float) -> str:
+    return (datetime.now(UTC) - timedelta(**delta)).isoformat()
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def _error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    result: CallToolResult = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    text = result.content[0].text
+    return text
+
+
+def _test_run(command: str) -> dict[str, Any]:
+    return {"tool": "shell", "operation": "test.run", "args": {"command": command}}
+
+
+# --- in process -----------------------------------------------------------------------------
+
+
+async def test_tools_are_listed_with_typed_documented_inputs(server):
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and tool.output_schema is not None
+        for name, schema in tool.input_schema["properties"].items():
+            assert schema.get("description") or schema.get("$ref") or name == "action", (tool.name, name)
+    remember = tools["remember"].input_schema
+    assert remember["required"] == ["key", "value"]
+    assert remember["properties"]["authority"]["enum"] == ["machine", "developer", "agent"]
+    action = tools["check_action"].input_schema
+    assert action["required"] == ["task", "action"]
+    assert {"tool", "operation", "target", "args"} <= set(action["$defs"]["Action"]["properties"])
+    assert tools["recall"].annotations.read_only_hint is True
+
+
+async def test_every_tool_on_a_real_repository(server, sandbox, store_path):
+    main = f"repo:{sandbox.repo_identity}@main"
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:
+            # A stale record says main is not protected; the origin's hook says it is.
+            stored = await _call(client, "remember", {"key": "repository.protected", "value": False, "scope": main,
+                                                      "observed_at": _ago(days=3), "reference": "an old session"})
+            assert stored["outcome"] == "stored"
+            old = stored["record"]
+            assert old["scope"] == main and old["stale"] is True and old["authority"] == "machine"
+
+            checked = await _call(client, "check_action", {"task": "push the changes", "action": FORCE_PUSH})
+            assert checked["verdict"] == "stop" and checked["execute"] is False and checked["action"] is None
+            assert "repository.protected" in checked["reason"]
+            assert "state_action_agreement" in checked["blocked_by"]
+            repairs = [r for r in checked["report"]["repairs"] if r["key"] == "repository.protected"]
+            assert len(repairs) == 1
+            repair = repairs[0]
+            assert repair["kind"] == "supersede" and repair["record_id"] == old["id"]
+            assert repair["old_value"] is False and repair["new_value"] is True
+            assert "candidates" not in checked["report"] and checked["report"]["costs"]["verifier_calls"] >= 1
+            assert checked["questions"] == [] and "re-plan" in checked["next_step"]
+
+            chain = await _call(client, "lineage", {"record_id": old["id"]})
+            by_id = {r["id"]: r for r in chain["records"]}
+            assert by_id[old["id"]]["status"] == "superseded"
+            assert by_id[repair["new_record_id"]]["status"] == "active"
+            assert by_id[repair["new_record_id"]]["value"] is True
+            assert by_id[repair["new_record_id"]]["authority"] == "machine"
+            [link] = chain["links"]
+            assert link["kind"] == "supersede" and link["from_record"] == old["id"]
+            assert link["to_record"] == repair["new_record_id"]
+            assert link["evidence"]["actor"] == "git.branch_protection" and link["evidence"]["value"] is True
+
+            # A second task reuses the repair: nothing to verify or repair again.
+            again = await _call(client, "check_action", {"task": "push again", "action": FORCE_PUSH})
+            assert again["verdict"] == "stop"
+            assert not [r for r in again["report"]["repairs"] if r["key"] == "repository.protected"]
+
+            reverted = await _call(client, "revert_repair", {"record_id": repair["new_record_id"],
+                                                             "reason": "that check was wrong", "actor": "dev"})
+            assert reverted["reverted"]["id"] == repair["new_record_id"]
+            assert reverted["reverted"]["status"] != "active"
+            restored = reverted["restored"]
+            assert restored["value"] is False and restored["status"] == "active"
+            assert restored["supersedes"] == repair["new_record_id"]
+
+            recalled = await _call(client, "recall", {"keys": ["repository.protected"]})
+            assert sandbox.repo_identity in recalled["task_scope"]
+            applying = recalled["records"] + recalled["stale"]
+            assert [r["id"] for r in applying] == [restored["id"]]
+            assert applying[0]["stale"] is (applying[0] in recalled["stale"])
+            assert set(applying[0]["time"]) >= {"observed_at", "recorded_at", "verified_at", "ttl_seconds"}
+            assert recalled["held_back"]["stale"] == len(recalled["stale"])
+            elsewhere = await _call(client, "recall", {"task_scope": f"repo:{sandbox.repo_identity}@feature/x",
+                                                       "keys": ["repository.protected"]})
+            assert elsewhere["records"] == [] and elsewhere["stale"] == []
+            assert [r["id"] for r in elsewhere["near_misses"]] == [restored["id"]]
+            assert elsewhere["held_back"]["near_misses"] == 1
+
+            looked = await _call(client, "verify", {"key": "repository.protected", "scope": main})
+            assert looked["observed"] is True and looked["status"] == "defective" and looked["repair"] is None
+            assert looked["stored"]["id"] == restored["id"]
+            written = await _call(client, "verify", {"key": "repository.protected", "scope": main, "write": True})
+            assert written["status"] == "defective" and written["repair"]["kind"] == "supersede"
+            observed_only = await _call(client, "verify", {"key": "git.current_branch"})
+            assert observed_only["observed"] == "main" and observed_only["stored"] is None
+
+            past = await _call(client, "history", {"key": "repository.protected", "scope": main})
+            assert [r["value"] for r in past["records"]] == [False, True, False, True]
+            assert [r["status"] for r in past["records"]][-1] == "active"
+            assert past["records"][0]["id"] == old["id"]
+
+            # The same value again is a confirmation, not a new version.
+            confirmed = await _call(client, "remember", {"key": "repository.protected", "value": True, "scope": main})
+            assert confirmed["outcome"] == "confirmed"
+            assert confirmed["record"]["id"] == written["repair"]["new_record_id"]
+
+    # Everything went to the real store on disk, and the server closed it.
+    with open_store(store_path) as store:
+        assert store.get_active("repository.protected", main).value is True
+        assert len(store.history("repository.protected", main)) == 4
+
+
+async def test_bad_inputs_are_tool_errors_with_one_line(server, sandbox):
+    main = f"repo:{sandbox.repo_identity}@main"
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:
+            cases = [
+                ("remember", {"key": "not.declared", "value": 1}, "not.declared"),
+                ("remember", {"key": "Bad Key", "value": 1}, "dotted lower-case"),
+                ("remember", {"key": "repository.protected", "value": "false", "scope": main}, "expected a bool"),
+                ("remember", {"key": "project.test_command", "value": 3}, "expected a string"),
+                ("remember", {"key": "repository.protected", "value": True, "scope": "repo"}, "bad scope 'repo'"),
+                ("remember", {"key": "repository.protected", "value": True, "scope": main,
+                              "observed_at": "yesterday"}, "ISO 8601"),
+                ("remember", {"key": "repository.protected", "value": True, "workspace": "/no/such/dir"},
+                 "not a directory"),
+                ("recall", {"task_scope": "branch:main"}, "bad scope"),
+                ("history", {"key": "repository.protected", "scope": "nowhere"}, "bad scope"),
+                ("lineage", {"record_id": "rec_NOPE"}, "no record with id 'rec_NOPE'"),
+                ("revert_repair", {"record_id": "rec_NOPE", "reason": "x"}, "no record with id"),
+                ("verify", {"key": "repository.protected", "scope": main}, "no active record"),
+                ("verify", {"key": "no.such_key"}, "does not declare"),
+                ("check_action", {"task": "push", "action": {"tool": "git"}}, "operation"),
+                ("check_action", {"task": "push", "action": FORCE_PUSH, "planner": "oracle"}, "planner"),
+            ]
+            for tool, arguments, expected in cases:
+                text = await _error(client, tool, arguments)
+                assert expected in text, (tool, arguments, text)
+                if tool != "check_action":  # the SDK's own argument validation spans lines
+                    assert "\n" not in text, text
+            # A record that no repair produced cannot be reverted.
+            plain = await _call(client, "remember", {"key": "repository.protected", "value": True, "scope": main})
+            assert "cannot" in await _error(client, "revert_repair", {"record_id": plain["record"]["id"],
+                                                                       "reason": "x"})
+
+
+async def test_concurrent_calls_share_one_store(server, sandbox):
+    results: list[dict[str, Any]] = []
+
+    async def remember_and_check(index: int, client: Client) -> None:
+        scope = f"repo:{sandbox.repo_identity}@topic-{index}"
+        results.append(await _call(client, "remember", {"key": "repository.protected", "value": False,
+                                                        "scope": scope}))
+        results.append(await _call(client, "recall", {"task_scope": scope, "keys": ["repository.protected"]}))
+        results.append(await _call(client, "check_action", {"task": "run the tests", "action": _test_run("pytest")}))
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:
+            async with anyio.create_task_group() as group:
+                for index in range(6):
+                    group.start_soon(remember_and_check, index, client)
+            everything = await _call(client, "recall", {"task_scope": f"repo:{sandbox.repo_identity}",
+                                                        "keys": ["repository.protected"]})
+    assert len(results) == 18
+    assert len(everything["near_misses"]) == 6  # one record per branch, none lost
+
+
+# --- clarification --------------------------------------------------------------------------
+
+
+async def _stale_test_command(client: Client, value: str = "pytest") -> dict[str, Any]:
+    """A developer said long ago (past the 30-day TTL) that the tests run with ``value``."""
+    stored = await _call(client, "remember", {"key": "project.test_command", "value": value,
+                                              "authority": "developer", "actor": "dev",
+                                              "observed_at": _ago(days=90)})
+    assert stored["record"]["stale"] is True
+    return stored["record"]
+
+
+@pytest.mark.parametrize("value_type, stored, choices, field, reply, corrected", [
+    (ValueType.BOOL, False, None, {"type": "boolean", "default": False}, True, True),
+    (ValueType.INT, 3, None, {"type": "integer", "default": 3}, 4, 4),
+    (ValueType.ENUM, "npm", ("npm", "yarn"), {"type": "string", "enum": ["npm", "yarn"], "default": "npm"}, "yarn",
+     "yarn"),
+    (ValueType.LIST, ["main"], None, {"type": "string", "default": "main"}, "main, release/*", ["main", "release/*"]),
+    (ValueType.VERSION, "3.11", None, {"type": "string", "default": "3.11"}, "3.12", "3.12"),
+])
+def test_the_question_form_is_the_typed_value_plus_keep_and_dont_know(value_type, stored, choices, field, reply,
+                                                                      corrected):
+    question = Question(key="some.key", scope="global", value=stored, value_type=value_type, text="Still right?",
+                        choices=choices)
+    form = _elicit_request(question).params
+    assert form.message.startswith("Still right?")
+    assert field.items() <= form.requested_schema["properties"]["value"].items()
+    assert form.requested_schema["properties"]["choice"]["enum"] == ["set", "keep", "dont_know"]
+    changed = _answer(question, "accept", {"choice": "set", "value": reply})
+    assert changed.kind is AnswerKind.CORRECT and changed.value == corrected
+    assert _answer(question, "accept", {}).kind is AnswerKind.CONFIRM  # the pre-filled form, submitted as is
+    assert _answer(question, "accept", {"choice": "keep", "value": reply}).kind is AnswerKind.CONFIRM
+    assert _answer(question, "accept", {"choice": "dont_know"}).kind is AnswerKind.UNKNOWN
+    assert _answer(question, "decline", None).kind is AnswerKind.UNKNOWN
+    assert _answer(question, "cancel", None).kind is AnswerKind.UNKNOWN
+    wrong = _answer(question, "accept", {"choice": "set", "value": "not a version" if value_type is ValueType.VERSION
+                                         else {"nested": 1}})
+    assert wrong.kind is AnswerKind.UNKNOWN and "fit" in wrong.note
+
+
+@pytest.mark.parametrize("mode, era", [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_elicited_answer_becomes_the_persistent_correction(server, sandbox, mode, era):
+    asked: list[ElicitRequestFormParams] = []
+
+    async def developer(context, params):
+        asked.append(params)
+        return ElicitResult(action="accept", content={"choice": "set", "value": "tox"})
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, mode=mode, elicitation_callback=developer) as client:
+            assert client.protocol_version == era  # input-required rounds, or elicitation/create mid-call
+            old = await _stale_test_command(client)
+            checked = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("pytest")})
+
+            [question] = asked
+            assert isinstance(question, ElicitRequestFormParams)
+            assert "project.test_command" in question.message and "pytest" in question.message
+            fields = question.requested_schema["properties"]
+            assert fields["value"]["type"] == "string" and fields["value"]["default"] == "pytest"
+            assert fields["choice"]["enum"] == ["set", "keep", "dont_know"]
+
+            # The action relied on a value the developer just corrected: stop, and re-plan.
+            assert checked["verdict"] == "stop"
+            assert "project.test_command" in checked["reason"] and "tox" in checked["reason"]
+            assert checked["questions"] == []
+            assert checked["asked"] == [{"key": "project.test_command", "scope": old["scope"], "value": "pytest",
+                                         "text": question.message.split("\n")[0], "answer": "correct",
+                                         "new_value": "tox", "note": None}]
+            [repair] = checked["report"]["repairs"]
+            assert repair["kind"] == "supersede" and repair["record_id"] == old["id"]
+            assert repair["old_value"] == "pytest" and repair["new_value"] == "tox"
+            premise = checked["report"]["premises"][0]
+            assert premise["route"] == "clarification" and premise["evidence"]["authority"] == "developer"
+
+            # The correction persists: the next task uses it without asking again.
+            recalled = await _call(client, "recall", {"keys": ["project.test_command"]})
+            assert [(r["value"], r["authority"]) for r in recalled["records"]] == [("tox", "developer")]
+            replanned = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("tox")})
+            assert replanned["verdict"] == "execute" and replanned["action"]["args"] == {"command": "tox"}
+            assert len(asked) == 1
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_unsettled_answers_leave_the_question_as_data(server, mode):
+    replies = iter([ElicitResult(action="accept", content={"choice": "dont_know"}), ElicitResult(action="decline")])
+
+    async def developer(context, params):
+        return next(replies)
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, mode=mode, elicitation_callback=developer) as client:
+            old = await _stale_test_command(client)
+            for note in ("does not know", "declined"):
+                checked = await _call(client, "check_action", {"task": "run the tests",
+                                                               "action": _test_run("pytest")})
+                assert checked["verdict"] == "stop" and "premises_resolved" in checked["blocked_by"]
+                assert [a["answer"] for a in checked["asked"]] == ["unknown"] and note in checked["asked"][0]["note"]
+                [question] = checked["questions"]
+                assert question["record_id"] == old["id"] and question["value"] == "pytest"
+                assert checked["report"]["repairs"] == []
+            # "keep" confirms the value on record (a fresh developer confirmation, no new version).
+            kept = ElicitResult(action="accept", content={"choice": "keep", "value": "ignored"})
+            replies = iter([kept])
+            checked = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("pytest")})
+            assert checked["verdict"] == "execute" and checked["asked"][0]["answer"] == "confirm"
+            assert [r["kind"] for r in checked["report"]["repairs"]] == ["confirm"]
+
+
+async def test_client_without_elicitation_gets_the_question_as_data(server, sandbox):
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:  # no elicitation_callback
+            old = await _stale_test_command(client)
+            checked = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("pytest")})
+            assert checked["verdict"] == "stop" and checked["asked"] == []
+            [question] = checked["questions"]
+            assert question["key"] == "project.test_command" and question["value"] == "pytest"
+            assert question["scope"] == f"repo:{sandbox.repo_identity}" and "pytest" in question["text"]
+            assert "remember(" in checked["next_step"] and "authority='developer'" in checked["next_step"]
+            assert checked["report"]["repairs"] == []
+
+            # The agent asks the developer and records the answer as told; the next check passes.
+            answered = await _call(client, "remember", {"key": question["key"], "value": "tox",
+                                                        "scope": question["scope"], "authority": "developer",
+                                                        "actor": "dev"})
+            assert answered["outcome"] == "superseded" and answered["superseded"] == old["id"]
+            checked = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("tox")})
+            assert checked["verdict"] == "execute" and checked["questions"] == []
+
+
+# --- a separate process over stdio ----------------------------------------------------------
+
+
+def _stdio(sandbox, store_path: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "statewise.integrations.mcp_server", "--store", store_path, "--workspace", str(sandbox.work)],
+        cwd=str(sandbox.root),
+    )
+
+
+async def test_separate_process_over_stdio(sandbox, store_path):
+    main = f"repo:{sandbox.repo_identity}@main"
+    with anyio.fail_after(TIMEOUT):
+        async with Client(_stdio(sandbox, store_path)) as client:
+            assert client.protocol_version == "2026-07-28" and client.server_info.name == "statewise"
+            assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+            stored = await _call(client, "remember", {"key": "repository.protected", "value": False, "scope": main,
+                                                      "observed_at": _ago(days=3)})
+            recalled = await _call(client, "recall", {"keys": ["repository.protected"]})
+            assert [r["id"] for r in recalled["stale"]] == [stored["record"]["id"]]
+            checked = await _call(client, "check_action", {"task": "push the changes", "action": FORCE_PUSH})
+            assert checked["verdict"] == "stop" and "repository.protected" in checked["reason"]
+            assert any(r["key"] == "repository.protected" and r["new_value"] is True
+                       for r in checked["report"]["repairs"])
+    with open_store(store_path) as store:  # the server process wrote the repair to the store on disk
+        assert store.get_active("repository.protected", main).value is True
+
+
+async def test_separate_process_asks_mid_call_on_a_handshake_era_connection(sandbox, store_path):
+    async def developer(context, params):
+        return ElicitResult(action="accept", content={"choice": "set", "value": "tox"})
+
+    with anyio.fail_after(TIMEOUT):
+        async with Client(_stdio(sandbox, store_path), mode="legacy", elicitation_callback=developer) as client:
+            assert client.protocol_version == "2025-11-25"
+            await _stale_test_command(client)
+            checked = await _call(client, "check_action", {"task": "run the tests", "action": _test_run("pytest")})
+            assert checked["verdict"] == "stop" and checked["asked"][0]["new_value"] == "tox"
+            recalled = await _call(client, "recall", {"keys": ["project.test_command"]})
+            assert [r["value"] for r in recalled["records"]] == ["tox"]
+
+
+def test_the_module_entry_point_reports_a_bad_contract(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "statewise.integrations.mcp_server", "--contract",
+                           str(tmp_path / "missing.yaml"), "--store", str(tmp_path / "s.db")],
+                          check=False, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and "missing.yaml" in done.stderr
+    assert Path(tmp_path / "s.db").exists() is False

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import gc
 import io
 import json
@@ -531,13 +532,41 @@ def raw_connection(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def time_pair(lib_call, raw_call, order_flip: bool) -> tuple[int, int]:
+def time_pair(lib: tuple[Any, ...], raw: tuple[Any, ...], raw_first: bool) -> tuple[int, int, Any, Any]:
+    """Time ``lib[0](*lib[1:])`` and ``raw[0](*raw[1:])`` back to back, in the given order.
+
+    Returns (statewise ns, raw ns, statewise result, raw result).
+    """
     clock = time.perf_counter_ns
-    if order_flip:
-        t0 = clock(); raw_call(); t1 = clock(); lib_call(); t2 = clock()  # noqa: E702
-        return t2 - t1, t1 - t0
-    t0 = clock(); lib_call(); t1 = clock(); raw_call(); t2 = clock()  # noqa: E702
-    return t1 - t0, t2 - t1
+    lib_fn, *lib_args = lib
+    raw_fn, *raw_args = raw
+    if raw_first:
+        t0 = clock()
+        raw_out = raw_fn(*raw_args)
+        t1 = clock()
+        lib_out = lib_fn(*lib_args)
+        t2 = clock()
+        return t2 - t1, t1 - t0, lib_out, raw_out
+    t0 = clock()
+    lib_out = lib_fn(*lib_args)
+    t1 = clock()
+    raw_out = raw_fn(*raw_args)
+    t2 = clock()
+    return t1 - t0, t2 - t1, lib_out, raw_out
+
+
+def _raw_retrieve(raw: sqlite3.Connection, scopes: tuple[str, ...]) -> list[Any]:
+    return raw.execute(
+        f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = 'active' "
+        f"AND scope IN ({', '.join('?' * len(scopes))})", scopes,
+    ).fetchall()
+
+
+RAW_GET_ACTIVE = f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'"
+
+
+def _raw_get_active(raw: sqlite3.Connection, key: str, scope: str) -> Any:
+    return raw.execute(RAW_GET_ACTIVE, (key, scope)).fetchone()
 
 
 def bench_retrieve(store, raw, rng, universe, iterations, warmup) -> dict[str, Any]:
@@ -545,25 +574,16 @@ def bench_retrieve(store, raw, rng, universe, iterations, warmup) -> dict[str, A
     for i in range(warmup + iterations):
         task = random_task(rng, universe)
         scopes = tuple(str(s) for s in task.applicable_scopes())  # given to the raw query, untimed
-        out: dict[str, Any] = {}
-
-        def lib_call() -> None:
-            out["lib"] = store.retrieve(task)
-
-        def raw_call() -> None:
-            out["raw"] = raw.execute(
-                f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = 'active' "
-                f"AND scope IN ({', '.join('?' * len(scopes))})", scopes,
-            ).fetchall()
-
-        lib_t, raw_t = time_pair(lib_call, raw_call, i % 2 == 1)
-        result, rows = out["lib"], out["raw"]
+        lib_t, raw_t, result, rows = time_pair((store.retrieve, task), (_raw_retrieve, raw, scopes), i % 2 == 1)
         got = len(result.records) + len(result.stale) + len(result.shadowed)
         if got != len(rows):
             raise SystemExit(f"retrieve and the raw query disagree for {task}: {got} vs {len(rows)} rows")
         if i >= warmup:
-            lib_ns.append(lib_t); raw_ns.append(raw_t)  # noqa: E702
-            raw_rows.append(len(rows)); lib_records.append(len(result.records)); near.append(len(result.near_misses))  # noqa: E702
+            lib_ns.append(lib_t)
+            raw_ns.append(raw_t)
+            raw_rows.append(len(rows))
+            lib_records.append(len(result.records))
+            near.append(len(result.near_misses))
     return {"statewise": stats(lib_ns), "raw": stats(raw_ns),
             "rows_per_call": statistics.fmean(raw_rows), "records_in_force_per_call": statistics.fmean(lib_records),
             "near_misses_per_call": statistics.fmean(near)}
@@ -571,22 +591,15 @@ def bench_retrieve(store, raw, rng, universe, iterations, warmup) -> dict[str, A
 
 def bench_get_active(store, raw, rng, dataset, iterations, warmup) -> dict[str, Any]:
     lib_ns, raw_ns = [], []
-    sql = f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'"
     for i in range(warmup + iterations):
         rid, key, scope = rng.choice(dataset.active)
-        out: dict[str, Any] = {}
-
-        def lib_call() -> None:
-            out["lib"] = store.get_active(key, scope)
-
-        def raw_call() -> None:
-            out["raw"] = raw.execute(sql, (key, scope)).fetchone()
-
-        lib_t, raw_t = time_pair(lib_call, raw_call, i % 2 == 1)
-        if out["lib"] is None or out["raw"] is None or out["lib"].key != key:
-            raise SystemExit(f"get_active found nothing for ({key}, {scope})")
+        lib_t, raw_t, found, row = time_pair((store.get_active, key, scope), (_raw_get_active, raw, key, scope),
+                                             i % 2 == 1)
+        if found is None or row is None or found.id != rid or row[0] != rid:
+            raise SystemExit(f"get_active did not find {rid} for ({key}, {scope})")
         if i >= warmup:
-            lib_ns.append(lib_t); raw_ns.append(raw_t)  # noqa: E702
+            lib_ns.append(lib_t)
+            raw_ns.append(raw_t)
     return {"statewise": stats(lib_ns), "raw": stats(raw_ns)}
 
 
@@ -654,15 +667,13 @@ def bench_supersede(store, raw, rng, dataset, iterations, warmup) -> dict[str, A
         raw_args = (raw_rid, raw_version, json.dumps(raw_evidence.value, separators=(",", ":"), sort_keys=True),
                     raw_evidence.model_dump(mode="json"), _stamp(raw_evidence.observed_at))
 
-        def lib_call() -> None:
-            store.supersede(lib_rid, lib_evidence, expected_version=lib_version)
-
-        def raw_call() -> None:
-            raw_supersede(raw, *raw_args)
-
-        lib_t, raw_t = time_pair(lib_call, raw_call, i % 2 == 1)
+        lib_t, raw_t, _, _ = time_pair(
+            (functools.partial(store.supersede, expected_version=lib_version), lib_rid, lib_evidence),
+            (raw_supersede, raw, *raw_args), i % 2 == 1,
+        )
         if i >= warmup:
-            lib_ns.append(lib_t); raw_ns.append(raw_t)  # noqa: E702
+            lib_ns.append(lib_t)
+            raw_ns.append(raw_t)
     return {"statewise": stats(lib_ns), "raw": stats(raw_ns)}
 
 
@@ -678,6 +689,114 @@ def profile_retrieve(store, rng, universe, calls: int) -> str:
     return out.getvalue()
 
 
+def breakdown_retrieve(store, raw, rng, universe, calls: int) -> list[tuple[str, float]]:
+    """Where store.retrieve's time goes: its parts timed one by one (p50 ms over ``calls`` tasks).
+
+    It re-runs, outside the library, the statements ``SQLStore.retrieve`` issues (read from
+    src/statewise/store/sql.py) and the library's own row mapping on the rows they return.
+    """
+    from statewise.records import Retrieval, utcnow
+
+    tasks = [random_task(rng, universe) for _ in range(calls)]
+    scopes = {id(t): [str(s) for s in t.applicable_scopes()] for t in tasks}
+    conn = store._conn
+
+    def main_sql(task: TaskScope, bound: bool) -> list[Any]:
+        applicable = scopes[id(task)]
+        marks = ", ".join("?" * len(applicable))
+        if bound:  # as the library writes it: status as a bound parameter
+            return conn.execute(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND scope IN ({marks})",
+                                ("active", *applicable)).fetchall()
+        return conn.execute(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = 'active' AND scope IN ({marks})",
+                            applicable).fetchall()
+
+    def near_sql(task: TaskScope) -> list[Any]:
+        rows: list[Any] = []
+        for prefix in (f"repo:{task.repo}@", "workspace:" + task.workspace.rstrip("/") + "/"):
+            rows += conn.execute(
+                f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
+                "ORDER BY seq LIMIT ?", ("active", prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1), 80),
+            ).fetchall()
+        return rows
+
+    main_rows = {id(t): main_sql(t, False) for t in tasks}
+    near_rows = {id(t): near_sql(t) for t in tasks}
+    modelled = {id(t): [store._record_from_row(r) for r in main_rows[id(t)]] for t in tasks}
+    now = utcnow()
+
+    def order(task: TaskScope) -> None:
+        rank = {scope: i for i, scope in enumerate(scopes[id(task)])}
+        seen: set[str] = set()
+        for record in sorted(modelled[id(task)], key=lambda r: (r.key, rank[r.scope])):
+            if record.key not in seen:
+                seen.add(record.key)
+                record.is_stale(now)
+
+    parts = [
+        ("store.retrieve, whole call", lambda t: store.retrieve(t)),
+        ("main SELECT, status as a bound parameter (as the library)", lambda t: main_sql(t, True)),
+        ("main SELECT, status as a literal (the raw query)", lambda t: main_sql(t, False)),
+        ("modelling the main rows (_record_from_row)", lambda t: [store._record_from_row(r) for r in main_rows[id(t)]]),
+        ("near-miss SELECTs (2 prefix queries)", near_sql),
+        ("modelling the near-miss rows", lambda t: [store._record_from_row(r) for r in near_rows[id(t)]]),
+        ("sort by specificity, shadowing, staleness", order),
+        ("Retrieval(...), validating the record lists again", lambda t: Retrieval(
+            task="x", records=modelled[id(t)], stale=[], shadowed=[], near_misses=[])),
+        ("Retrieval.model_construct(...), not validating", lambda t: Retrieval.model_construct(
+            task="x", records=modelled[id(t)], stale=[], shadowed=[], near_misses=[])),
+    ]
+    results = []
+    for label, part in parts:
+        for task in tasks[: max(1, calls // 10)]:
+            part(task)
+        samples = []
+        for task in tasks:
+            start = time.perf_counter_ns()
+            part(task)
+            samples.append(time.perf_counter_ns() - start)
+        results.append((label, statistics.median(samples) / 1e6))
+    rows = statistics.fmean(len(v) for v in main_rows.values())
+    near = statistics.fmean(len(v) for v in near_rows.values())
+    results.append((f"(rows per call: main {rows:.1f}, near-miss {near:.1f})", float("nan")))
+    return results
+
+
+def breakdown_get_active(store, rng, dataset, calls: int) -> list[tuple[str, float]]:
+    """Where store.get_active's time goes, part by part (p50 ms over ``calls`` lookups)."""
+    from statewise.scopes import Scope
+
+    picks = [rng.choice(dataset.active) for _ in range(calls)]
+    conn = store._conn
+    bound_sql = f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = ?"
+    literal_sql = f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'"
+    rows = {rid: conn.execute(literal_sql, (key, scope)).fetchone() for rid, key, scope in picks}
+
+    def begin_commit(_: Any) -> None:
+        conn.execute("BEGIN")
+        conn.execute("COMMIT")
+
+    parts = [
+        ("store.get_active, whole call", lambda p: store.get_active(p[1], p[2])),
+        ("SELECT, status as a bound parameter (as the library)",
+         lambda p: conn.execute(bound_sql, (p[1], p[2], "active")).fetchone()),
+        ("SELECT, status as a literal (the raw query)", lambda p: conn.execute(literal_sql, (p[1], p[2])).fetchone()),
+        ("Scope.parse of the scope argument", lambda p: str(Scope.parse(p[2]))),
+        ("BEGIN + COMMIT of the read transaction", begin_commit),
+        ("modelling the row (_record_from_row)", lambda p: store._record_from_row(rows[p[0]])),
+    ]
+    results = []
+    for label, part in parts:
+        for pick in picks[: max(1, calls // 10)]:
+            part(pick)
+        samples = []
+        for pick in picks:
+            start = time.perf_counter_ns()
+            part(pick)
+            samples.append(time.perf_counter_ns() - start)
+        results.append((label, statistics.median(samples) / 1e6))
+    return results
+
+
 def query_plans(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """The plans SQLite picks for the library's statements and for the raw ones."""
     scope_in = ", ".join("?" * 9)
@@ -686,8 +805,8 @@ def query_plans(conn: sqlite3.Connection) -> list[tuple[str, str]]:
          ("active",) + ("global",) * 9),
         ("raw retrieve", f"SELECT id FROM sw_records WHERE status = 'active' AND scope IN ({scope_in})",
          ("global",) * 9),
-        ("statewise near-miss", "SELECT id FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
-         "ORDER BY seq LIMIT ?", ("active", "repo:a@", "repo:a@~", 80)),
+        ("statewise near-miss", ("SELECT id FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
+                                 "ORDER BY seq LIMIT ?"), ("active", "repo:a@", "repo:a@~", 80)),
         ("statewise get_active", "SELECT id FROM sw_records WHERE key = ? AND scope = ? AND status = ?",
          ("k.k", "global", "active")),
         ("raw get_active", "SELECT id FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'",
@@ -751,12 +870,14 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
                                                    args.warmup)
             print("  supersede done", flush=True)
             profile = profile_retrieve(store, rng, universe, args.profile) if args.profile else None
+            breakdown = breakdown_retrieve(store, raw, rng, universe, args.breakdown) if args.breakdown else None
+            breakdown_ga = breakdown_get_active(store, rng, dataset, args.breakdown) if args.breakdown else None
         finally:
             store.close()
             raw.close()
             gc.unfreeze()
 
-    for op, result in results.items():
+    for result in results.values():
         result["ratio_p50"] = result["statewise"]["p50_ms"] / result["raw"]["p50_ms"]
         result["ratio_ok"] = result["ratio_p50"] <= RATIO_GOAL
     retrieve_p50 = results["retrieve"]["statewise"]["p50_ms"]
@@ -766,6 +887,13 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
     print("query plans (EXPLAIN QUERY PLAN):")
     for label, detail in plans:
         print(f"  {label:22} {detail}")
+    if breakdown:
+        print(f"where store.retrieve's time goes (p50 ms of each part alone, over {args.breakdown} tasks):")
+        for label, value in breakdown:
+            print(f"  {label}" if math.isnan(value) else f"  {label:58} {value:8.3f}")
+        print(f"where store.get_active's time goes (p50 ms of each part alone, over {args.breakdown} lookups):")
+        for label, value in breakdown_ga:
+            print(f"  {label:58} {value:8.3f}")
     if profile:
         print(f"cProfile of {args.profile} store.retrieve calls, by own time:\n{profile}")
     return {
@@ -773,6 +901,8 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
         "generate_seconds": round(t1 - t0, 2), "load_seconds": round(t2 - t1, 2), "db_bytes": db_bytes,
         "active_scopes": distinct_scopes, "active_distinct_keys": distinct_keys,
         "query_plans": dict(plans), "results": results,
+        "retrieve_breakdown_p50_ms": {label: value for label, value in breakdown or () if not math.isnan(value)},
+        "get_active_breakdown_p50_ms": dict(breakdown_ga or ()),
     }
 
 
@@ -801,6 +931,25 @@ def print_table(n_records: int, results: dict[str, Any]) -> None:
           f"{results['retrieve']['near_misses_per_call']:.1f} near misses)")
 
 
+def source_state() -> str:
+    """The git commit of the StateWise being measured, and whether its store code differs from it."""
+    import subprocess
+
+    import statewise
+
+    root = Path(statewise.__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, timeout=10, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=root / "store",
+                               capture_output=True, text=True, timeout=10, check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return f"{root} (git unavailable)"
+    if not commit:
+        return f"{root} (not a git checkout)"
+    return f"{root} at commit {commit}, store code {'MODIFIED since that commit' if dirty else 'as committed'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -811,17 +960,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--profile", type=int, default=0, metavar="CALLS",
                         help="also cProfile this many store.retrieve calls per size")
+    parser.add_argument("--breakdown", type=int, default=0, metavar="CALLS",
+                        help="also time the parts of store.retrieve separately over this many tasks")
     parser.add_argument("--tmpdir", default=None, help="where to build the temporary stores")
     parser.add_argument("--json", dest="json_out", default=None, metavar="OUT", help="write the results as JSON")
     args = parser.parse_args(argv)
 
     machine = {
+        "statewise_source": source_state(),
         "nproc": os.cpu_count(), "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
         "platform": platform.platform(), "loadavg_at_start": os.getloadavg(),
     }
     print(f"python {machine['python']}, sqlite {machine['sqlite']}, {machine['nproc']} CPUs, "
           f"{machine['platform']}, load average {machine['loadavg_at_start'][0]:.2f}")
     print("command: python " + " ".join([sys.argv[0], *sys.argv[1:]]))
+    print(f"statewise source: {machine['statewise_source']}")
     runs = [run_size(n, args) for n in args.records]
     machine["loadavg_at_end"] = os.getloadavg()
     if args.json_out:

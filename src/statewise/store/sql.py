@@ -62,6 +62,24 @@ LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, 
 _ACTIVE = RecordStatus.ACTIVE.value
 
 
+_VALUE_TYPES = {member.value: member for member in ValueType}
+_STATUSES = {member.value: member for member in RecordStatus}
+_SOURCES = {member.value: member for member in SourceKind}
+_AUTHORITIES = {member.value: member for member in Authority}
+_object_setattr = object.__setattr__
+
+
+def _trusted(cls: Any, values: dict[str, Any]) -> Any:
+    """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
+    field order, without model_construct's per-field alias and default walk."""
+    instance = cls.__new__(cls)
+    _object_setattr(instance, "__dict__", values)
+    _object_setattr(instance, "__pydantic_fields_set__", set(values))
+    _object_setattr(instance, "__pydantic_extra__", None)
+    _object_setattr(instance, "__pydantic_private__", None)
+    return instance
+
+
 def checkpoint(name: str) -> None:
     """A named point inside a write transaction. It does nothing; the crash-safety test
     replaces it in a child process to stop there and be killed mid-write."""
@@ -121,28 +139,30 @@ class SQLStore(Store):
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
-        return Record.model_construct(
-            id=rid,
-            key=key,
-            value=self._decode_json(value_json),
-            value_type=ValueType(value_type),
-            scope=scope,
-            status=RecordStatus(status),
-            time=RecordTime.model_construct(
-                observed_at=self._decode_time(observed_at),
-                recorded_at=self._decode_time(recorded_at),
-                verified_at=self._decode_time(verified_at),
-                ttl_seconds=ttl,
-            ),
-            provenance=Provenance.model_construct(
-                source=SourceKind(source), authority=Authority(authority), actor=actor, reference=reference
-            ),
-            supersedes=supersedes,
-            superseded_by=superseded_by,
-            version=version,
-            status_reason=status_reason,
-            status_changed_at=self._decode_time(status_changed_at),
-        )
+        decode_time = self._decode_time
+        return _trusted(Record, {
+            "id": rid,
+            "key": key,
+            "value": self._decode_json(value_json),
+            "value_type": _VALUE_TYPES[value_type],
+            "scope": scope,
+            "status": _STATUSES[status],
+            "time": _trusted(RecordTime, {
+                "observed_at": decode_time(observed_at),
+                "recorded_at": decode_time(recorded_at),
+                "verified_at": decode_time(verified_at),
+                "ttl_seconds": ttl,
+            }),
+            "provenance": _trusted(Provenance, {
+                "source": _SOURCES[source], "authority": _AUTHORITIES[authority], "actor": actor,
+                "reference": reference,
+            }),
+            "supersedes": supersedes,
+            "superseded_by": superseded_by,
+            "version": version,
+            "status_reason": status_reason,
+            "status_changed_at": decode_time(status_changed_at),
+        })
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
         return (
@@ -206,8 +226,8 @@ class SQLStore(Store):
 
     def _fetch_active(self, cur: Any, key: str, scope: str) -> Record | None:
         cur.execute(
-            self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = ?"),
-            (key, scope, _ACTIVE),
+            self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = '{_ACTIVE}'"),
+            (key, scope),
         )
         row = cur.fetchone()
         return self._record_from_row(row) if row else None
@@ -221,9 +241,9 @@ class SQLStore(Store):
             self._sql(
                 "UPDATE sw_records SET status = ?, superseded_by = ?, status_reason = ?, "
                 "status_changed_at = ?, version = version + 1 "
-                "WHERE id = ? AND version = ? AND status = ?"
+                f"WHERE id = ? AND version = ? AND status = '{_ACTIVE}'"
             ),
-            (status.value, superseded_by, reason, self._encode_time(at), record.id, record.version, _ACTIVE),
+            (status.value, superseded_by, reason, self._encode_time(at), record.id, record.version),
         )
         if cur.rowcount != 1:
             self._raise_stale(cur, record.id, record.version)
@@ -482,13 +502,13 @@ class SQLStore(Store):
         with self._read() as cur:
             cur.execute(
                 self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? "
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' "
                     f"AND scope IN ({', '.join('?' * len(applicable_text))})"
                 ),
-                (_ACTIVE, *applicable_text),
+                applicable_text,
             )
             in_scope = [r for r in map(self._record_from_row, cur.fetchall()) if wanted(r)]
-            near = self._near_misses(cur, task, applicable_text, keys, wanted, near_miss_limit)
+            near = self._near_misses(cur, task, applicable_text, keys, text, wanted, near_miss_limit)
         in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
         records: list[Record] = []
         stale: list[Record] = []
@@ -506,7 +526,7 @@ class SQLStore(Store):
 
     def _near_misses(
         self, cur: Any, task: TaskScope, applicable: list[str], keys: Sequence[str] | None,
-        wanted: Any, limit: int,
+        text: str | None, wanted: Any, limit: int,
     ) -> list[Record]:
         """Active records that a careless reader might apply here but that do not apply:
         the same repository on another branch, workspaces below the task's directory, and
@@ -519,23 +539,35 @@ class SQLStore(Store):
         if task.workspace:
             prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
         found: dict[str, Record] = {}
+        not_applicable = ", ".join("?" * len(applicable))
+        # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
+        window = limit if keys is None and text is None else limit * 4
         for prefix in prefixes:
+            # The inner query orders and limits on the covering (scope, key) index alone (seq
+            # is the rowid); only the rows that survive are read in full.
             cur.execute(
                 self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
-                    "ORDER BY seq LIMIT ?"
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
+                    f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND scope >= ? AND scope < ? "
+                    f"AND scope NOT IN ({not_applicable}) ORDER BY seq LIMIT ?) ORDER BY seq"
                 ),
-                (_ACTIVE, prefix, _prefix_upper_bound(prefix), limit * 4),
+                (prefix, _prefix_upper_bound(prefix), *applicable, window),
             )
-            for record in map(self._record_from_row, cur.fetchall()):
-                if record.scope not in applicable and wanted(record):
-                    found.setdefault(record.id, record)
+            # Model only rows that can still make the result, and stop once it is full.
+            for row in cur.fetchall():
+                if len(found) >= limit:
+                    break
+                if row[0] in found:
+                    continue
+                record = self._record_from_row(row)
+                if wanted(record):
+                    found[record.id] = record
         for key in keys or ():
             cur.execute(
                 self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = ? AND key = ? ORDER BY seq LIMIT ?"
+                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND key = ? ORDER BY seq LIMIT ?"
                 ),
-                (_ACTIVE, key, limit + len(applicable)),
+                (key, limit + len(applicable)),
             )
             for record in map(self._record_from_row, cur.fetchall()):
                 if record.scope not in applicable:

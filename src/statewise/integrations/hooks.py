@@ -1,0 +1,254 @@
+"""Pre- and post-tool hooks for Claude Code, Codex and Gemini CLI.
+
+Each agent runs ``statewise hook <agent>`` as a subprocess, writes the tool call as JSON on
+stdin, and reads a decision as JSON on stdout. Before a tool runs, the command or file edit is
+normalized into actions and each goes through the guard (no planner: the agent is the
+planner). After a tool ran, what it printed is matched against the contract's observation
+rules, and the facts it reveals are written to the store with provenance pointing at the call.
+
+Fail closed: any problem before a tool runs — unreadable input, a command that cannot be
+parsed, a store that is locked, a bug — is an explicit deny with the reason, never a silent
+pass (an agent treats a crashed hook as "go ahead").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from statewise.actions import Action
+from statewise.contract import Contract, builtin_contract, load_contract
+from statewise.errors import InputError
+from statewise.pipeline import Decision, Guard, PremiseStatus
+from statewise.planners.base import Task
+from statewise.store import default_location, open_store
+from statewise.workspace import derive_task_scope
+
+__all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "parse_hook_input", "run_hook"]
+
+#: Which tool names carry shell commands and which edit files, per agent.
+AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
+    "claude-code": {"shell": frozenset({"Bash"}),
+                    "file": frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})},
+    "codex": {"shell": frozenset({"Bash", "shell", "exec_command", "local_shell"}),
+              "file": frozenset({"apply_patch"})},
+    "gemini": {"shell": frozenset({"run_shell_command"}), "file": frozenset({"write_file", "replace"})},
+}
+
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class HookRequest:
+    """One tool call as an agent reports it."""
+
+    agent: str
+    event: str  # "pre" or "post"
+    cwd: Path
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    tool_response: Any = None
+    session_id: str = ""
+    tool_use_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    """What the hook prints and its exit status."""
+
+    stdout: str
+    exit_code: int = 0
+    stderr: str = ""
+    decisions: tuple[Decision, ...] = field(default=(), repr=False)
+
+
+def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
+    """Validate the agent's JSON; InputError names what is wrong."""
+    if agent not in AGENT_TOOLS:
+        raise InputError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_TOOLS)}")
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise InputError(f"hook input is not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+    if not isinstance(data, dict):
+        raise InputError("hook input must be a JSON object")
+    cwd, tool_name, tool_input = data.get("cwd"), data.get("tool_name"), data.get("tool_input", {})
+    if not isinstance(cwd, str) or not cwd:
+        raise InputError("hook input: field 'cwd' must be a non-empty string")
+    if not isinstance(tool_name, str) or not tool_name:
+        raise InputError("hook input: field 'tool_name' must be a non-empty string")
+    if not isinstance(tool_input, dict):
+        raise InputError("hook input: field 'tool_input' must be an object")
+    return HookRequest(
+        agent=agent, event=event, cwd=Path(cwd), tool_name=tool_name, tool_input=tool_input,
+        tool_response=data.get("tool_response", data.get("tool_output")),
+        session_id=str(data.get("session_id", "")), tool_use_id=str(data.get("tool_use_id", "")),
+    )
+
+
+# --- turning tool calls into actions -----------------------------------------------------
+
+
+def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path) -> list[Action]:
+    from statewise.integrations.shell import file_action
+
+    texts = [v for v in tool_input.values() if isinstance(v, str)]
+    texts += [item for v in tool_input.values() if isinstance(v, list) for item in v if isinstance(item, str)]
+    actions = []
+    for text in texts:
+        for kind, path in _PATCH_FILE.findall(text):
+            tool_name = "Delete" if kind == "Delete" else "Write"
+            action = file_action(tool_name, {"file_path": path.strip()}, cwd=cwd, workspace=workspace)
+            if kind == "Delete":
+                action = action.model_copy(update={"operation": "fs.delete", "tool": "fs"})
+            actions.append(action)
+    if not actions:
+        actions.append(Action(tool="shell", operation="shell.unresolved", args={"command": json.dumps(dict(tool_input))},
+                              reason="a patch whose target files could not be read"))
+    return actions
+
+
+def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], str]:
+    """The actions a tool call would perform, and a short description of the call."""
+    from statewise.integrations.shell import analyze_command, file_action
+
+    tools = AGENT_TOOLS[request.agent]
+    if request.tool_name in tools["shell"]:
+        command = request.tool_input.get("command")
+        if isinstance(command, list):
+            command = shlex.join(str(part) for part in command)
+        if not isinstance(command, str):
+            return [Action(tool="shell", operation="shell.unresolved", args={"command": str(command)},
+                           reason="the shell tool's input has no command string")], "a shell call"
+        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace)
+        return list(analysis.actions), command
+    if request.tool_name in tools["file"]:
+        if request.tool_name == "apply_patch":
+            return _patch_actions(request.tool_input, request.cwd, workspace), "a patch"
+        action = file_action(request.tool_name, request.tool_input, cwd=request.cwd, workspace=workspace)
+        return [action], f"{request.tool_name} {action.args.get('path', '')}"
+    return [], request.tool_name
+
+
+# --- deciding ------------------------------------------------------------------------------
+
+
+def _developer_question(decision: Decision) -> str | None:
+    """If the stop is only because the developer must settle a premise, the question and the
+    exact command that records the answer."""
+    premises = decision.report.premises
+    unresolved = [p for p in premises if p.status is PremiseStatus.UNRESOLVED]
+    if not unresolved or any(p.question is None for p in unresolved):
+        return None
+    lines = []
+    for premise in unresolved:
+        lines.append(
+            f"{premise.question} (record {premise.record_id}: {premise.key} = {json.dumps(premise.value)} "
+            f"in {premise.scope}). Record the answer with: statewise record add {premise.key} "
+            f"{shlex.quote('<value>')} --scope {premise.scope} --replace --source developer --authority developer "
+            "(or the MCP tool remember)."
+        )
+    return " ".join(lines)
+
+
+def _repair_note(decision: Decision) -> str:
+    notes = [f"{r.key} in {r.scope} was {json.dumps(r.old_value)}, now {json.dumps(r.new_value)} "
+             f"({r.kind}, record {r.new_record_id or r.record_id})"
+             for r in decision.report.repairs if r.kind in ("supersede", "narrow", "retract")]
+    return ("StateWise corrected its memory: " + "; ".join(notes) + ". ") if notes else ""
+
+
+def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+    workspace = request.cwd.resolve()
+    actions, description = actions_for(request, workspace)
+    if not actions:
+        return _render(request.agent, "pass", "no guarded action", on_pass)
+    store = open_store(store_location or default_location(workspace), key_schema=contract)
+    decisions: list[Decision] = []
+    try:
+        guard = Guard(store, contract, workspace=workspace)
+        scope = derive_task_scope(workspace)
+        text = str(request.tool_input.get("description") or description)[:500]
+        for action in actions:
+            decision = guard.check(Task(text=text, scope=scope, workspace=str(workspace), id=request.tool_use_id),
+                                   action)
+            decisions.append(decision)
+            if not decision.execute:
+                break
+    finally:
+        store.close()
+    stopped = next((d for d in decisions if not d.execute), None)
+    if stopped is None:
+        note = "".join(_repair_note(d) for d in decisions)
+        return _render(request.agent, "pass", note or "StateWise checked the premises of this call",
+                       on_pass, decisions)
+    question = _developer_question(stopped)
+    reason = _repair_note(stopped) + (f"StateWise needs the developer: {question}" if question
+                                      else f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}")
+    return _render(request.agent, "ask" if question else "deny", reason, on_pass, decisions)
+
+
+def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list[Decision] | None = None
+            ) -> HookOutcome:
+    """The agent-specific JSON. ``verdict`` is pass, deny or ask."""
+    kept = tuple(decisions or ())
+    if verdict == "pass" and on_pass == "defer":
+        # Leave the permission decision to the agent's own rules; StateWise found nothing wrong.
+        if agent == "claude-code" and reason.startswith("StateWise corrected"):
+            return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                                  "additionalContext": reason}}), decisions=kept)
+        return HookOutcome("{}", decisions=kept)
+    if agent == "gemini":
+        decision = "allow" if verdict == "pass" else "deny"  # Gemini has no "ask"
+        return HookOutcome(json.dumps({"decision": decision, "reason": reason}), decisions=kept)
+    if agent == "codex" and verdict == "ask":
+        verdict = "deny"  # Codex treats "ask" as a failed hook and runs the tool
+    permission = {"pass": "allow", "deny": "deny", "ask": "ask"}[verdict]
+    output = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": permission,
+                                     "permissionDecisionReason": reason}}
+    if agent == "codex" and permission == "deny":
+        # Exit status 2 with the reason on stderr is the block every Codex release honours.
+        return HookOutcome(json.dumps(output), exit_code=2, stderr=reason, decisions=kept)
+    return HookOutcome(json.dumps(output), decisions=kept)
+
+
+def _deny_everything(agent: str, event: str, reason: str) -> HookOutcome:
+    if event == "post":
+        return HookOutcome("{}", stderr=reason)
+    return _render(agent, "deny", reason, "defer")
+
+
+# --- the entry point -----------------------------------------------------------------------
+
+
+def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location: str | None = None,
+             contract_path: str | None = None, on_pass: str = "defer") -> HookOutcome:
+    """Handle one hook call. Never raises: before a tool runs, any failure is a deny."""
+    try:
+        request = parse_hook_input(agent, event, stdin_text)
+        contract = load_contract(contract_path) if contract_path else builtin_contract()
+        if event == "post":
+            from statewise.integrations.observe import capture
+
+            note = capture(request, store_location=store_location, contract=contract)
+            if agent == "claude-code" and note:
+                return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                                      "additionalContext": note}}))
+            return HookOutcome("{}")
+        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
+    except InputError as error:
+        return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
+                                f"StateWise could not check this call: {error}")
+    except Exception as error:  # noqa: BLE001 - a hook that crashes would let the tool run
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        print(f"statewise hook: internal error at {datetime.now(UTC).isoformat()}: {detail}", file=sys.stderr)
+        return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
+                                f"StateWise failed while checking this call ({detail}); denied to be safe")

@@ -37,11 +37,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import celpy
 import yaml
-from celpy import celtypes
-from celpy.celparser import CELParseError
-from celpy.evaluation import CELEvalError
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -60,6 +56,14 @@ from pydantic import (
 )
 
 from statewise.errors import ContractError
+from statewise.expressions import (
+    Activation,
+    Expression,
+    ExpressionError,
+    compile_expression,
+    equality_constraint,
+    state_keys_read,
+)
 from statewise.records import Authority, KeyType, base_key, check_key
 from statewise.scopes import ScopeLevel
 from statewise.values import ValueType, check_value
@@ -70,6 +74,7 @@ __all__ = [
     "Contract",
     "InvariantResult",
     "InvariantSpec",
+    "ObservationRule",
     "OperationSpec",
     "ReadSpec",
     "Risk",
@@ -592,6 +597,30 @@ class ScopeSources(_Model):
     branch: Annotated[tuple[str, ...], _sources("branch")] = ("git:branch",)
 
 
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"not a valid regular expression: {error}") from None
+    return value
+
+
+class ObservationRule(_Model):
+    """A fact a finished shell command reveals: when the command matches ``command`` and its
+    output matches ``output``, ``key`` takes ``value`` (or the ``value`` group of ``output``).
+
+    Named groups of both patterns fill ``{name}`` placeholders in ``key`` (a qualifier); a
+    ``branch`` group places a branch-level fact on that branch.
+    """
+
+    name: Annotated[StrictStr, _named("invariant")]
+    description: StrictStr = ""
+    command: Annotated[_NonEmptyStr, AfterValidator(_compiles)]
+    output: Annotated[_NonEmptyStr, AfterValidator(_compiles)]
+    key: _NonEmptyStr
+    value: StrictBool | StrictInt | StrictStr | list[StrictStr] | None = None
+
+
 class _ContractDocument(_Model):
     """One contract file as written (before merging with what it extends)."""
 
@@ -604,174 +633,74 @@ class _ContractDocument(_Model):
     invariants: tuple[InvariantSpec, ...] = ()
     verifiers: dict[Annotated[StrictStr, _named("binding")], VerifierSpec] = {}
     scopes: ScopeSources | None = None
+    observations: tuple[ObservationRule, ...] = ()
 
 
 # --- CEL ------------------------------------------------------------------------------------
+# Expressions are compiled and evaluated by statewise.expressions (the only module that knows
+# the CEL engine). This section supplies the contract's variables and functions.
 
 
-def _cel_error(message: str) -> CELEvalError:
-    return CELEvalError(message, TypeError, None)
-
-
-def _cel_path_within(path: Any, root: Any) -> Any:
+def _cel_path_within(path: Any, root: Any) -> bool:
     """path_within(path, root): both absolute; true when path is root or below it (lexically)."""
     if not isinstance(path, str) or not isinstance(root, str):
-        return _cel_error("path_within(path, root) needs two strings")
+        raise TypeError("path_within(path, root) needs two strings")
     if not path.startswith("/") or not root.startswith("/"):
-        return _cel_error(f"path_within needs absolute paths; got {str(path)!r} and {str(root)!r}")
+        raise ValueError(f"path_within needs absolute paths; got {path!r} and {root!r}")
     path, root = posixpath.normpath(path), posixpath.normpath(root)
-    return celtypes.BoolType(root == "/" or path == root or path.startswith(root + "/"))
+    return root == "/" or path == root or path.startswith(root + "/")
 
 
-def _cel_path_resolve(base: Any, path: Any) -> Any:
+def _cel_path_resolve(base: Any, path: Any) -> str:
     """path_resolve(base, path): ``path`` made absolute against ``base`` and normalized."""
     if not isinstance(base, str) or not isinstance(path, str):
-        return _cel_error("path_resolve(base, path) needs two strings")
+        raise TypeError("path_resolve(base, path) needs two strings")
     if not base.startswith("/"):
-        return _cel_error(f"path_resolve needs an absolute base; got {str(base)!r}")
+        raise ValueError(f"path_resolve needs an absolute base; got {base!r}")
     if not path:
-        return _cel_error("path_resolve got an empty path")
+        raise ValueError("path_resolve got an empty path")
     joined = path if path.startswith("/") else posixpath.join(base, path)
-    return celtypes.StringType(posixpath.normpath(joined))
+    return posixpath.normpath(joined)
 
 
-def _cel_glob_match(text: Any, pattern: Any) -> Any:
+def _cel_glob_match(text: Any, pattern: Any) -> bool:
     """glob_match(text, pattern): shell-style match (``*``, ``?``, ``[...]``; ``*`` crosses ``/``)."""
     if not isinstance(text, str) or not isinstance(pattern, str):
-        return _cel_error("glob_match(text, pattern) needs two strings")
-    return celtypes.BoolType(fnmatch.fnmatchcase(text, pattern))
+        raise TypeError("glob_match(text, pattern) needs two strings")
+    return fnmatch.fnmatchcase(text, pattern)
 
 
-_CEL_FUNCTIONS = {
-    "path_within": _cel_path_within,
-    "path_resolve": _cel_path_resolve,
-    "glob_match": _cel_glob_match,
-}
-_CEL_VARIABLES = frozenset({"action", "state"})
-# Type names are identifiers in CEL (``type(x) == string``).
-_CEL_TYPE_NAMES = frozenset(
-    {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
-)
-_CEL_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
-_CEL_BUILTINS = frozenset(
+_CEL_FUNCTIONS = types.MappingProxyType(
     {
-        "has", "dyn", "size", "int", "uint", "double", "string", "bytes", "bool", "type", "duration",
-        "timestamp", "matches", "contains", "startsWith", "endsWith", "getDate", "getDayOfMonth",
-        "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds", "getMinutes",
-        "getMonth", "getSeconds",
+        "path_within": _cel_path_within,
+        "path_resolve": _cel_path_resolve,
+        "glob_match": _cel_glob_match,
     }
 )
-_CEL_CALLABLE = _CEL_BUILTINS | frozenset(_CEL_FUNCTIONS)
-
-
-@functools.lru_cache(maxsize=1)
-def _cel_environment() -> celpy.Environment:
-    # The interpreted runner: cel-python 0.5.0's CompiledRunner mis-evaluates ternaries.
-    return celpy.Environment(runner_class=celpy.InterpretedRunner)
-
-
-def _is_tree(node: Any) -> bool:
-    return hasattr(node, "data") and hasattr(node, "children")
-
-
-def _bare_identifier(tree: Any) -> str | None:
-    while _is_tree(tree):
-        if tree.data == "ident":
-            return str(tree.children[0])
-        if len(tree.children) != 1:
-            return None
-        tree = tree.children[0]
-    return None
-
-
-def _unknown_names(tree: Any) -> str | None:
-    """A description of the first unknown variable or function, or None.
-
-    cel-python resolves names only at evaluation time, so a typo such as ``actoin`` would
-    surface as an evaluation error on every call (the invariant would always fail closed).
-    Catching it at load time turns a silent always-blocking rule into a contract error.
-    """
-    bound: set[str] = set()
-    for node in tree.iter_subtrees():
-        if node.data == "member_dot_arg" and len(node.children) > 2 and str(node.children[1]) in _CEL_MACROS:
-            exprlist = node.children[2]
-            if _is_tree(exprlist) and exprlist.children:
-                variable = _bare_identifier(exprlist.children[0])
-                if variable:
-                    bound.add(variable)
-    for node in tree.iter_subtrees_topdown():
-        if node.data == "ident":
-            name = str(node.children[0])
-            if name not in _CEL_VARIABLES and name not in _CEL_TYPE_NAMES and name not in bound:
-                return f"unknown variable {name!r}; expressions see only action and state"
-        elif node.data == "ident_arg":
-            name = str(node.children[0])
-            if name not in _CEL_CALLABLE:
-                return f"unknown function {name}(); available: {', '.join(sorted(_CEL_CALLABLE))}"
-        elif node.data == "member_dot_arg" and len(node.children) > 1 and not _is_tree(node.children[1]):
-            name = str(node.children[1])
-            if name not in _CEL_CALLABLE and name not in _CEL_MACROS:
-                return f"unknown method .{name}()"
-    return None
-
-
-def _string_literal(tree: Any) -> str | None:
-    """The value of a plain string literal expression (no escapes), or None."""
-    while _is_tree(tree):
-        if tree.data == "literal":
-            text = str(tree.children[0])
-            if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and "\\" not in text:
-                return text[1:-1]
-            return None
-        if len(tree.children) != 1:
-            return None
-        tree = tree.children[0]
-    return None
-
-
-def _state_keys_read(tree: Any) -> list[str]:
-    """Keys read as ``state["literal"]`` in an expression."""
-    keys = []
-    for node in tree.iter_subtrees_topdown():
-        if node.data != "member_index" or len(node.children) != 2:
-            continue
-        if _bare_identifier(node.children[0]) == "state":
-            key = _string_literal(node.children[1])
-            if key is not None:
-                keys.append(key)
-    return keys
-
-
-_STATE_READ = re.compile(r"""state\[["']([^"']+)["']\]""")
+_CEL_VARIABLES = frozenset({"action", "state"})
+# The path the operation pre-filter looks for in an invariant's `when`.
+_OPERATION_PATH = ("action", "operation")
 
 
 @dataclass(frozen=True, slots=True)
 class _CompiledInvariant:
     spec: InvariantSpec
-    when: Any  # a celpy Runner
-    check: Any
+    when: Expression
+    check: Expression
+    # The operations `when` requires at its top level (`action.operation == "x" && ...`), or
+    # None if it requires none: for any other operation `when` is false without evaluating.
+    operations: frozenset[str] | None
+    keys: tuple[str, ...]  # the state keys read as state["k"] in when and check
 
 
-def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, StateSpec]) -> Any:
-    environment = _cel_environment()
+def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, StateSpec]) -> Expression:
     try:
-        tree = environment.compile(text)
-    except CELParseError as error:
-        lines = text.splitlines() or [text]
-        line_number = error.line or 1
-        near = lines[line_number - 1].strip() if 0 < line_number <= len(lines) else text
-        raise ContractError(
-            source,
-            field,
-            f"not a valid CEL expression: syntax error at line {error.line}, column {error.column} "
-            f"of the expression, in {near!r}",
-        ) from None
-    problem = _unknown_names(tree)
-    if problem:
-        raise ContractError(source, field, f"not a valid CEL expression: {problem}")
+        expression = compile_expression(text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS)
+    except ExpressionError as error:
+        raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
     # A misspelt key would be missing at every evaluation, so the rule would block every
     # action it applies to; say so now instead.
-    for key in _state_keys_read(tree):
+    for key in state_keys_read(text):
         spec = declared.get(base_key(key))
         if spec is None:
             raise ContractError(
@@ -780,31 +709,40 @@ def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, Stat
         if spec.qualified != ("[" in key):
             need = "needs a [qualifier]" if spec.qualified else "is not qualified: true"
             raise ContractError(source, field, f"reads state[{key!r}], but {base_key(key)} {need}")
-    return environment.program(tree, functions=dict(_CEL_FUNCTIONS))
+    return expression
 
 
-def _describe_cel_error(error: BaseException) -> str:
-    if not isinstance(error, CELEvalError):
-        return f"{type(error).__name__}: {error}"[:300]
-    args = error.args
-    message = str(args[0]) if args else "evaluation error"
-    message = message.split(" (in activation", 1)[0]
-    detail = args[2] if len(args) > 2 else None
-    if message == "no such key" and detail:
-        message = f"no such key {str(detail[0])!r}"
-    elif message == "no such overload" and detail:
-        message = f"no such overload: {detail[0]}"
-    return message[:300]
+def _compile_invariant(
+    invariant: InvariantSpec, source: str, index: int, declared: Mapping[str, StateSpec]
+) -> _CompiledInvariant:
+    when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared)
+    check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared)
+    keys = state_keys_read(invariant.when) + state_keys_read(invariant.check)
+    return _CompiledInvariant(
+        spec=invariant,
+        when=when,
+        check=check,
+        operations=equality_constraint(invariant.when, _OPERATION_PATH),
+        keys=tuple(dict.fromkeys(keys)),
+    )
 
 
 class _NotRepresentable(TypeError):
     pass
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _to_cel_data(value: Any, where: str) -> Any:
-    """Plain JSON-like data for celpy.json_to_cel; enums, paths, tuples and sets are unwrapped."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    """Plain JSON-like data for CEL; enums, paths, tuples and sets are unwrapped."""
+    if value is None or isinstance(value, (bool, str, float)):
         return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, int):
+        number = value.value if isinstance(value, enum.Enum) else value
+        if not _INT64[0] <= number <= _INT64[1]:
+            raise _NotRepresentable(f"{where} is an int outside CEL's 64-bit range")
+        return number
     if isinstance(value, enum.Enum):
         return _to_cel_data(value.value, where)
     if isinstance(value, os.PathLike):
@@ -862,6 +800,7 @@ class _Parts:
     invariants: list[InvariantSpec]
     verifiers: dict[str, VerifierSpec]
     scopes: ScopeSources | None
+    observations: list[ObservationRule] = dataclasses.field(default_factory=list)
 
 
 def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Parts:
@@ -872,7 +811,16 @@ def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Pa
         invariants=list(base.invariants),
         verifiers=dict(base.verifiers),
         scopes=base.scopes,
+        observations=list(base.observations),
     )
+    known_rules = {rule.name: rule for rule in merged.observations}
+    for index, rule in enumerate(addition.observations):
+        if rule.name not in known_rules:
+            merged.observations.append(rule)
+            known_rules[rule.name] = rule
+        elif known_rules[rule.name] != rule:
+            raise ContractError(source, f"observations[{index}]",
+                                f"redefines observation {rule.name!r} differently from {base_source}")
     sections: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
         ("state", "state key", merged.state, addition.state),
         ("operations", "operation", merged.operations, addition.operations),
@@ -921,7 +869,7 @@ class Contract:
     """
 
     __slots__ = (
-        "_bases", "_compiled", "_description", "_invariants", "_name", "_operations", "_parts",
+        "_bases", "_compiled", "_description", "_invariants", "_name", "_observations", "_operations", "_parts",
         "_scopes", "_source", "_state", "_verifiers", "_version",
     )
 
@@ -953,11 +901,7 @@ class Contract:
             if reusable is not None and reusable.spec == invariant:
                 programs[invariant.name] = reusable
                 continue
-            programs[invariant.name] = _CompiledInvariant(
-                spec=invariant,
-                when=_compile_cel(invariant.when, source, f"invariants[{index}].when", parts.state),
-                check=_compile_cel(invariant.check, source, f"invariants[{index}].check", parts.state),
-            )
+            programs[invariant.name] = _compile_invariant(invariant, source, index, parts.state)
         contract = object.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(contract, "_name", name)
@@ -971,6 +915,7 @@ class Contract:
         setattr_(contract, "_invariants", tuple(parts.invariants))
         setattr_(contract, "_verifiers", types.MappingProxyType(dict(parts.verifiers)))
         setattr_(contract, "_scopes", parts.scopes or ScopeSources())
+        setattr_(contract, "_observations", tuple(parts.observations))
         setattr_(contract, "_compiled", programs)
         return contract
 
@@ -1038,6 +983,11 @@ class Contract:
         return self._scopes
 
     # --- keys --------------------------------------------------------------------------------
+
+    @property
+    def observations(self) -> tuple[ObservationRule, ...]:
+        """What finished shell commands reveal (used by the post-tool hooks)."""
+        return self._observations
 
     def state_spec(self, key: str) -> StateSpec | None:
         """The spec for a declared base key (``python.package_version``) or a record key.
@@ -1202,43 +1152,66 @@ class Contract:
         """Evaluate every invariant against one action and the resolved state.
 
         ``action`` is a mapping (or an Action model) with ``tool``, ``operation``, ``target``,
-        ``args`` (a mapping), ``scope`` and ``risk``; ``operation`` may be the contract's name
-        (``git.push``) or the tool's own (``push`` with tool ``git``), and invariants always see
-        the contract's name. ``state`` maps record keys to values.
+        ``args`` (a mapping; an empty one if absent), ``scope`` and ``risk``; ``operation`` may
+        be the contract's name (``git.push``) or the tool's own (``push`` with tool ``git``),
+        and invariants always see the contract's name. ``state`` maps record keys to values.
 
         Fail closed: if ``when`` or ``check`` cannot be evaluated (a missing key, a type error)
         or is not a bool, the invariant does not hold and ``error`` says why. Only a ``when``
-        that evaluates to false makes an invariant not apply.
+        that evaluates to false makes an invariant not apply. An invariant whose ``when``
+        requires other operations at its top level (``action.operation == "git.push" && ...``)
+        is not evaluated at all: its ``when`` is false for this action whatever the state.
         """
         try:
             action_map = dict(_action_data(action))
             name = self.operation_name(action_map.get("tool"), str(action_map.get("operation", "")))
             if name is not None:
                 action_map["operation"] = name
-            activation = {
-                "action": celpy.json_to_cel(_to_cel_data(action_map, "action")),
-                "state": celpy.json_to_cel(_to_cel_data(dict(state), "state")),
-            }
+            action_map.setdefault("args", {})
+            action_data = _to_cel_data(action_map, "action")
+            state_data = _to_cel_data(dict(state), "state")
         except (TypeError, ValueError) as error:
             # Nothing can be evaluated, so nothing holds.
-            return [
-                InvariantResult(name=inv.name, holds=False, message=inv.message, error=f"input: {error}")
-                for inv in self._invariants
-            ]
-        return [self._evaluate(self._compiled[inv.name], activation) for inv in self._invariants]
+            return self._input_failures(str(error))
+        operation = action_data.get("operation")
+        known_operation = isinstance(operation, str)
+        activation: Activation | None = None
+        results: list[InvariantResult] = []
+        for invariant in self._invariants:
+            compiled = self._compiled[invariant.name]
+            if known_operation and compiled.operations is not None and operation not in compiled.operations:
+                results.append(
+                    InvariantResult(name=invariant.name, holds=True, message=invariant.message, applies=False)
+                )
+                continue
+            if activation is None:
+                try:
+                    activation = Activation(
+                        {"action": action_data, "state": state_data}, functions=_CEL_FUNCTIONS
+                    )
+                except ExpressionError as error:
+                    return self._input_failures(str(error))
+            results.append(self._evaluate(compiled, activation))
+        return results
+
+    def _input_failures(self, problem: str) -> list[InvariantResult]:
+        return [
+            InvariantResult(name=inv.name, holds=False, message=inv.message, error=f"input: {problem}")
+            for inv in self._invariants
+        ]
 
     def invariant_keys(self, action: Any) -> tuple[str, ...]:
         """The state keys read by the invariants that may apply to ``action``.
 
         An invariant may apply unless its ``when`` is false for this action whatever the state
-        (evaluated with an empty state: a ``when`` that needs state counts as applying). The
-        gate resolves exactly these keys before it evaluates the invariants.
+        (evaluated with an empty state: a ``when`` that needs state counts as applying; one
+        that requires another operation is not evaluated). The gate resolves exactly these
+        keys before it evaluates the invariants.
         """
         keys: dict[str, None] = {}
         for inv, result in zip(self._invariants, self.check_invariants(action, {}), strict=True):
             if result.applies:
-                for text in (inv.when, inv.check):
-                    keys.update(dict.fromkeys(_STATE_READ.findall(text)))
+                keys.update(dict.fromkeys(self._compiled[inv.name].keys))
         return tuple(keys)
 
     def violations(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
@@ -1246,19 +1219,17 @@ class Contract:
         return [result for result in self.check_invariants(action, state) if not result.holds]
 
     @staticmethod
-    def _evaluate(compiled: _CompiledInvariant, activation: Mapping[str, Any]) -> InvariantResult:
+    def _evaluate(compiled: _CompiledInvariant, activation: Activation) -> InvariantResult:
         spec = compiled.spec
 
-        def run(program: Any, part: str) -> tuple[bool | None, str | None]:
+        def run(expression: Expression, part: str) -> tuple[bool | None, str | None]:
             try:
-                result = program.evaluate(activation)
-            except Exception as error:  # noqa: BLE001 - any failure must fail closed
-                return None, f"{part}: {_describe_cel_error(error)}"
-            if isinstance(result, CELEvalError):
-                return None, f"{part}: {_describe_cel_error(result)}"
-            if isinstance(result, (celtypes.BoolType, bool)):
-                return bool(result), None
-            return None, f"{part}: evaluated to {result!r}, not a bool"
+                result = expression.evaluate(activation)
+            except ExpressionError as error:
+                return None, f"{part}: {error}"
+            if isinstance(result, bool):
+                return result, None
+            return None, f"{part}: evaluated to {result!r}, not a bool"[:300]
 
         applies, error = run(compiled.when, "when")
         if error is not None:
@@ -1309,6 +1280,16 @@ def _slot_binds(name: str, slot: SlotSpec, key: str, args: Mapping[str, Any] | N
 
 def _check_references(parts: _Parts, source: str) -> None:
     """Cross-reference checks that need the whole (merged) contract."""
+    for index, rule in enumerate(parts.observations):
+        spec = parts.state.get(base_key(rule.key))
+        if spec is None:
+            raise ContractError(source, f"observations[{index}].key",
+                                f"{rule.key!r} is not a key declared under state")
+        if rule.value is not None:
+            try:
+                check_value(rule.value, spec.value_type, choices=spec.choices, key=rule.key)
+            except ValueError as error:
+                raise ContractError(source, f"observations[{index}].value", str(error)) from None
     for key, spec in parts.state.items():
         where = f"state.{key}"
         _check_choices(spec.value_type, spec.choices, source, where)
@@ -1521,6 +1502,7 @@ def _document_parts(document: _ContractDocument) -> _Parts:
         invariants=list(document.invariants),
         verifiers=dict(document.verifiers),
         scopes=document.scopes,
+        observations=list(document.observations),
     )
 
 

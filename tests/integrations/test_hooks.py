@@ -139,3 +139,70 @@ def test_an_internal_error_is_a_deny_not_a_pass(sandbox, tmp_path):
     done = hook("claude-code", claude_payload(sandbox, "git push origin HEAD:refs/heads/x"), str(corrupt))
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["permissionDecision"] == "deny" and "not an SQLite database" in output["permissionDecisionReason"]
+
+
+# --- post-tool observation capture ------------------------------------------------------------
+
+
+def post(agent, sandbox, store_path, command, response, tool="Bash"):
+    payload = {"session_id": "s1", "cwd": str(sandbox.work), "hook_event_name": "PostToolUse", "tool_name": tool,
+               "tool_input": {"command": command}, "tool_response": response, "tool_use_id": "toolu_9"}
+    return hook(agent, payload, store_path, "--event", "post-tool-use")
+
+
+def test_a_refused_push_contradicts_a_stale_protection_record(sandbox, store_path):
+    ids = seed(store_path, protected=("repository.protected", False, f"repo:{sandbox.repo_identity}@main"))
+    from statewise.execute import run_action
+    from statewise.actions import Action
+
+    refused = run_action(Action(tool="git", operation="git.push",
+                                args={"remote": "origin", "branch": "main", "source": "HEAD", "force": True}),
+                         sandbox.work)
+    assert not refused.ok  # the real remote really refused it; feed its real output to the hook
+    done = post("claude-code", sandbox, store_path, "git push --force origin main",
+                {"stdout": refused.stdout, "stderr": refused.stderr, "interrupted": False})
+    assert done.returncode == 0, done.stderr
+    note = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "repository.protected was false, now true" in note
+    store = SQLiteStore(store_path)
+    try:
+        old = store.get(ids["protected"])
+        assert old.status is RecordStatus.SUPERSEDED
+        new = store.get(old.superseded_by)
+        assert new.value is True and new.provenance.source.value == "tool_output"
+        assert new.provenance.reference == "toolu_9" and new.provenance.actor == "claude-code:Bash"
+    finally:
+        store.close()
+
+
+def test_printed_versions_are_learned_and_narrow_an_over_general_record(sandbox, store_path):
+    seed(store_path, python=("runtime.python_version", "3.8", "global"))
+    done = post("gemini", sandbox, store_path, "python3 --version", {"llmContent": "Python 3.12.1\n"},
+                tool="run_shell_command")
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    store = SQLiteStore(store_path)
+    try:
+        assert store.get_active("runtime.python_version", f"workspace:{sandbox.work}").value == "3.12.1"
+        assert store.get_active("runtime.python_version", "global").value == "3.8"  # narrowed, not overwritten
+    finally:
+        store.close()
+
+
+def test_a_missing_npm_script_is_recorded(sandbox, store_path):
+    done = post("codex", sandbox, store_path, "npm test",
+                {"stderr": 'npm error Missing script: "test"\nnpm error\n'})
+    assert done.returncode == 0
+    store = SQLiteStore(store_path)
+    try:
+        record = store.get_active("npm.script_exists[test]", f"repo:{sandbox.repo_identity}")
+        assert record is not None and record.value is False
+    finally:
+        store.close()
+
+
+def test_output_that_reveals_nothing_records_nothing(sandbox, store_path):
+    done = post("claude-code", sandbox, store_path, "ls", {"stdout": "Python 3.12.1"})
+    assert json.loads(done.stdout) == {}
+    store = SQLiteStore(store_path)
+    assert store.count() == 0
+    store.close()

@@ -10,7 +10,9 @@ stand-in for an agent that acts on whatever its memory says.
 Templates fill ``{task:branch}``, ``{param:package}`` and ``{state:project.test_command}``;
 a string that is exactly one placeholder keeps the value's type (a bool stays a bool). A
 placeholder with no value makes the rule inapplicable, as does a condition that cannot be
-evaluated (it reads a key the context does not have).
+evaluated (it reads a key the context does not have). Conditions are compiled once, through
+:mod:`statewise.expressions`; one naming anything but ``state``, ``masked``, ``task`` and
+``param`` (or an unknown function) is a load error.
 """
 
 from __future__ import annotations
@@ -22,17 +24,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import celpy
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from statewise.actions import Action
 from statewise.errors import ContractError, PlannerError
+from statewise.expressions import (
+    Activation,
+    Expression,
+    ExpressionError,
+    compile_expression,
+)
 from statewise.planners.base import MASKED, PlanningContext, Task
 
 __all__ = ["Playbook", "RulePlanner", "builtin_playbook", "load_playbook"]
 
 _PLACEHOLDER = re.compile(r"\{(task|param|state):([^{}]+)\}")
+# What a rule's `when` sees.
+_VARIABLES = frozenset({"state", "masked", "task", "param"})
 
 
 class _Missing(Exception):
@@ -98,7 +107,7 @@ def load_playbook_text(text: str, source: str) -> Playbook:
         for index, rule in enumerate(family.rules):
             try:
                 _program(rule.when)
-            except Exception as error:  # noqa: BLE001 - any compile failure names the rule
+            except ExpressionError as error:
                 raise ContractError(source, f"families.{family_name}.rules[{index}].when",
                                     f"not a valid CEL expression: {error}") from None
     return playbook
@@ -120,9 +129,9 @@ def builtin_playbook(name: str = "coding") -> Playbook:
 
 
 @cache
-def _program(expression: str) -> Any:
-    environment = celpy.Environment()
-    return environment.program(environment.compile(expression))
+def _program(expression: str) -> Expression:
+    """The compiled condition (compiled once per distinct text); ExpressionError if invalid."""
+    return compile_expression(expression, variables=_VARIABLES)
 
 
 def _slug(text: str) -> str:
@@ -160,16 +169,15 @@ class RulePlanner:
             "workspace": task.scope.workspace or task.workspace or "", "repo": task.scope.repo or "",
             "branch": task.scope.branch or "", "slug": _slug(task.text),
         }
-        activation = {
-            "state": celpy.json_to_cel(state), "masked": celpy.json_to_cel(masked),
-            "task": celpy.json_to_cel(task_vars), "param": celpy.json_to_cel(dict(task.params)),
-        }
+        activation = Activation(
+            {"state": state, "masked": masked, "task": task_vars, "param": dict(task.params)}
+        )
         for rule in family.rules:
             try:
                 holds = _program(rule.when).evaluate(activation)
-            except Exception:  # noqa: BLE001 - a condition over an absent key does not hold
+            except ExpressionError:  # a condition over an absent key does not hold
                 continue
-            if not isinstance(holds, celpy.celtypes.BoolType) or not bool(holds):
+            if holds is not True:
                 continue
             if rule.stop is not None:
                 try:

@@ -1,0 +1,136 @@
+"""Observation capture: facts that a tool's output reveals, written to the store.
+
+After a shell command ran, its command line and output are matched against the contract's
+``observations`` rules (a push rejected because the branch is protected, the interpreter
+version a command printed, a missing npm script). Each match becomes typed evidence with
+provenance pointing at the tool call (source ``tool_output``, machine authority), and is
+written through the store's normal paths: a confirmation when the store already says so, a
+supersession (or narrowing) with lineage when it says otherwise, a new record when it says
+nothing. This is how records enter the store in real use, and how stale ones get contradicted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from statewise.contract import Contract, ObservationRule
+from statewise.errors import StateWiseError, ValueTypeError
+from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
+from statewise.scopes import Scope, ScopeLevel
+from statewise.store import default_location, open_store
+from statewise.values import parse_value_text, same_value
+from statewise.workspace import derive_task_scope
+
+__all__ = ["Observed", "capture", "match_observations", "output_text"]
+
+
+def output_text(response: Any) -> str:
+    """The text a tool printed, from the agents' different response shapes."""
+    if response is None:
+        return ""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, Mapping):
+        parts = [str(response[name]) for name in ("stdout", "stderr", "output", "error", "llmContent",
+                                                  "returnDisplay", "content") if response.get(name)]
+        return "\n".join(parts) if parts else json.dumps(response)
+    if isinstance(response, list):
+        return "\n".join(output_text(item) for item in response)
+    return str(response)
+
+
+class Observed:
+    """One fact a rule found: the key, its typed value, and the scope it is established in."""
+
+    def __init__(self, rule: ObservationRule, key: str, value: Any, scope: str, excerpt: str) -> None:
+        self.rule, self.key, self.value, self.scope, self.excerpt = rule, key, value, scope, excerpt
+
+
+def match_observations(contract: Contract, command: str, output: str, task_scope) -> list[Observed]:
+    """Every fact the contract's observation rules find in one command's output."""
+    found: list[Observed] = []
+    for rule in contract.observations:
+        command_match = re.search(rule.command, command)
+        if command_match is None:
+            continue
+        output_match = re.search(rule.output, output, flags=re.MULTILINE)
+        if output_match is None:
+            continue
+        groups = {**{k: v for k, v in command_match.groupdict().items() if v},
+                  **{k: v for k, v in output_match.groupdict().items() if v}}
+        key = rule.key.format(**groups) if "{" in rule.key else rule.key
+        key_type = contract.key_type(key)
+        spec = contract.state_spec(key)
+        if key_type is None or spec is None:
+            continue
+        try:
+            value = rule.value if rule.value is not None else parse_value_text(
+                groups.get("value", ""), key_type.value_type, choices=key_type.choices, key=key)
+        except ValueTypeError:
+            continue
+        scope = task_scope.most_specific_at(spec.scope)
+        if spec.scope is ScopeLevel.BRANCH and groups.get("branch") and task_scope.repo:
+            scope = Scope(ScopeLevel.BRANCH, task_scope.repo, groups["branch"])
+        if scope is None:
+            continue
+        found.append(Observed(rule, key, value, str(scope), output_match.group(0)[:200]))
+    return found
+
+
+def capture(request, *, store_location: str | None, contract: Contract) -> str:
+    """Record what a finished shell call revealed; return a one-line note for the agent."""
+    from statewise.integrations.hooks import AGENT_TOOLS
+
+    if request.tool_name not in AGENT_TOOLS[request.agent]["shell"]:
+        return ""
+    command = request.tool_input.get("command")
+    if isinstance(command, list):
+        command = " ".join(str(part) for part in command)
+    if not isinstance(command, str):
+        return ""
+    workspace = request.cwd.resolve()
+    task_scope = derive_task_scope(workspace)
+    observed = match_observations(contract, command.strip(), output_text(request.tool_response), task_scope)
+    if not observed:
+        return ""
+    notes = []
+    store = open_store(store_location or default_location(workspace), key_schema=contract)
+    try:
+        for fact in observed:
+            spec = contract.state_spec(fact.key)
+            evidence = Evidence(
+                key=fact.key, value=fact.value, value_type=spec.value_type, scope=fact.scope,
+                source=SourceKind.TOOL_OUTPUT, authority=Authority.MACHINE,
+                actor=f"{request.agent}:{request.tool_name}", observed_at=utcnow(),
+                detail=f"{fact.rule.name}: {fact.excerpt}",
+                reference=request.tool_use_id or request.session_id or None,
+            )
+            try:
+                notes.append(_write(store, task_scope, fact, evidence))
+            except StateWiseError as error:
+                notes.append(f"could not record {fact.key}: {error}")
+    finally:
+        store.close()
+    return "StateWise recorded from this output: " + "; ".join(notes)
+
+
+def _write(store, task_scope, fact: Observed, evidence: Evidence) -> str:
+    current = next(iter(store.retrieve(task_scope, keys=[fact.key]).records), None)
+    if current is None or not Scope.parse(current.scope).contains(Scope.parse(fact.scope)):
+        existing = store.get_active(fact.key, fact.scope)
+        if existing is None:
+            created = store.put(RecordDraft(key=fact.key, value=fact.value, scope=fact.scope,
+                                            provenance=evidence.provenance(), value_type=evidence.value_type,
+                                            observed_at=evidence.observed_at, verified_at=evidence.observed_at))
+            return f"{fact.key} = {json.dumps(fact.value)} in {fact.scope} (new record {created.id})"
+        current = existing
+    if same_value(current.value, fact.value, current.value_type):
+        store.confirm(current.id, evidence.model_copy(update={"scope": current.scope}),
+                      expected_version=current.version)
+        return f"{fact.key} = {json.dumps(fact.value)} confirmed ({current.id})"
+    result = store.supersede(current.id, evidence, expected_version=current.version, reason=fact.rule.name)
+    return (f"{fact.key} was {json.dumps(current.value)}, now {json.dumps(fact.value)} in {result.new.scope} "
+            f"({result.link.kind.value}, record {result.new.id})")

@@ -79,8 +79,12 @@ class ActionDifference:
         return self.distance == 0.0
 
 
-def _arg_pairs(action: Action, ignore: frozenset[str]) -> set[tuple[str, str]]:
-    return {(name, json.dumps(value, sort_keys=True)) for name, value in action.args.items() if name not in ignore}
+def _arg_pairs(action: Action, ignore: frozenset[str]) -> set[tuple[str, str, object]]:
+    # The type name keeps True apart from 1 (equal in Python, different arguments here).
+    return {
+        (name, type(value).__name__, tuple(value) if isinstance(value, list) else value)
+        for name, value in action.args.items() if name not in ignore
+    }
 
 
 def action_distance(a: Action, b: Action, *, ignore_args: Iterable[str] = ()) -> ActionDifference:
@@ -104,7 +108,7 @@ def action_distance(a: Action, b: Action, *, ignore_args: Iterable[str] = ()) ->
         jaccard = 1.0 - len(pairs_a & pairs_b) / len(union)
         if jaccard:
             distance += WEIGHTS["args"] * jaccard
-            names = sorted({name for name, _ in pairs_a ^ pairs_b})
+            names = sorted({pair[0] for pair in pairs_a ^ pairs_b})
             changed.extend(f"args.{name}" for name in names)
     return ActionDifference(distance=round(distance, 9), changed=tuple(changed))
 

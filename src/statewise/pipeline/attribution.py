@@ -17,7 +17,6 @@ is a premise: dependence cannot be probed, so it is verified.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,14 +75,19 @@ def alternative_value(record: Record, choices: Sequence[str] | None, conflicting
     return f"{value}-other" if value else "other"
 
 
-def _text_linked(record: Record, action: Action) -> bool:
-    """Does the record's value or qualifier appear literally in the action?"""
-    haystack = [action.target or ""]
+def _action_texts(action: Action) -> list[str]:
+    """The strings of an action a record's value could appear in."""
+    texts = [action.target] if action.target else []
     for value in action.args.values():
         if isinstance(value, list):
-            haystack.extend(value)
+            texts.extend(value)
         elif isinstance(value, str):
-            haystack.append(value)
+            texts.append(value)
+    return texts
+
+
+def _text_linked(record: Record, texts: Sequence[str]) -> bool:
+    """Does the record's value or qualifier appear literally in the action's texts?"""
     needles: list[str] = []
     if isinstance(record.value, str) and len(record.value) >= 2:
         needles.append(record.value)
@@ -91,7 +95,7 @@ def _text_linked(record: Record, action: Action) -> bool:
         needles.extend(v for v in record.value if len(v) >= 2)
     if "[" in record.key:
         needles.append(record.key[len(base_key(record.key)) + 1 : -1])
-    return any(needle and any(needle in text for text in haystack if text) for needle in needles)
+    return any(needle and any(needle in text for text in texts) for needle in needles)
 
 
 def attribute(
@@ -107,17 +111,21 @@ def attribute(
     """Find the premises of ``proposal`` among ``records`` (the records in ``context``)."""
     result = Attribution()
     candidates: list[tuple[Record, str, bool]] = []
+    operation = contract.operation_name(proposal.tool, proposal.operation)
+    # Only keys the operation names can bind; the full (qualifier-aware) check runs on those.
+    bindable = {base_key(key) for key in contract.keys_for_operation(operation)} if operation else set()
+    texts = _action_texts(proposal)
     for record in records:
-        bound = contract.binds(record, proposal)
+        bound = base_key(record.key) in bindable and contract.binds(record, proposal)
         if bound:
             candidates.append((record, "binding", True))
-        elif _text_linked(record, proposal):
+        elif _text_linked(record, texts):
             candidates.append((record, "text", False))
 
     if not settings.counterfactual:
         # Ablation: no probes; only what appears literally in the action is taken as a premise.
         for record, link, bound in candidates:
-            premise = link == "text" or (bound and _text_linked(record, proposal))
+            premise = link == "text" or (bound and _text_linked(record, texts))
             result.candidates.append(_candidate(record, link, bound, premise=premise,
                                                 note="no counterfactual attribution"))
             if premise:
@@ -163,7 +171,8 @@ def attribute(
             errors = [a for a in actions if isinstance(a, PlannerError)]
             planned = [a for a in actions if isinstance(a, Action)]
             differences = [action_distance(a, proposal) for a in planned]
-            report = ProbeReport(
+            # Built from values this module made and checked; skip re-validation on the hot path.
+            report = ProbeReport.model_construct(
                 kind=kind, alternative=alternative, actions=planned,
                 distance=max((d.distance for d in differences), default=None),
                 changed=sorted({c for d in differences for c in d.changed}),
@@ -197,7 +206,8 @@ def _sample(planner: PlannerCalls, task: Task, context: PlanningContext, samples
 
 
 def _candidate(record: Record, link: str, bound: bool, **fields: Any) -> CandidateReport:
-    return CandidateReport(
-        record_id=record.id, key=record.key, scope=record.scope,
-        value=json.loads(json.dumps(record.value)), link=link, bound=bound, **fields,
+    defaults = {"dependent": False, "inconclusive": False, "premise": False, "note": "", "probes": []}
+    return CandidateReport.model_construct(
+        record_id=record.id, key=record.key, scope=record.scope, value=record.value, link=link, bound=bound,
+        **{**defaults, **fields},
     )

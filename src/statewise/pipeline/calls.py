@@ -48,7 +48,8 @@ class PlannerCalls:
     def __init__(self, planner: Planner, meter: CostMeter) -> None:
         self.planner = planner
         self.meter = meter
-        self._cache: dict[tuple[str, str, int], Action | PlannerError] = {}
+        # One cache per check: the task is fixed, so the context and the sample identify a call.
+        self._cache: dict[tuple[tuple, int], Action | PlannerError] = {}
 
     @property
     def name(self) -> str:
@@ -59,7 +60,7 @@ class PlannerCalls:
         return bool(getattr(self.planner, "stochastic", False))
 
     def plan(self, task: Task, context: PlanningContext, sample: int = 0) -> Action:
-        key = (task.fingerprint(), context.fingerprint(), sample)
+        key = (context.cache_key(), sample)
         cached = self._cache.get(key)
         if cached is not None:
             self.meter.planner_cache_hits += 1

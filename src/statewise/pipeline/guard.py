@@ -144,7 +144,8 @@ class Guard:
                             environ=self.environ)
         original = proposal
         try:
-            retrieval = self.store.retrieve(task.scope)
+            # Near misses are for people reading the store; the guard needs only what applies.
+            retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
             context, records = _context(retrieval)
             if proposal is None:
                 work.stage = "planning"
@@ -191,7 +192,7 @@ class Guard:
                 if planner is None or not self.config.enabled("replan"):
                     break
                 work.stage = "replan"
-                retrieval = self.store.retrieve(task.scope)
+                retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
                 context, records = _context(retrieval, work.overrides, work.removed)
                 replanned = planner.plan(task, context)
                 planned_from_repaired = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from operator import attrgetter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -80,6 +81,12 @@ class ContextRecord:
     authority: str
     observed_at: datetime | None = None
     stale: bool = False
+    #: What distinguishes this record between the probes of one check (see cache_key).
+    entry: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        value = "<masked>" if self.value is MASKED else _hashable(self.value)
+        object.__setattr__(self, "entry", (self.id, value, self.stale))
 
     @property
     def masked(self) -> bool:
@@ -126,6 +133,12 @@ class PlanningContext:
         """The mask (value=MASKED) and alternative probes: only that record's value changes."""
         return PlanningContext(tuple(replace(r, value=value) if r.id == record_id else r for r in self.records))
 
+    def cache_key(self) -> tuple:
+        """A cheap exact identity of what changes between the probes of one check: which
+        records are present, their values (or masking) and staleness. Within one check a
+        record id always carries the same key, scope and provenance."""
+        return tuple(map(_ENTRY, self.records))
+
     def fingerprint(self) -> str:
         """A stable digest of everything a planner sees, for the probe cache."""
         digest = hashlib.sha256()
@@ -137,6 +150,13 @@ class PlanningContext:
                 f"{record.authority}\x00{seen}\x00{record.stale}\x01".encode()
             )
         return digest.hexdigest()
+
+
+def _hashable(value: Any) -> Any:
+    return (type(value).__name__, tuple(value) if isinstance(value, list) else value)
+
+
+_ENTRY = attrgetter("entry")
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,6 +91,20 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
+class _KeyedModel(_Model):
+    """A model with a ``key`` and a ``scope``: both validated, the scope made canonical."""
+
+    @field_validator("key", check_fields=False)
+    @classmethod
+    def _check_key(cls, value: str) -> str:
+        return check_key(value)
+
+    @field_validator("scope", check_fields=False)
+    @classmethod
+    def _check_scope(cls, value: str) -> str:
+        return str(Scope.parse(value))
+
+
 class RecordStatus(str, enum.Enum):
     """Why a record is or is not in force. Lapsed, contradicted and forgotten stay distinct."""
 
@@ -147,7 +161,7 @@ class RecordTime(_Model):
         return now - self.confirmed_at > timedelta(seconds=self.ttl_seconds)
 
 
-class Record(_Model):
+class Record(_KeyedModel):
     """One stored record. Immutable: the store returns new instances when status changes."""
 
     id: str
@@ -164,15 +178,6 @@ class Record(_Model):
     status_reason: str | None = None
     status_changed_at: datetime | None = None
 
-    @field_validator("key")
-    @classmethod
-    def _check_key(cls, value: str) -> str:
-        return check_key(value)
-
-    @field_validator("scope")
-    @classmethod
-    def _check_scope(cls, value: str) -> str:
-        return str(Scope.parse(value))
 
     @model_validator(mode="after")
     def _typed(self) -> Record:
@@ -194,7 +199,7 @@ class Record(_Model):
         return self.time.is_stale(now or utcnow())
 
 
-class RecordDraft(_Model):
+class RecordDraft(_KeyedModel):
     """What a caller hands to ``Store.put``: a record before the store gives it identity.
 
     ``value_type`` and ``ttl_seconds`` may be left out when the store has a key schema
@@ -210,15 +215,6 @@ class RecordDraft(_Model):
     verified_at: datetime | None = None
     ttl_seconds: int | None = Field(default=None, ge=1)
 
-    @field_validator("key")
-    @classmethod
-    def _check_key(cls, value: str) -> str:
-        return check_key(value)
-
-    @field_validator("scope")
-    @classmethod
-    def _check_scope(cls, value: str) -> str:
-        return str(Scope.parse(value))
 
     @field_validator("observed_at", "verified_at")
     @classmethod
@@ -226,7 +222,7 @@ class RecordDraft(_Model):
         return _aware(value)
 
 
-class Evidence(_Model):
+class Evidence(_KeyedModel):
     """What established a value, bound to one key, type and scope (typed evidence grounding)."""
 
     key: str
@@ -240,15 +236,6 @@ class Evidence(_Model):
     detail: str = ""
     reference: str | None = None
 
-    @field_validator("key")
-    @classmethod
-    def _check_key(cls, value: str) -> str:
-        return check_key(value)
-
-    @field_validator("scope")
-    @classmethod
-    def _check_scope(cls, value: str) -> str:
-        return str(Scope.parse(value))
 
     @field_validator("observed_at")
     @classmethod

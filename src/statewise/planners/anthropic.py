@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from statewise.errors import PlannerError
+from statewise.planners._sdk import planner_error, response_field
 from statewise.planners.base import Plan, PlanningContext, Task, Usage
 from statewise.planners.prompt import action_schema, build_prompt, normalize_operations, parse_action
 
@@ -35,12 +36,6 @@ _TOOL_DESCRIPTION = (
     "with a reason). Call this exactly once."
 )
 
-
-def _get(obj: Any, name: str) -> Any:
-    """An attribute of an SDK response object, or None when the server left it out."""
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 class AnthropicPlanner:
@@ -123,7 +118,7 @@ class AnthropicPlanner:
 
     def plan(self, task: Task, context: PlanningContext) -> Plan:
         response = self._call(self.request(task, context))
-        stop_reason = _get(response, "stop_reason")
+        stop_reason = response_field(response, "stop_reason")
         if stop_reason == "max_tokens":
             raise PlannerError(
                 self.name,
@@ -133,12 +128,12 @@ class AnthropicPlanner:
             raise PlannerError(self.name, "the model refused (stop_reason refusal)")
         if stop_reason == "model_context_window_exceeded":
             raise PlannerError(self.name, "the prompt and answer exceed the model's context window")
-        content = _get(response, "content")
+        content = response_field(response, "content")
         if not isinstance(content, list):
             raise PlannerError(self.name, "the response has no content blocks")
-        calls = [block for block in content if _get(block, "type") == "tool_use"]
+        calls = [block for block in content if response_field(block, "type") == "tool_use"]
         if not calls:
-            kinds = ", ".join(str(_get(block, "type")) for block in content) or "none"
+            kinds = ", ".join(str(response_field(block, "type")) for block in content) or "none"
             raise PlannerError(
                 self.name,
                 f"the response has no tool_use block (content blocks: {kinds}; stop_reason {stop_reason})",
@@ -149,9 +144,9 @@ class AnthropicPlanner:
                 f"the response has {len(calls)} tool_use blocks; expected exactly one",
             )
         call = calls[0]
-        if _get(call, "name") != TOOL_NAME:
-            raise PlannerError(self.name, f"the model called tool {_get(call, 'name')!r}, not {TOOL_NAME!r}")
-        data = _get(call, "input")
+        if response_field(call, "name") != TOOL_NAME:
+            raise PlannerError(self.name, f"the model called tool {response_field(call, 'name')!r}, not {TOOL_NAME!r}")
+        data = response_field(call, "input")
         action = parse_action(self.name, data, self.operations)
         raw = json.dumps(data, sort_keys=True, ensure_ascii=False)
         return Plan(action=action, usage=self._usage(response), raw=raw)
@@ -170,34 +165,18 @@ class AnthropicPlanner:
         anthropic = self._anthropic
         try:
             return self._client.messages.create(**request)
-        except anthropic.APITimeoutError:
-            raise PlannerError(
-                self.name,
-                f"the request timed out after {self.timeout}s ({self.max_retries} retries)",
-            ) from None
-        except anthropic.APIConnectionError as error:
-            raise PlannerError(
-                self.name,
-                f"cannot reach the server ({self.max_retries} retries): {error}",
-            ) from None
-        except anthropic.APIStatusError as error:
-            raise PlannerError(
-                self.name,
-                f"the server answered HTTP {error.status_code}: {_status_message(error)}",
-            ) from None
-        except anthropic.AnthropicError as error:
-            raise PlannerError(self.name, f"the request failed: {type(error).__name__}: {error}") from None
-        except Exception as error:  # a response the SDK could not read is still a planner failure
-            raise PlannerError(self.name, f"the request failed: {type(error).__name__}: {error}") from None
+        except Exception as error:  # noqa: BLE001 - every failure becomes a PlannerError
+            raise planner_error(self.name, error, anthropic, timeout=self.timeout,
+                                max_retries=self.max_retries) from None
 
     @staticmethod
     def _usage(response: Any) -> Usage | None:
-        usage = _get(response, "usage")
+        usage = response_field(response, "usage")
         if usage is None:
             return None
 
         def count(name: str) -> int:
-            value = _get(usage, name)
+            value = response_field(usage, name)
             return value if isinstance(value, int) else 0
 
         # input_tokens excludes prompt-cache reads and writes; the call still processed them.
@@ -207,12 +186,3 @@ class AnthropicPlanner:
         return Usage(input_tokens=input_tokens, output_tokens=count("output_tokens"))
 
 
-def _status_message(error: Any) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        detail = body.get("error", body)
-        if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-            return detail["message"][:300]
-        if isinstance(detail, str):
-            return detail[:300]
-    return str(getattr(error, "message", error))[:300]

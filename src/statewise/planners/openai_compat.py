@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from statewise.errors import PlannerError
+from statewise.planners._sdk import planner_error, response_field
 from statewise.planners.base import Plan, PlanningContext, Task, Usage
 from statewise.planners.prompt import (
     action_schema,
@@ -32,12 +33,6 @@ INSTALL_HINT = "pip install 'statewise[models]'"
 
 Structured = Literal["json_schema", "json_object"]
 
-
-def _get(obj: Any, name: str) -> Any:
-    """An attribute of an SDK response object, or None when the server left it out."""
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 class OpenAICompatiblePlanner:
@@ -136,17 +131,17 @@ class OpenAICompatiblePlanner:
 
     def plan(self, task: Task, context: PlanningContext) -> Plan:
         response = self._call(self.request(task, context))
-        choices = _get(response, "choices")
+        choices = response_field(response, "choices")
         if not choices:
             raise PlannerError(self.name, "the response has no choices")
         choice = choices[0]
-        message = _get(choice, "message")
+        message = response_field(choice, "message")
         if message is None:
             raise PlannerError(self.name, "the response's first choice has no message")
-        refusal = _get(message, "refusal")
+        refusal = response_field(message, "refusal")
         if refusal:
             raise PlannerError(self.name, f"the model refused: {refusal}")
-        finish_reason = _get(choice, "finish_reason")
+        finish_reason = response_field(choice, "finish_reason")
         if finish_reason == "length":
             raise PlannerError(self.name, "the answer was cut off at the token limit (finish_reason length)")
         if finish_reason == "content_filter":
@@ -159,7 +154,7 @@ class OpenAICompatiblePlanner:
                 self.name,
                 f"the model called a tool instead of answering (finish_reason {finish_reason})",
             )
-        content = _get(message, "content")
+        content = response_field(message, "content")
         if content is not None and not isinstance(content, str):
             raise PlannerError(self.name, f"the message content is a {type(content).__name__}, not text")
         action = parse_action(self.name, decode_json(self.name, content), self.operations)
@@ -179,33 +174,17 @@ class OpenAICompatiblePlanner:
         openai = self._openai
         try:
             return self._client.chat.completions.create(**request)
-        except openai.APITimeoutError:
-            raise PlannerError(
-                self.name,
-                f"the request timed out after {self.timeout}s ({self.max_retries} retries)",
-            ) from None
-        except openai.APIConnectionError as error:
-            raise PlannerError(
-                self.name,
-                f"cannot reach the server ({self.max_retries} retries): {error}",
-            ) from None
-        except openai.APIStatusError as error:
-            raise PlannerError(
-                self.name,
-                f"the server answered HTTP {error.status_code}: {_status_message(error)}",
-            ) from None
-        except openai.OpenAIError as error:
-            raise PlannerError(self.name, f"the request failed: {type(error).__name__}: {error}") from None
-        except Exception as error:  # a response the SDK could not read is still a planner failure
-            raise PlannerError(self.name, f"the request failed: {type(error).__name__}: {error}") from None
+        except Exception as error:  # noqa: BLE001 - every failure becomes a PlannerError
+            raise planner_error(self.name, error, openai, timeout=self.timeout,
+                                max_retries=self.max_retries) from None
 
     @staticmethod
     def _usage(response: Any) -> Usage | None:
-        usage = _get(response, "usage")
+        usage = response_field(response, "usage")
         if usage is None:
             return None
-        prompt_tokens = _get(usage, "prompt_tokens")
-        completion_tokens = _get(usage, "completion_tokens")
+        prompt_tokens = response_field(usage, "prompt_tokens")
+        completion_tokens = response_field(usage, "completion_tokens")
         if not isinstance(prompt_tokens, int) and not isinstance(completion_tokens, int):
             return None
         return Usage(
@@ -214,12 +193,3 @@ class OpenAICompatiblePlanner:
         )
 
 
-def _status_message(error: Any) -> str:
-    body = getattr(error, "body", None)
-    if isinstance(body, dict):
-        detail = body.get("error", body)
-        if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-            return detail["message"][:300]
-        if isinstance(detail, str):
-            return detail[:300]
-    return str(getattr(error, "message", error))[:300]

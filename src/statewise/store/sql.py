@@ -543,13 +543,13 @@ class SQLStore(Store):
         # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
         window = limit if keys is None and text is None else limit * 4
         for prefix in prefixes:
-            # The inner query orders and limits on the covering (scope, key) index alone (seq
-            # is the rowid); only the rows that survive are read in full.
+            # The inner query walks the covering (scope, key) index in its own order, so it needs
+            # no sort, and stops at the limit; only the rows that survive are read in full.
             cur.execute(
                 self._sql(
                     f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
                     f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND scope >= ? AND scope < ? "
-                    f"AND scope NOT IN ({not_applicable}) ORDER BY seq LIMIT ?) ORDER BY seq"
+                    f"AND scope NOT IN ({not_applicable}) ORDER BY scope, key LIMIT ?) ORDER BY scope, key"
                 ),
                 (prefix, _prefix_upper_bound(prefix), *applicable, window),
             )

@@ -276,3 +276,29 @@ def test_report_is_json_serializable_and_complete(store, sandbox, tmp_path: Path
         assert field in data
     assert data["costs"]["planner_calls"] >= 2 and data["costs"]["verifier_calls"] >= 1
     assert data["costs"]["guard_seconds"] <= data["costs"]["wall_seconds"]
+
+
+def test_a_stochastic_planner_is_sampled_and_disagreement_still_gets_verified(store, sandbox):
+    from statewise.planners.noisy import NoisyPlanner
+
+    record_id = _stale_unprotected(store, sandbox)
+    noisy = NoisyPlanner(RulePlanner(), noise=0.5, seed=11)
+    guard = Guard(store, planner=noisy, workspace=sandbox.work, config=GuardConfig(samples=4))
+    decision = guard.check(_task(sandbox), Action(tool="git", operation="git.push", target="origin/main",
+                                                  args={"remote": "origin", "branch": "main", "source": "HEAD",
+                                                        "force": True}))
+    candidate = next(c for c in decision.report.candidates if c.record_id == record_id)
+    assert all(len(probe.actions) + (probe.error is not None) >= 1 for probe in candidate.probes)
+    assert max(len(probe.actions) for probe in candidate.probes) == 4  # four samples per probe
+    assert candidate.premise  # dependent, or inconclusive under disagreement: verified either way
+    assert store.get(record_id).status is RecordStatus.SUPERSEDED
+    assert decision.action is None or decision.action.args.get("force") is not True
+    assert decision.report.planner.startswith("noisy(rules")
+
+
+def test_the_probe_budget_bounds_planner_calls(store, sandbox):
+    _stale_unprotected(store, sandbox)
+    guard = Guard(store, planner=RulePlanner(), workspace=sandbox.work, config=GuardConfig(probe_budget=2))
+    decision = guard.check(_task(sandbox))
+    assert all(len(c.probes) <= 2 for c in decision.report.candidates)
+    assert any("budget" in c.note for c in decision.report.candidates)

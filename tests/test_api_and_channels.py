@@ -137,3 +137,17 @@ def test_cli_guard_and_verify_on_a_real_repository(sandbox, tmp_path):
 
     bad = _cli("guard", "--task", "x", "--action", "-", "--planner", "none", cwd=sandbox.work, env_store=store)
     assert bad.returncode == 2 and "not JSON" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_executor_refuses_deletes_outside_the_workspace(sandbox, tmp_path):
+    victim = tmp_path / "keep.txt"
+    victim.write_text("precious")
+    for path in (str(victim), "../keep.txt", "."):
+        outcome = run_action(Action(tool="fs", operation="fs.delete", args={"path": path, "recursive": True}),
+                             sandbox.work)
+        assert outcome.returncode == 126 and "refusing" in outcome.stderr
+    assert victim.read_text() == "precious" and sandbox.work.exists()
+    inside = sandbox.work / "build"
+    inside.mkdir()
+    assert run_action(Action(tool="fs", operation="fs.delete", args={"path": "build", "recursive": True}),
+                      sandbox.work).ok and not inside.exists()

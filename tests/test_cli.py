@@ -149,3 +149,15 @@ def test_store_demo_runs_in_a_subprocess():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert "nothing overwritten" in done.stdout
+
+
+def test_bench_command_runs_a_case_and_writes_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(main, ["bench", "--only", "git-push-stale-protection", "--conditions", "corrupted",
+                                       "--jobs", "1", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    outcomes = {(e["method"], e["condition"]): e for e in data["episodes"]}
+    assert outcomes[("statewise", "corrupted")]["y"] == 1 and outcomes[("agent", "corrupted")]["y"] == 0
+    bad = CliRunner().invoke(main, ["bench", "--methods", "nonsense"])
+    assert bad.exit_code == 2 and "unknown method" in bad.output

@@ -84,6 +84,11 @@ def run_action(action: Action, workspace: str | Path, *, env: Mapping[str, str] 
     if action.operation == "fs.delete":
         target = (workspace / str(_arg(action, "path"))).resolve()
         argv = ("fs.delete", str(target))
+        root = workspace.resolve()
+        if target == root or root not in target.parents:
+            # The gate's invariants already refuse this; the executor refuses it too.
+            return ExecutionResult(argv, 126, "", f"refusing to delete {target}: not inside {root}",
+                                   time.perf_counter() - started)
         try:
             if target.is_dir() and _arg(action, "recursive"):
                 shutil.rmtree(target)

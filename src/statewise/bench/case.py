@@ -1,0 +1,605 @@
+"""The benchmark's case format: frozen pydantic models, the loader and the JSON Schema.
+
+A *case* is one executable task: the workspace to build, the records to seed, the target
+record whose condition varies (correct, corrupted, removed), the simulated developer, the
+ground-truth decision-critical keys and the checks that judge the outcome. A *sequence* is
+an ordered list of tasks that share one workspace spec and one store (paper RQ5). The
+format is documented in docs/cases.md; its JSON Schema is ``case.schema.json`` beside this
+module (regenerate it with ``python -m statewise.bench.schema``).
+
+A case directory (a *set*) may also hold ``contract.yaml`` (a contract extension, usually
+``extends: coding``) and ``playbook.yaml`` (extra rule-planner families); both apply to every
+case of the directory. :func:`load_cases` returns them together as a :class:`CaseSet`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+
+from statewise.bench.checks import CHECKS, Check
+from statewise.contract import Contract, builtin_contract, load_contract
+from statewise.errors import ContractError, InputError
+from statewise.planners.rules import Playbook, builtin_playbook, load_playbook
+from statewise.records import Authority, SourceKind, check_key
+
+__all__ = [
+    "CATEGORIES",
+    "CONDITIONS",
+    "DEFECTS",
+    "PLACEHOLDERS",
+    "Case",
+    "CaseError",
+    "CaseSet",
+    "Scenario",
+    "SequenceCase",
+    "Step",
+    "case_schema",
+    "fill_placeholders",
+    "load_case",
+    "load_cases",
+]
+
+CATEGORIES = ("runtime_env", "other_env", "filesystem", "git_policy", "config_build", "user_settings")
+DEFECTS = (
+    "wrong_value", "stale_value", "over_generalized", "conflict", "scope_mismatch",
+    "correct_value_defective_metadata", "interacting", "conflicting_corrections", "partial_evidence",
+)
+CONDITIONS = ("correct", "corrupted", "removed")
+#: Placeholders filled once the episode's sandbox exists.
+PLACEHOLDERS = ("repo", "workspace", "user", "branch", "sandbox", "home", "origin", "python")
+_PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_SPECIAL_FILES = frozenset({"contract.yaml", "contract.yml", "playbook.yaml", "playbook.yml"})
+
+Category = Literal["runtime_env", "other_env", "filesystem", "git_policy", "config_build", "user_settings"]
+Defect = Literal[
+    "wrong_value", "stale_value", "over_generalized", "conflict", "scope_mismatch",
+    "correct_value_defective_metadata", "interacting", "conflicting_corrections", "partial_evidence",
+]
+Expected = Literal["act", "stop"]
+Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=120,
+                                  description="lower-case letters, digits, '.', '_' and '-'")]
+Duration = Annotated[str, Field(pattern=r"^(\d+[wdhms])+$|^\d+$",
+                                description="a duration such as 90s, 30m, 12h, 40d, 2w or 1h30m")]
+
+
+class CaseError(InputError):
+    """A case file that does not validate: ``source`` is the file, ``field`` the path in it."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source
+        self.field = field
+        self.problem = problem
+        where = f"{source}: {field}" if field else source
+        super().__init__(f"{where}: {problem}")
+
+
+def fill_placeholders(value: Any, values: Mapping[str, str]) -> Any:
+    """Fill ``{repo}``, ``{workspace}``, ... in every string inside ``value`` (lists and dicts
+    recursively). Other braces are left alone, so regular expressions keep ``{2}``."""
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list | tuple):
+        return [fill_placeholders(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: fill_placeholders(item, values) for key, item in value.items()}
+    return value
+
+
+_UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def _seconds(text: str | None) -> int:
+    """Seconds of a duration such as ``40d`` or ``1h30m`` (zero allowed, unlike a TTL)."""
+    if text is None:
+        return 0
+    compact = text.strip().lower()
+    if compact.isdigit():
+        return int(compact)
+    return sum(int(n) * _UNITS[unit] for n, unit in re.findall(r"(\d+)([wdhms])", compact))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- workspace ----------------------------------------------------------------------------
+
+
+class GitSpec(_Model):
+    """The workspace is a git repository with a bare ``origin`` (in the sandbox) whose
+    pre-receive hook really enforces the protected patterns."""
+
+    branch: str = Field(default="main", min_length=1, description="the branch checked out in the workspace")
+    protected: list[str] = Field(default_factory=list,
+                                 description="branch names or globs the origin protects (its hook refuses "
+                                             "direct pushes, force pushes, creation and deletion)")
+    diverged: bool = Field(default=False, description="the checked-out branch's last pushed commit was amended "
+                                                      "locally, so only a force push would update the remote")
+    ahead: int = Field(default=1, ge=0, le=20,
+                       description="local commits on the branch that were not pushed (after any divergence)")
+    branches: list[str] = Field(default_factory=list, description="extra branches created from main and "
+                                                                  "pushed to the origin before protection is on")
+    branch_on_origin: bool = Field(default=True, description="when branch is not main: push it to the origin too")
+    untracked: list[str] = Field(default_factory=list,
+                                 description="globs of workspace files left untracked (not committed)")
+
+
+class ShimSpec(_Model):
+    """A tool shim: an executable script on the sandbox's private PATH."""
+
+    version: str | None = Field(default=None, description="print this version (for any arguments) and exit 0")
+    stdout: str = Field(default="", description="what the shim prints (when no version is given)")
+    stderr: str = ""
+    exit: int = Field(default=0, ge=0, le=255)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ShimSpec:
+        if self.version is not None and (self.stdout or self.stderr or self.exit):
+            raise ValueError("a shim has either a version or stdout/stderr/exit, not both")
+        return self
+
+
+class VenvSpec(_Model):
+    path: str = Field(default=".venv", min_length=1, description="relative to the workspace")
+    packages: dict[str, str] = Field(default_factory=dict,
+                                     description="distributions present in the venv (name -> version; a "
+                                                 "dist-info folder is written, no code)")
+
+
+class WorkspaceSpec(_Model):
+    git: GitSpec | None = Field(default=None, description="omit for a plain directory")
+    files: dict[str, str] = Field(default_factory=dict, description="path (relative to the workspace) -> content")
+    shims: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")], ShimSpec] = Field(
+        default_factory=dict)
+    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] = Field(default_factory=dict)
+    venv: VenvSpec | None = None
+    user: str = Field(default="dev", pattern=r"^[A-Za-z0-9._-]+$", description="the task's user scope")
+
+    @field_validator("files")
+    @classmethod
+    def _relative_files(cls, value: dict[str, str]) -> dict[str, str]:
+        for path in value:
+            parts = Path(path).parts
+            if not path or path.startswith("/") or ".." in parts or (parts and parts[0] == ".git"):
+                raise ValueError(f"file path {path!r} must be relative, inside the workspace and not in .git")
+        return value
+
+    def fingerprint(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+
+
+# --- records ------------------------------------------------------------------------------
+
+
+def _key(value: str) -> str:
+    check_key(value)
+    return value
+
+
+class RecordSpec(_Model):
+    """A record seeded into the store. ``age`` sets its observed time (now - age)."""
+
+    key: Annotated[str, Field(min_length=3)]
+    value: Any
+    scope: str = Field(default="global", description="a record scope; placeholders are filled")
+    source: SourceKind = SourceKind.DEVELOPER
+    authority: Authority = Authority.DEVELOPER
+    actor: str | None = None
+    age: Duration = "0s"
+    ttl: Duration | None = Field(default=None, description="overrides the key's declared TTL")
+    verified_age: Duration | None = Field(default=None, description="last verified this long ago")
+
+    _check_key = field_validator("key")(_key)
+
+
+class CorruptionSpec(_Model):
+    """How the target record differs in the corrupted condition: its value and/or its metadata.
+    Fields left out are the correct record's."""
+
+    value: Any = None
+    scope: str | None = Field(default=None, description="e.g. global, for an over-generalized record")
+    source: SourceKind | None = None
+    authority: Authority | None = None
+    actor: str | None = None
+    age: Duration | None = None
+    ttl: Duration | None = None
+    verified_age: Duration | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> CorruptionSpec:
+        if not self.model_fields_set:
+            raise ValueError("a corruption changes the value or some metadata")
+        if "value" in self.model_fields_set and self.value is None:
+            raise ValueError("a corrupted value cannot be null (use the removed condition for no record)")
+        return self
+
+
+class TargetSpec(_Model):
+    """The record the conditions vary: correct, corrupted, or removed."""
+
+    key: Annotated[str, Field(min_length=3)]
+    scope: str = "global"
+    correct: Any = Field(description="the correct value; null when the correct store has no such record")
+    source: SourceKind = SourceKind.DEVELOPER
+    authority: Authority = Authority.DEVELOPER
+    actor: str | None = None
+    age: Duration = "1h"
+    ttl: Duration | None = None
+    verified_age: Duration | None = None
+    corrupted: CorruptionSpec
+    removed: bool = Field(default=True, description="whether the removed-record condition applies to this case")
+
+    _check_key = field_validator("key")(_key)
+
+    def record(self, condition: str) -> RecordSpec | None:
+        """The target record seeded under ``condition`` (None: no record)."""
+        if condition == "removed":
+            return None
+        base = RecordSpec(key=self.key, value=self.correct, scope=self.scope, source=self.source,
+                          authority=self.authority, actor=self.actor, age=self.age, ttl=self.ttl,
+                          verified_age=self.verified_age) if self.correct is not None else None
+        if condition == "correct":
+            return base
+        if condition != "corrupted":
+            raise ValueError(f"unknown condition {condition!r}; conditions are {', '.join(CONDITIONS)}")
+        changes = {name: getattr(self.corrupted, name) for name in self.corrupted.model_fields_set}
+        if base is None:
+            if "value" not in changes:
+                raise ValueError("the correct record is absent, so the corruption needs a value")
+            base = RecordSpec(key=self.key, value=changes["value"], scope=self.scope, source=self.source,
+                              authority=self.authority, actor=self.actor, age=self.age, ttl=self.ttl,
+                              verified_age=self.verified_age)
+        return base.model_copy(update=changes)
+
+
+class DeveloperSpec(_Model):
+    """The simulated developer: the true intent for developer-owned keys, and approvals."""
+
+    intent: dict[str, Any] = Field(default_factory=dict, description="key -> the value the developer means")
+    approves: list[str] | Literal["all"] = Field(default_factory=list,
+                                                 description="operations the developer approves when asked")
+
+
+class TaskSpec(_Model):
+    text: str = Field(min_length=1)
+    params: dict[str, str] = Field(default_factory=dict)
+
+
+class _StepFields(_Model):
+    family: str = Field(min_length=1, description="the rule planner's playbook family")
+    task: TaskSpec
+    expected: Expected
+    critical: list[str] = Field(default_factory=list, description="ground-truth decision-critical record keys")
+    goal: list[Check] = Field(min_length=1)
+    invariants: list[Check] = Field(default_factory=list)
+
+
+class Case(_StepFields):
+    """One executable case."""
+
+    kind: Literal["case"] = "case"
+    id: Identifier
+    title: str = Field(min_length=1)
+    category: Category
+    defect: Defect
+    workspace: WorkspaceSpec
+    store: list[RecordSpec] = Field(default_factory=list, description="records seeded besides the target")
+    target: TargetSpec
+    developer: DeveloperSpec = Field(default_factory=DeveloperSpec)
+    tags: list[str] = Field(default_factory=list, description="free labels, e.g. unseen, new_repo, new_tool")
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _target_not_seeded_twice(self) -> Case:
+        for index, record in enumerate(self.store):
+            if record.key == self.target.key and record.scope == self.target.scope:
+                raise ValueError(f"store[{index}] seeds the target ({record.key} in {record.scope}); "
+                                 "the target is seeded per condition")
+        return self
+
+
+class SequenceTask(_StepFields):
+    """A task written inline in a sequence."""
+
+    id: Identifier
+    title: str = ""
+    developer: DeveloperSpec | None = None
+
+
+class SequenceCase(_Model):
+    """Tasks run in order on one workspace spec and one store; between tasks the workspace is
+    rebuilt from the template and the conversation is reset, the store carries over. The
+    condition applies to the target record seeded before the first task."""
+
+    kind: Literal["sequence"]
+    id: Identifier
+    title: str = Field(min_length=1)
+    category: Category | None = None
+    defect: Defect | None = None
+    workspace: WorkspaceSpec | None = Field(default=None, description="default: the first referenced case's")
+    store: list[RecordSpec] | None = None
+    target: TargetSpec | None = None
+    developer: DeveloperSpec | None = None
+    tasks: list[Union[Identifier, SequenceTask]] = Field(min_length=2,  # noqa: UP007
+                                                         description="case ids of this set, or inline tasks")
+    tags: list[str] = Field(default_factory=list)
+    notes: str = ""
+
+
+CaseFile = Annotated[Union[Case, SequenceCase], Field(discriminator="kind")]  # noqa: UP007
+_CASE_FILE: TypeAdapter[Case | SequenceCase] = TypeAdapter(CaseFile)
+
+
+SCHEMA_PATH = Path(__file__).with_name("case.schema.json")
+
+
+def schema_text() -> str:
+    """The schema exactly as saved in ``case.schema.json``."""
+    return json.dumps(case_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def case_schema() -> dict[str, Any]:
+    """The JSON Schema of a case file (saved as ``case.schema.json``)."""
+    schema = _CASE_FILE.json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "StateWise benchmark case"
+    schema["description"] = ("A case or a sequence of the StateWise executable benchmark (docs/cases.md). "
+                             "Check kinds: " + ", ".join(sorted(CHECKS)) + ".")
+    return schema
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+def _location(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in CHECKS or part in ("case", "sequence") or str(part).startswith(("str", "function-")):
+            continue  # union tags: the kind is implied by the data
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _problem(error: dict[str, Any]) -> str:
+    message = error["msg"]
+    if error["type"] == "union_tag_invalid" and "kind" in message:
+        return f"unknown check kind; expected one of {', '.join(sorted(CHECKS))}"
+    if error["type"] == "missing":
+        return "required field is missing"
+    if error["type"] == "extra_forbidden":
+        return "unknown field (not part of the case format)"
+    return message.removeprefix("Value error, ")
+
+
+def _parse_file(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CaseError(str(path), "", f"cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise CaseError(str(path), "", f"not UTF-8 text: {error}") from None
+    if path.suffix == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise CaseError(str(path), f"line {error.lineno}, column {error.colno}", f"not valid JSON: {error.msg}") \
+                from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise CaseError(str(path), where, f"not valid YAML: {getattr(error, 'problem', error)}") from None
+
+
+def validate_case_data(data: Any, source: str) -> Case | SequenceCase:
+    """Validate parsed case data; CaseError names the source, the field and what was expected."""
+    if not isinstance(data, dict):
+        raise CaseError(source, "", f"a case file holds one mapping (a case or a sequence), not {type(data).__name__}")
+    data = dict(data)
+    data.setdefault("kind", "case")
+    if data["kind"] not in ("case", "sequence"):
+        raise CaseError(source, "kind", f"expected 'case' or 'sequence', got {data['kind']!r}")
+    try:
+        return _CASE_FILE.validate_python(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise CaseError(source, _location(first["loc"]), _problem(first)) from None
+
+
+def load_case(path: str | Path) -> Case | SequenceCase:
+    """Load one case or sequence file (YAML or JSON)."""
+    path = Path(path)
+    return validate_case_data(_parse_file(path), str(path))
+
+
+# --- scenarios: what the runner executes ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One task of a scenario (a case is a scenario of one step)."""
+
+    id: str
+    title: str
+    family: str
+    task: TaskSpec
+    expected: str
+    critical: tuple[str, ...]
+    goal: tuple[Any, ...]
+    invariants: tuple[Any, ...]
+    developer: DeveloperSpec
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A case or a resolved sequence, ready to run: a workspace, a store, a target, steps."""
+
+    id: str
+    kind: str  # case | sequence
+    set: str
+    title: str
+    category: str | None
+    defect: str | None
+    workspace: WorkspaceSpec
+    store: tuple[RecordSpec, ...]
+    target: TargetSpec | None
+    steps: tuple[Step, ...]
+    tags: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def expected(self) -> str:
+        return self.steps[0].expected
+
+    def conditions(self, wanted: Iterable[str] = CONDITIONS) -> list[str]:
+        """The conditions this scenario runs under (removed only where the target allows it)."""
+        out = []
+        for condition in wanted:
+            if condition == "removed" and self.target is not None and not self.target.removed:
+                continue
+            if self.target is None and condition != "correct":
+                continue
+            out.append(condition)
+        return out
+
+
+def _case_step(case: Case, developer: DeveloperSpec | None = None) -> Step:
+    return Step(id=case.id, title=case.title, family=case.family, task=case.task, expected=case.expected,
+                critical=tuple(case.critical), goal=tuple(case.goal), invariants=tuple(case.invariants),
+                developer=developer or case.developer)
+
+
+def scenario_of(case: Case, set_name: str = "", source: str = "") -> Scenario:
+    return Scenario(id=case.id, kind="case", set=set_name, title=case.title, category=case.category,
+                    defect=case.defect, workspace=case.workspace, store=tuple(case.store), target=case.target,
+                    steps=(_case_step(case),), tags=tuple(case.tags), source=source)
+
+
+def _resolve_sequence(sequence: SequenceCase, cases: Mapping[str, Case], set_name: str, source: str) -> Scenario:
+    first: Case | None = None
+    steps: list[Step] = []
+    for index, item in enumerate(sequence.tasks):
+        if isinstance(item, str):
+            case = cases.get(item)
+            if case is None:
+                raise CaseError(source, f"tasks[{index}]", f"no case {item!r} in this set")
+            if first is None:
+                first = case
+            steps.append(_case_step(case, sequence.developer))
+        else:
+            developer = item.developer or sequence.developer or (first.developer if first else DeveloperSpec())
+            steps.append(Step(id=item.id, title=item.title or item.task.text, family=item.family, task=item.task,
+                              expected=item.expected, critical=tuple(item.critical), goal=tuple(item.goal),
+                              invariants=tuple(item.invariants), developer=developer))
+    workspace = sequence.workspace or (first.workspace if first else None)
+    if workspace is None:
+        raise CaseError(source, "workspace", "required when no task refers to a case")
+    for index, item in enumerate(sequence.tasks):
+        if isinstance(item, str) and cases[item].workspace != workspace:
+            raise CaseError(source, f"tasks[{index}]",
+                            f"case {item!r} has another workspace spec; a sequence shares one workspace")
+    store = sequence.store if sequence.store is not None else (first.store if first else [])
+    target = sequence.target or (first.target if first else None)
+    ids = [step.id for step in steps]
+    if len(set(ids)) != len(ids):
+        raise CaseError(source, "tasks", "task ids repeat; give inline tasks their own ids")
+    return Scenario(id=sequence.id, kind="sequence", set=set_name, title=sequence.title,
+                    category=sequence.category or (first.category if first else None),
+                    defect=sequence.defect or (first.defect if first else None), workspace=workspace,
+                    store=tuple(store), target=target, steps=tuple(steps), tags=tuple(sequence.tags), source=source)
+
+
+@dataclass
+class CaseSet:
+    """The cases of one directory, with its contract and playbook extensions."""
+
+    name: str
+    directory: Path
+    cases: list[Case] = field(default_factory=list)
+    sequences: list[SequenceCase] = field(default_factory=list)
+    contract_path: Path | None = None
+    playbook_path: Path | None = None
+    scenarios: list[Scenario] = field(default_factory=list)
+
+    @cached_property
+    def contract(self) -> Contract:
+        return load_contract(self.contract_path) if self.contract_path else builtin_contract()
+
+    @cached_property
+    def playbook(self) -> Playbook:
+        base = builtin_playbook()
+        return base.extend(load_playbook(self.playbook_path)) if self.playbook_path else base
+
+
+def load_cases(directory: str | Path, *, name: str | None = None) -> CaseSet:
+    """Load every ``*.yaml``/``*.yml``/``*.json`` case of ``directory`` (not recursive), plus its
+    ``contract.yaml`` and ``playbook.yaml``. Ids must be unique; sequences are resolved
+    against the cases of the same directory. The extensions are validated here too."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CaseError(str(directory), "", "not a directory of cases")
+    result = CaseSet(name=name or directory.name, directory=directory)
+    sources: dict[str, str] = {}
+    for path in sorted(directory.iterdir()):
+        if not path.is_file() or path.suffix not in (".yaml", ".yml", ".json"):
+            continue
+        if path.name in _SPECIAL_FILES:
+            if path.name.startswith("contract"):
+                result.contract_path = path
+            else:
+                result.playbook_path = path
+            continue
+        loaded = load_case(path)
+        if loaded.id in sources:
+            raise CaseError(str(path), "id", f"{loaded.id!r} is also the id of {sources[loaded.id]}")
+        sources[loaded.id] = str(path)
+        (result.cases if isinstance(loaded, Case) else result.sequences).append(loaded)
+    try:
+        contract = result.contract
+        playbook = result.playbook
+    except ContractError:
+        raise
+    by_id = {case.id: case for case in result.cases}
+    for case in result.cases:
+        _check_against(case, contract, playbook, sources[case.id])
+        result.scenarios.append(scenario_of(case, result.name, sources[case.id]))
+    for sequence in result.sequences:
+        scenario = _resolve_sequence(sequence, by_id, result.name, sources[sequence.id])
+        for index, step in enumerate(scenario.steps):
+            if step.family not in playbook.families:
+                raise CaseError(sources[sequence.id], f"tasks[{index}]", f"unknown playbook family {step.family!r}")
+        result.scenarios.append(scenario)
+    return result
+
+
+def _check_against(case: Case, contract: Contract, playbook: Playbook, source: str) -> None:
+    """Keys and families must exist in the set's contract and playbook."""
+    if case.family not in playbook.families:
+        raise CaseError(source, "family", f"unknown playbook family {case.family!r}; expected one of "
+                                          f"{', '.join(sorted(playbook.families))}")
+    keys = [("target.key", case.target.key)] + [(f"store[{i}].key", r.key) for i, r in enumerate(case.store)]
+    keys += [(f"developer.intent.{k}", k) for k in case.developer.intent]
+    for where, key in keys:
+        if contract.key_type(key) is None:
+            raise CaseError(source, where, f"{key!r} is not a key the {contract.name} contract declares")
+
+
+def now_minus(duration: str | None, now: datetime | None = None) -> datetime | None:
+    if duration is None:
+        return None
+    return (now or datetime.now(UTC)) - timedelta(seconds=_seconds(duration))
+

@@ -1,0 +1,185 @@
+"""The methods the benchmark compares, behind one small interface.
+
+A method gets a :class:`MethodInput` (the task, the episode's store, the contract, the
+planner, the sandbox's workspace and environment, the simulated developer) and returns a
+:class:`MethodResult`: the action to execute (or a stop), the planner's original proposal,
+which records it marked as decision-critical premises (None when the method does not
+attribute), and its costs. The runner executes the action, judges the sandbox and computes
+the metrics; it knows nothing else about the method.
+
+Register a new method (a baseline such as bare approval, risk routing or live refresh) with
+:func:`register_method`; the runner then accepts its name::
+
+    class BareApproval:
+        name = "bare_approval"
+        def run(self, inp: MethodInput) -> MethodResult:
+            proposal = propose(inp)                      # the agent's own proposal
+            ok = inp.approver().approve(ApprovalRequest(proposal, "approve this action?", inp.task.text))
+            return MethodResult.from_proposal(proposal, execute=ok, approvals=1, reason="...")
+
+    register_method("bare_approval", BareApproval)
+
+Built in: ``agent`` (no guard: the planner's proposal executes), ``statewise`` (the full
+guard) and ``no_<stage>`` for every stage of :data:`statewise.pipeline.guard.STAGES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from statewise.actions import Action
+from statewise.bench.case import DeveloperSpec, Step
+from statewise.clarify import ScriptedApprover, ScriptedClarifier
+from statewise.contract import Contract
+from statewise.pipeline.guard import STAGES, Guard, GuardConfig
+from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task, as_plan
+from statewise.store.base import Store
+
+__all__ = [
+    "METHODS",
+    "Method",
+    "MethodInput",
+    "MethodResult",
+    "get_method",
+    "method_names",
+    "planning_context",
+    "propose",
+    "register_method",
+]
+
+
+@dataclass
+class MethodInput:
+    """Everything a method may use for one task of one episode."""
+
+    step: Step
+    task: Task
+    store: Store
+    contract: Contract
+    planner: Planner
+    workspace: Path
+    environ: Mapping[str, str]
+    developer: DeveloperSpec  # placeholders already filled
+    seed: int = 0
+
+    def clarifier(self) -> ScriptedClarifier:
+        """A fresh simulated developer answering from the case's intent."""
+        return ScriptedClarifier(dict(self.developer.intent))
+
+    def approver(self) -> ScriptedApprover:
+        allow = self.developer.approves
+        return ScriptedApprover(None if allow == "all" else frozenset(allow))
+
+
+@dataclass
+class MethodResult:
+    verdict: str  # execute | stop
+    action: Action | None  # what to execute (None for a stop)
+    proposal: Action | None = None  # the planner's first proposal
+    reason: str = ""
+    premises: tuple[str, ...] | None = None  # record ids marked decision-critical; None: not attributed
+    model_calls: int = 0
+    tokens: int = 0
+    verifier_calls: int = 0
+    questions: int = 0
+    approvals: int = 0
+    guard_seconds: float | None = None
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+
+    @classmethod
+    def from_proposal(cls, proposal: Action, *, execute: bool = True, reason: str = "", **costs: Any) -> MethodResult:
+        go = execute and not proposal.is_stop
+        return cls(verdict="execute" if go else "stop", action=proposal if go else None, proposal=proposal,
+                   reason=reason or (proposal.reason if proposal.is_stop else ""), **costs)
+
+
+@runtime_checkable
+class Method(Protocol):
+    name: str
+
+    def run(self, inp: MethodInput) -> MethodResult: ...
+
+
+def planning_context(store: Store, task: Task) -> PlanningContext:
+    """What a planner sees for ``task``: the applying records, fresh ones first, stale ones
+    flagged (the same context the guard builds for its first proposal)."""
+    retrieval = store.retrieve(task.scope)
+    stale = {r.id for r in retrieval.stale}
+    return PlanningContext.of(ContextRecord.from_record(r, stale=r.id in stale)
+                              for r in retrieval.records + retrieval.stale)
+
+
+def propose(inp: MethodInput) -> tuple[Action, int, int]:
+    """The agent's own proposal: (action, model calls, tokens)."""
+    plan = as_plan(inp.planner.plan(inp.task, planning_context(inp.store, inp.task)))
+    tokens = plan.usage.input_tokens + plan.usage.output_tokens if plan.usage else 0
+    return plan.action, 1, tokens
+
+
+class AgentMethod:
+    """No intervention: whatever the planner proposes from its memory is executed."""
+
+    name = "agent"
+
+    def run(self, inp: MethodInput) -> MethodResult:
+        action, calls, tokens = propose(inp)
+        return MethodResult.from_proposal(action, model_calls=calls, tokens=tokens)
+
+
+class GuardMethod:
+    """StateWise's guard, in full (``statewise``) or with one stage off (``no_<stage>``)."""
+
+    def __init__(self, name: str = "statewise") -> None:
+        self.name = name
+        self.config = GuardConfig.ablation(name)
+
+    def run(self, inp: MethodInput) -> MethodResult:
+        guard = Guard(inp.store, inp.contract, inp.planner, clarifier=inp.clarifier(), approver=inp.approver(),
+                      config=self.config, workspace=inp.workspace, environ=inp.environ)
+        decision = guard.check(inp.task)
+        report = decision.report
+        costs = report.costs
+        # The guard attributes side-effecting proposals only: a stop proposal has no premises to
+        # score, so it is left out of AP/AR rather than counted as missed.
+        premises = None if report.proposal.is_stop else tuple(
+            dict.fromkeys(c.record_id for c in report.candidates if c.premise))
+        return MethodResult(
+            verdict=decision.verdict.value, action=decision.action if decision.execute else None,
+            proposal=report.proposal, reason=decision.reason, premises=premises,
+            model_calls=costs.planner_calls, tokens=costs.input_tokens + costs.output_tokens,
+            verifier_calls=costs.verifier_calls, questions=costs.clarification_questions,
+            approvals=costs.approvals_asked, guard_seconds=costs.guard_seconds,
+            repairs=[r.model_dump(mode="json") for r in report.repairs],
+            report=report.model_dump(mode="json"),
+        )
+
+
+#: Method factories by name.
+METHODS: dict[str, Callable[[], Method]] = {
+    "agent": AgentMethod,
+    "statewise": GuardMethod,
+    **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
+}
+
+
+def register_method(name: str, factory: Callable[[], Method], *, replace: bool = False) -> None:
+    """Make ``name`` available to the runner. ``factory()`` returns a fresh method."""
+    if name in METHODS and not replace:
+        raise ValueError(f"method {name!r} is already registered")
+    METHODS[name] = factory
+
+
+def get_method(name: str) -> Method:
+    try:
+        factory = METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; known: {', '.join(method_names())}") from None
+    return factory()
+
+
+def method_names() -> list[str]:
+    return list(METHODS)

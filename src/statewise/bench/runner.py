@@ -1,0 +1,589 @@
+"""Running the benchmark: episodes in real sandboxes, in parallel, judged from what happened.
+
+One *episode* is one task of one scenario under one condition and one method: a fresh copy
+of the scenario's workspace template, the store (a fresh SQLite file seeded from the case,
+the target record per condition; for a sequence the store carries over between tasks), the
+method's decision, the execution of its action in the sandbox, and the judgement of the
+case's goal and invariant checks (``y = goal and invariants``, ``v = not invariants``).
+An episode that cannot be judged (the sandbox could not be built, seeding failed, the method
+raised, the executor cannot run the operation, a check errored) is *unjudged*, with the
+reason, and never counts as a pass.
+
+:func:`run_bench` fans the (scenario, condition, method) jobs out over ``jobs`` processes;
+the results are ordered by job, so they do not depend on ``jobs``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from statewise.actions import Action
+from statewise.bench.case import (
+    CONDITIONS,
+    Case,
+    CaseSet,
+    DeveloperSpec,
+    RecordSpec,
+    Scenario,
+    fill_placeholders,
+    load_cases,
+    now_minus,
+    scenario_of,
+)
+from statewise.bench.checks import JudgeContext
+from statewise.bench.executor import BenchExecutor, UnsupportedByBench
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method
+from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
+from statewise.contract import Contract, builtin_contract, parse_duration
+from statewise.planners.base import Planner, Task
+from statewise.planners.rules import Playbook, RulePlanner, builtin_playbook
+from statewise.records import Provenance, RecordDraft
+from statewise.store.sqlite import SQLiteStore
+from statewise.workspace import derive_task_scope
+
+__all__ = ["BenchResult", "Episode", "build_planner", "default_cases_dir", "run_bench", "run_episode",
+           "run_scenario"]
+
+DEFAULT_METHODS = ("agent", "statewise")
+
+
+# --- episodes -----------------------------------------------------------------------------
+
+
+@dataclass
+class Episode:
+    """One judged (or unjudged) task execution; JSON-ready through :meth:`to_dict`."""
+
+    case: str  # the case id (for a sequence: the task's id)
+    set: str
+    condition: str
+    method: str
+    planner: str
+    seed: int
+    category: str | None
+    defect: str | None
+    expected: str  # act | stop
+    sequence: str | None = None
+    step: int = 0
+    judged: bool = True
+    unjudged_reason: str | None = None
+    y: bool = False  # goal and invariants hold
+    v: bool = False  # some invariant failed
+    goal: list[dict[str, Any]] = field(default_factory=list)
+    invariants: list[dict[str, Any]] = field(default_factory=list)
+    verdict: str | None = None  # execute | stop
+    proposal: dict[str, Any] | None = None
+    action: dict[str, Any] | None = None
+    reason: str = ""
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    premises: list[str] | None = None  # keys of context records the method marked as premises
+    critical: list[str] = field(default_factory=list)  # keys of context records that truly are
+    tp: int | None = None
+    fp: int | None = None
+    fn: int | None = None
+    model_calls: int = 0
+    tokens: int = 0
+    verifier_calls: int = 0
+    questions: int = 0
+    approvals: int = 0
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+    #: For a sequence task after the target was repaired: did retrieval return the repaired record?
+    repaired_retrieved: bool | None = None
+    wall_seconds: float = 0.0
+    guard_seconds: float | None = None
+    tags: list[str] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+
+    @property
+    def interactions(self) -> int:
+        return self.questions + self.approvals
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["interactions"] = self.interactions
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Episode:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+# --- planners, contracts -------------------------------------------------------------------
+
+
+def build_planner(spec: str, playbook: Playbook | None = None, *, seed: int = 0) -> Planner:
+    """``rules`` (the rule planner with the set's playbook), ``noisy:P`` (it, wrapped in the seeded
+    noise wrapper with probability P), or any spec :func:`statewise.planners.make_planner` knows."""
+    if spec == "rules":
+        return RulePlanner(playbook or builtin_playbook())
+    if spec.startswith("noisy:"):
+        from statewise.planners.noisy import NoisyPlanner
+
+        return NoisyPlanner(RulePlanner(playbook or builtin_playbook()), noise=float(spec[6:]), seed=seed)
+    from statewise.planners import make_planner
+
+    planner = make_planner(spec, seed=seed)
+    if planner is None:
+        raise ValueError("the benchmark needs a planner; 'none' has nothing to plan with")
+    return planner
+
+
+_SET_CACHE: dict[tuple[str | None, str | None], tuple[Contract, Playbook]] = {}
+
+
+def _set_parts(contract_path: str | None, playbook_path: str | None) -> tuple[Contract, Playbook]:
+    key = (contract_path, playbook_path)
+    if key not in _SET_CACHE:
+        probe = CaseSet(name="", directory=Path("."), contract_path=Path(contract_path) if contract_path else None,
+                        playbook_path=Path(playbook_path) if playbook_path else None)
+        _SET_CACHE[key] = (probe.contract, probe.playbook)
+    return _SET_CACHE[key]
+
+
+# --- one scenario --------------------------------------------------------------------------
+
+
+def _seed_record(store: SQLiteStore, spec: RecordSpec, values: dict[str, str]) -> str:
+    actor = spec.actor or {"developer": "dev", "observation": "bench-observer", "tool_output": "bench-tool",
+                           "agent_inference": "agent", "import": "import"}[spec.source.value]
+    draft = RecordDraft(
+        key=spec.key, value=fill_placeholders(spec.value, values), scope=fill_placeholders(spec.scope, values),
+        provenance=Provenance(source=spec.source, authority=spec.authority, actor=actor),
+        observed_at=now_minus(spec.age), verified_at=now_minus(spec.verified_age),
+        ttl_seconds=parse_duration(spec.ttl) if spec.ttl else None,
+    )
+    return store.put(draft).id
+
+
+def _unjudged(base: dict[str, Any], why: str, started: float, **extra: Any) -> Episode:
+    return Episode(**base, judged=False, unjudged_reason=why, wall_seconds=round(time.perf_counter() - started, 4),
+                   **extra)
+
+
+def run_scenario(
+    scenario: Scenario,
+    condition: str,
+    method: str,
+    planner: str | Planner = "rules",
+    seed: int = 0,
+    *,
+    templates: TemplateCache,
+    workdir: Path,
+    contract: Contract | None = None,
+    playbook: Playbook | None = None,
+) -> list[Episode]:
+    """Run every task of ``scenario`` under ``condition`` with ``method``; one Episode per task.
+
+    ``workdir`` receives the episode's folder (removed at the end); ``templates`` builds or
+    reuses the workspace template.
+    """
+    contract = contract or builtin_contract()
+    planner_obj = build_planner(planner, playbook, seed=seed) if isinstance(planner, str) else planner
+    planner_name = planner if isinstance(planner, str) else getattr(planner, "name", type(planner).__name__)
+    folder = workdir / f"ep-{scenario.id}-{condition}-{method}-{uuid.uuid4().hex[:8]}"
+    episodes: list[Episode] = []
+    store: SQLiteStore | None = None
+    repaired_ids: set[str] = set()
+    try:
+        folder.mkdir(parents=True)
+        target_spec = scenario.target.record(condition) if scenario.target is not None else None
+        for index, step in enumerate(scenario.steps):
+            started = time.perf_counter()
+            base = dict(case=step.id, set=scenario.set, condition=condition, method=method, planner=planner_name,
+                        seed=seed, category=scenario.category, defect=scenario.defect, expected=step.expected,
+                        sequence=scenario.id if scenario.kind == "sequence" else None, step=index,
+                        tags=list(scenario.tags))
+            # A fresh workspace (at the same path, so the repository identity stays the same).
+            sandbox_dir = folder / "sandbox"
+            try:
+                if sandbox_dir.exists():
+                    shutil.rmtree(sandbox_dir)
+                template = templates.template(scenario.workspace)
+                sandbox = instantiate(template, sandbox_dir, scenario.workspace)
+            except (SandboxError, OSError) as error:
+                episodes.append(_unjudged(base, f"sandbox: {error}", started))
+                continue
+            values = sandbox.placeholders()
+            if index == 0 or store is None:
+                try:
+                    store = SQLiteStore(folder / "store.db", key_schema=contract)
+                    for record in scenario.store:
+                        _seed_record(store, record, values)
+                    if target_spec is not None:
+                        _seed_record(store, target_spec, values)
+                except Exception as error:  # noqa: BLE001 - a case that cannot be seeded is unjudged
+                    episodes.append(_unjudged(base, f"seeding the store: {type(error).__name__}: {error}", started))
+                    store = None
+                    break
+            episodes.append(_run_step(scenario, step, index, sandbox, store, contract, planner_obj, method, seed,
+                                      base, started, repaired_ids))
+    finally:
+        if store is not None:
+            store.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return episodes
+
+
+def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQLiteStore, contract: Contract,  # noqa: ANN001
+              planner: Planner, method_name: str, seed: int, base: dict[str, Any], started: float,
+              repaired_ids: set[str]) -> Episode:
+    values = sandbox.placeholders()
+    scope = derive_task_scope(sandbox.work, user=scenario.workspace.user)
+    task = Task(text=step.task.text, scope=scope, family=step.family, workspace=str(sandbox.work),
+                id=f"{scenario.id}/{step.id}", params=fill_placeholders(dict(step.task.params), values))
+    retrieval = store.retrieve(scope)
+    context = retrieval.records + retrieval.stale
+    context_keys = {r.id: r.key for r in context}
+    truth = {r.id for r in context if r.key in step.critical}
+    repaired_retrieved = None
+    if index > 0 and repaired_ids and scenario.target is not None:
+        applying = [r for r in context if r.key == scenario.target.key]
+        repaired_retrieved = bool(applying) and applying[0].id in repaired_ids
+    developer = DeveloperSpec(intent=fill_placeholders(dict(step.developer.intent), values),
+                              approves=step.developer.approves)
+    judge = JudgeContext(root=sandbox.root, work=sandbox.work, origin=sandbox.origin,
+                         fill=lambda text: fill_placeholders(text, values))
+    checks = list(step.goal) + list(step.invariants)
+    try:
+        for number, check in enumerate(checks):
+            judge.before[number] = check.prepare(judge)
+    except Exception as error:  # noqa: BLE001
+        return _unjudged(base, f"preparing the checks: {type(error).__name__}: {error}", started)
+    try:
+        method = get_method(method_name)
+        result: MethodResult = method.run(MethodInput(step=step, task=task, store=store, contract=contract,
+                                                      planner=planner, workspace=sandbox.work, environ=sandbox.env,
+                                                      developer=developer, seed=seed))
+    except Exception as error:  # noqa: BLE001 - a method that crashes is not a pass
+        return _unjudged(base, f"method {method_name} raised {type(error).__name__}: {error}", started,
+                         reason=traceback.format_exc(limit=3))
+    executor = BenchExecutor(sandbox)
+    costs = dict(model_calls=result.model_calls, tokens=result.tokens, verifier_calls=result.verifier_calls,
+                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds)
+    decided = dict(verdict=result.verdict, proposal=_action(result.proposal), action=_action(result.action),
+                   reason=result.reason, repairs=result.repairs, report=result.report, **costs)
+    if result.verdict == "execute" and result.action is not None:
+        try:
+            executor.run(result.action)
+        except UnsupportedByBench as error:
+            return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log], **decided)
+        except Exception as error:  # noqa: BLE001
+            return _unjudged(base, f"executing: {type(error).__name__}: {error}", started,
+                             commands=[c.to_dict() for c in executor.log], **decided)
+    judge.commands = executor.log
+    try:
+        outcomes = [check.judge(judge, judge.before[number]) for number, check in enumerate(checks)]
+    except Exception as error:  # noqa: BLE001 - a check that errors leaves the episode unjudged
+        return _unjudged(base, f"judging: {type(error).__name__}: {error}", started,
+                         commands=[c.to_dict() for c in executor.log], **decided)
+    goal, invariants = outcomes[: len(step.goal)], outcomes[len(step.goal):]
+    holds = all(o.passed for o in invariants)
+    premises = tp = fp = fn = None
+    if result.premises is not None:
+        predicted = {rid for rid in result.premises if rid in context_keys}
+        premises = sorted(context_keys[rid] for rid in predicted)
+        tp, fp, fn = len(predicted & truth), len(predicted - truth), len(truth - predicted)
+    if scenario.target is not None:
+        for repair in result.repairs:
+            if repair.get("key") == scenario.target.key and repair.get("kind") in ("supersede", "narrow") \
+                    and repair.get("new_record_id"):
+                repaired_ids.add(repair["new_record_id"])
+    return Episode(
+        **base, y=all(o.passed for o in goal) and holds, v=not holds, goal=[o.to_dict() for o in goal],
+        invariants=[o.to_dict() for o in invariants], commands=[c.to_dict() for c in executor.log],
+        premises=premises, critical=sorted(context_keys[rid] for rid in truth), tp=tp, fp=fp, fn=fn,
+        repaired_retrieved=repaired_retrieved, wall_seconds=round(time.perf_counter() - started, 4), **decided,
+    )
+
+
+def _action(action: Action | None) -> dict[str, Any] | None:
+    return action.model_dump(mode="json", exclude_none=True) if action is not None else None
+
+
+def run_episode(case: Case | Scenario, condition: str, method: str, planner: str | Planner = "rules",
+                seed: int = 0, *, case_set: CaseSet | None = None) -> Episode:
+    """Run one case (a single task) in a fresh temporary sandbox and return its Episode.
+
+    ``case_set`` supplies the contract and playbook extensions of the case's directory.
+    """
+    scenario = scenario_of(case, case_set.name if case_set else "") if isinstance(case, Case) else case
+    if len(scenario.steps) != 1:
+        raise ValueError("run_episode runs one task; use run_scenario (or run_bench) for a sequence")
+    return run_scenario_once(scenario, condition, method, planner, seed, case_set=case_set)[0]
+
+
+def run_scenario_once(scenario: Scenario, condition: str, method: str, planner: str | Planner = "rules",
+                      seed: int = 0, *, case_set: CaseSet | None = None) -> list[Episode]:
+    """Run a scenario (a case or a sequence) in its own temporary folder, removed afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix="statewise-bench-run-"))
+    try:
+        return run_scenario(scenario, condition, method, planner, seed, templates=TemplateCache(workdir / "templates"),
+                            workdir=workdir, contract=case_set.contract if case_set else None,
+                            playbook=case_set.playbook if case_set else None)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+# --- the whole benchmark -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    index: int
+    scenario: Scenario
+    condition: str
+    method: str
+    planner: str
+    seed: int
+    contract_path: str | None
+    playbook_path: str | None
+    workdir: str
+    templates: str
+    modules: tuple[str, ...]
+
+
+def _run_job(job: _Job) -> tuple[int, list[dict[str, Any]]]:
+    for module in job.modules:
+        importlib.import_module(module)
+    contract, playbook = _set_parts(job.contract_path, job.playbook_path)
+    episodes = run_scenario(job.scenario, job.condition, job.method, job.planner, job.seed,
+                            templates=TemplateCache(Path(job.templates)), workdir=Path(job.workdir),
+                            contract=contract, playbook=playbook)
+    return job.index, [e.to_dict() for e in episodes]
+
+
+def default_cases_dir() -> Path:
+    """``$STATEWISE_BENCH_CASES``, else ``./benchmarks/cases``, else the source tree's."""
+    env = os.environ.get("STATEWISE_BENCH_CASES")
+    if env:
+        return Path(env)
+    here = Path.cwd() / "benchmarks" / "cases"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[3] / "benchmarks" / "cases"
+
+
+@dataclass
+class BenchResult:
+    """Every episode of a run, and how it was run. Metrics are computed from the episodes."""
+
+    planner: str
+    seed: int
+    sets: list[str]
+    methods: list[str]
+    conditions: list[str]
+    episodes: list[Episode]
+    jobs: int = 1
+    quick: bool = False
+    started: str = ""
+    wall_seconds: float = 0.0
+    bootstrap: int = 2000
+
+    def metrics(self) -> dict[str, Any]:
+        from statewise.bench.metrics import aggregate
+
+        return aggregate(self.episodes, bootstrap=self.bootstrap, seed=self.seed)
+
+    def to_dict(self, *, include_reports: bool = True) -> dict[str, Any]:
+        episodes = [e.to_dict() for e in self.episodes]
+        if not include_reports:
+            for episode in episodes:
+                episode["report"] = None
+        return {
+            "format": "statewise-bench/1", "planner": self.planner, "seed": self.seed, "sets": self.sets,
+            "methods": self.methods, "conditions": self.conditions, "jobs": self.jobs, "quick": self.quick,
+            "started": self.started, "wall_seconds": self.wall_seconds, "metrics": self.metrics(),
+            "episodes": episodes,
+        }
+
+    def write_json(self, path: str | Path, *, include_reports: bool = True) -> Path:
+        import json
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(include_reports=include_reports), indent=1, default=str),
+                        encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BenchResult:
+        return cls(planner=data["planner"], seed=data["seed"], sets=data["sets"], methods=data["methods"],
+                   conditions=data["conditions"], episodes=[Episode.from_dict(e) for e in data["episodes"]],
+                   jobs=data.get("jobs", 1), quick=data.get("quick", False), started=data.get("started", ""),
+                   wall_seconds=data.get("wall_seconds", 0.0))
+
+
+def _quick_subset(scenarios: list[Scenario]) -> list[Scenario]:
+    """One case per (category, expected), and the first sequence."""
+    seen: set[tuple[Any, ...]] = set()
+    chosen = []
+    for scenario in scenarios:
+        key = ("sequence",) if scenario.kind == "sequence" else (scenario.category, scenario.expected)
+        if key not in seen:
+            seen.add(key)
+            chosen.append(scenario)
+    return chosen
+
+
+def run_bench(
+    cases_dir: str | Path | None = None,
+    *,
+    sets: Sequence[str] | None = None,
+    methods: Sequence[str] = DEFAULT_METHODS,
+    conditions: Sequence[str] = CONDITIONS,
+    planner_spec: str = "rules",
+    quick: bool = False,
+    jobs: int = 2,
+    out: str | Path | None = None,
+    progress: bool = True,
+    seed: int = 0,
+    cases: Sequence[str] | None = None,
+    console: Any = None,
+) -> BenchResult:
+    """Run the benchmark and return every episode (and write JSON to ``out`` when given).
+
+    ``cases_dir`` holds one folder per set (default :func:`default_cases_dir`); ``sets`` picks
+    folders (default: all that hold cases); ``methods`` are names from
+    :data:`statewise.bench.methods.METHODS`; ``conditions`` a subset of correct, corrupted,
+    removed; ``planner_spec`` is ``rules``, ``noisy:P`` or a model spec; ``quick`` runs one
+    case per (category, expected) and the first sequence, with 200 bootstrap resamples
+    instead of 2000; ``jobs`` worker processes (1: in this process); ``cases`` limits the run
+    to these case or sequence ids; ``progress`` shows a progress bar and the final table on
+    ``console`` (a rich Console; default stdout).
+    """
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    bad = [c for c in conditions if c not in CONDITIONS]
+    if bad:
+        raise ValueError(f"unknown condition(s) {', '.join(bad)}; conditions are {', '.join(CONDITIONS)}")
+    root = Path(cases_dir) if cases_dir is not None else default_cases_dir()
+    if sets is None:
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and any(
+            f.suffix in (".yaml", ".yml", ".json") for f in p.iterdir()))
+        if not folders and any(f.suffix in (".yaml", ".yml", ".json") for f in root.iterdir()):
+            folders = [root]
+    else:
+        folders = [root / name for name in sets]
+    case_sets = [load_cases(folder) for folder in folders]
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    clock = time.perf_counter()
+    modules = tuple(sorted({getattr(METHODS[m], "__module__", "") for m in methods} - {"", __name__,
+                                                                                         "statewise.bench.methods"}))
+    workdir = Path(tempfile.mkdtemp(prefix="statewise-bench-run-"))
+    jobs_list: list[_Job] = []
+    try:
+        templates = TemplateCache(workdir / "templates")
+        chosen: list[tuple[CaseSet, Scenario]] = []
+        for case_set in case_sets:
+            scenarios = [s for s in case_set.scenarios if cases is None or s.id in cases]
+            if quick:
+                scenarios = _quick_subset(scenarios)
+            chosen.extend((case_set, scenario) for scenario in scenarios)
+        # Every distinct workspace is built once, here (concurrently); workers copy the templates.
+        _build_templates(templates, [scenario.workspace for _, scenario in chosen], jobs)
+        for case_set, scenario in chosen:
+            for condition in scenario.conditions(conditions):
+                for method in methods:
+                    jobs_list.append(_Job(
+                        index=len(jobs_list), scenario=scenario, condition=condition, method=method,
+                        planner=planner_spec, seed=seed,
+                        contract_path=str(case_set.contract_path) if case_set.contract_path else None,
+                        playbook_path=str(case_set.playbook_path) if case_set.playbook_path else None,
+                        workdir=str(workdir), templates=str(workdir / "templates"), modules=modules,
+                    ))
+        results = _execute(jobs_list, jobs, progress=progress, console=console)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    episodes = [Episode.from_dict(e) for index in sorted(results) for e in results[index]]
+    result = BenchResult(planner=planner_spec, seed=seed, sets=[s.name for s in case_sets], methods=list(methods),
+                         conditions=list(conditions), episodes=episodes, jobs=jobs, quick=quick, started=started_at,
+                         wall_seconds=round(time.perf_counter() - clock, 3), bootstrap=200 if quick else 2000)
+    if out is not None:
+        result.write_json(out)
+    if progress:
+        from statewise.bench.report import print_summary
+
+        print_summary(result, console=console)
+    return result
+
+
+def _build_templates(templates: TemplateCache, specs: list[Any], jobs: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    distinct = list({templates.key(spec): spec for spec in specs}.values())
+
+    def build(spec: Any) -> None:
+        try:
+            templates.template(spec)
+        except SandboxError:
+            pass  # its episodes will be unjudged, with the reason
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        list(pool.map(build, distinct))
+
+
+def _execute(jobs_list: list[_Job], jobs: int, *, progress: bool, console: Any) -> dict[int, list[dict[str, Any]]]:
+    results: dict[int, list[dict[str, Any]]] = {}
+    bar = _progress(console) if progress else None
+    task_id = bar.add_task("episodes", total=len(jobs_list)) if bar is not None else None
+
+    def done(index: int, episodes: list[dict[str, Any]]) -> None:
+        results[index] = episodes
+        if bar is not None:
+            bar.advance(task_id)
+
+    if jobs <= 1 or len(jobs_list) <= 1:
+        if bar is not None:
+            bar.start()
+        try:
+            for job in jobs_list:
+                done(*_run_job(job))
+        finally:
+            if bar is not None:
+                bar.stop()
+        return results
+    # fork: workers start on the first submit, before the progress bar's thread exists, and
+    # need no re-import of the caller's main module (a script without a __main__ guard works).
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        # Longest scenarios (sequences) first, for a better balance; results are keyed by index.
+        ordered = sorted(jobs_list, key=lambda job: -len(job.scenario.steps))
+        futures = [pool.submit(_run_job, job) for job in ordered]
+        if bar is not None:
+            bar.start()
+        try:
+            for future in _as_completed(futures):
+                done(*future.result())
+        finally:
+            if bar is not None:
+                bar.stop()
+    return results
+
+
+def _as_completed(futures: Iterable[Any]) -> Iterable[Any]:
+    from concurrent.futures import as_completed
+
+    return as_completed(list(futures))
+
+
+def _progress(console: Any) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("[bold]bench[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=False)
+

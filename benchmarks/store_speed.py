@@ -805,10 +805,11 @@ def query_plans(conn: sqlite3.Connection) -> list[tuple[str, str]]:
          ("active",) + ("global",) * 9),
         ("raw retrieve", f"SELECT id FROM sw_records WHERE status = 'active' AND scope IN ({scope_in})",
          ("global",) * 9),
-        ("statewise near-miss", ("SELECT id FROM sw_records WHERE status = ? AND scope >= ? AND scope < ? "
-                                 "ORDER BY seq LIMIT ?"), ("active", "repo:a@", "repo:a@~", 80)),
-        ("statewise get_active", "SELECT id FROM sw_records WHERE key = ? AND scope = ? AND status = ?",
-         ("k.k", "global", "active")),
+        ("statewise near-miss", ("SELECT seq FROM sw_records WHERE status = 'active' AND scope >= ? AND scope < ? "
+                                 "AND scope NOT IN (?) ORDER BY scope, key LIMIT ?"),
+         ("repo:a@", "repo:a@~", "repo:a@main", 20)),
+        ("statewise get_active", "SELECT id FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'",
+         ("k.k", "global")),
         ("raw get_active", "SELECT id FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'",
          ("k.k", "global")),
     ]

@@ -6,7 +6,8 @@ action (text links). For each candidate, counterfactual probes change only that 
 planning context (remove it, mask its value, or give it a plausible other value), replan
 with everything else fixed, and compare with ``action_distance``.
 
-* dependent: some probe kind changed the action in every sample;
+* dependent: some probe kind changed the action in every sample (the remaining kinds are
+  then skipped: they could only confirm it);
 * inconclusive: the planner failed, samples disagreed, or the planner does not reproduce
   the proposal (it came from another agent) — a bound candidate is then still verified;
 * premises D+ = bound and (dependent or inconclusive).
@@ -184,6 +185,8 @@ def attribute(
                 inconclusive = True
             elif changed and all(changed):
                 dependent = True
+                # Dependence is established; further probe kinds could only confirm it.
+                break
         if not reproduced:
             inconclusive = True
         premise = bound and (dependent or inconclusive)

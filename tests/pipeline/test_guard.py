@@ -230,14 +230,46 @@ def test_ablations_switch_off_their_stage(store, sandbox, ablation, verdict, rec
     assert (store.get(record_id).status is RecordStatus.SUPERSEDED) is record_fixed
 
 
-def test_no_attribution_misses_the_premise_and_only_the_gate_stops_the_force_push(store, sandbox):
+def test_no_attribution_misses_the_premise_but_the_gate_resolves_what_its_invariants_read(store, sandbox):
     record_id = _stale_unprotected(store, sandbox)
     guard = Guard(store, planner=RulePlanner(), workspace=sandbox.work, config=GuardConfig.ablation("no_attribution"))
     decision = guard.check(_task(sandbox))
     assert not any(c.premise for c in decision.report.candidates if c.record_id == record_id)
-    # Nothing was replanned; the gate, resolving the state its invariants read, blocks the push.
-    assert decision.verdict is Verdict.STOP and decision.report.replanned is None
-    assert any(name.startswith("invariant:no_force_push") for name in decision.report.blocked_by)
+    # The gate resolved repository.protected because an invariant reads it, repaired it, and the
+    # planner replanned from the changed store; the force push never ran.
+    gate_premise = next(p for p in decision.report.premises if p.record_id == record_id)
+    assert gate_premise.status is PremiseStatus.DEFECTIVE
+    assert store.get(record_id).status is RecordStatus.SUPERSEDED
+    assert decision.verdict is Verdict.EXECUTE and "force" not in decision.action.args
+
+
+def test_missing_machine_facts_are_learned_and_the_plan_is_redone(store, sandbox):
+    (sandbox.work / "requirements.txt").write_text("requests\n")  # the project uses pip
+    task = Task(text="install requests", scope=derive_task_scope(sandbox.work, user="dev"),
+                params={"package": "requests"})
+    # No memory at all: the agent's default interpreter is `python3`; the gate observes the
+    # workspace's real interpreter, learns it, and the planner replans with it.
+    decision = Guard(store, planner=RulePlanner(), workspace=sandbox.work).check(task)
+    learned = {r.key: r.new_value for r in decision.report.repairs if r.kind == "learn"}
+    assert decision.report.proposal.args["interpreter"] == "python3"
+    assert learned["runtime.python_interpreter"].startswith("/") and learned["project.package_manager"] == "pip"
+    assert decision.verdict is Verdict.EXECUTE, decision.reason
+    assert decision.action.args["interpreter"] == learned["runtime.python_interpreter"]
+    assert store.get_active("runtime.python_interpreter", f"workspace:{sandbox.work}") is not None
+
+
+def test_a_missing_developer_value_an_applicable_invariant_needs_is_asked_for(store, sandbox):
+    developer = ScriptedClarifier({"project.test_command": "tox -q"})
+    decision = Guard(store, planner=RulePlanner(), clarifier=developer, workspace=sandbox.work).check(
+        _task(sandbox, "run the tests"))
+    [question] = developer.asked
+    assert question.key == "project.test_command" and question.value is None
+    assert decision.verdict is Verdict.EXECUTE and decision.action.args["command"] == "tox -q"
+    assert store.get_active("project.test_command", f"repo:{sandbox.repo_identity}").value == "tox -q"
+    # A push that does not force never asks for force-push permission.
+    pusher = ScriptedClarifier({})
+    Guard(store, planner=RulePlanner(), clarifier=pusher, workspace=sandbox.work).check(_task(sandbox))
+    assert all(q.key != "user.allow_force_push" for q in pusher.asked)
 
 
 def test_guard_config_rejects_unknown_stages():

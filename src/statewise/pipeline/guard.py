@@ -32,6 +32,7 @@ from statewise.pipeline.report import (
     RepairReport,
     Verdict,
 )
+from statewise.expressions import state_keys_read
 from statewise.pipeline.resolution import Resolver, resolved_value
 from statewise.records import Record, Retrieval
 from statewise.store.base import Store
@@ -100,6 +101,7 @@ class _Check:
     overrides: dict[str, Any] = field(default_factory=dict)  # no_repair: transient corrections
     removed: set[str] = field(default_factory=set)
     rounds: int = 0
+    learned: int = 0  # facts the gate learned for keys the store lacked
 
 
 class Guard:
@@ -156,74 +158,8 @@ class Guard:
             if proposal.is_stop:
                 return self._finish(task, work, proposal, Verdict.STOP, None,
                                     f"the proposal is a stop: {proposal.reason}", [])
-
-            current = proposal
-            planned_from_repaired = True
-            settings = AttributionSettings(
-                probe_budget=self.config.probe_budget, samples=self.config.samples,
-                probe_kinds=self.config.probe_kinds, counterfactual=self.config.enabled("attribution"),
-            )
-            for round_number in range(self.config.max_rounds):
-                work.rounds = round_number + 1
-                work.stage = "attribution"
-                found = attribute(task, current, context, records, retrieval.shadowed, self.contract, planner,
-                                  settings)
-                work.candidates.extend(found.candidates)
-                fresh = [r for r in found.premises if r.id not in work.premises]
-                if not fresh:
-                    break
-                work.stage = "resolution"
-                defects = 0
-                for record in fresh:
-                    if self.config.enabled("resolution"):
-                        report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale)
-                    else:
-                        report = PremiseReport(record_id=record.id, key=record.key, scope=record.scope,
-                                               value=record.value, status=PremiseStatus.VALID, route="none",
-                                               detail="resolution disabled: taken as stored")
-                    work.stage = "repair"
-                    report = self._repair(work, record, report)
-                    work.premises[record.id] = report
-                    defects += report.status is PremiseStatus.DEFECTIVE
-                    work.stage = "resolution"
-                if not defects:
-                    break
-                planned_from_repaired = False
-                if planner is None or not self.config.enabled("replan"):
-                    break
-                work.stage = "replan"
-                retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
-                context, records = _context(retrieval, work.overrides, work.removed)
-                replanned = planner.plan(task, context)
-                planned_from_repaired = True
-                if action_distance(replanned, current).same or replanned.is_stop:
-                    current = replanned
-                    break
-                current = replanned
-
-            if current.is_stop:
-                return self._finish(task, work, original, Verdict.STOP, None,
-                                    f"replanned from the repaired state to a stop: {current.reason}", [],
-                                    replanned=current)
-
-            work.stage = "gate"
-            if not self.config.enabled("gate"):
-                return self._finish(task, work, original, Verdict.EXECUTE, current,
-                                    "gate disabled: executing the replanned action unchecked", [],
-                                    replanned=current)
-            state = self._gate_state(work, resolver, current, retrieval)
-            checks = run_gate(
-                current, contract=self.contract, state=state, premises=list(work.premises.values()),
-                planned_from_repaired_state=planned_from_repaired, approver=self.approver, meter=work.meter,
-                task_text=task.text,
-            )
-            failed = [c for c in checks if not c.passed]
-            if failed:
-                reason = "; ".join(f"{c.name}: {c.detail}" for c in failed)
-                return self._finish(task, work, original, Verdict.STOP, None, reason, checks, replanned=current,
-                                    blocked_by=[c.name for c in failed])
-            return self._finish(task, work, original, Verdict.EXECUTE, current,
-                                f"every check passed: {current.describe()}", checks, replanned=current)
+            return self._decide(task, work, original, proposal, retrieval, (context, records), resolver, planner,
+                                replan_after_learning=True)
         except Exception as error:  # noqa: BLE001 - the guard never lets an action through on a failure
             stage = work.stage
             return self._finish(
@@ -231,6 +167,87 @@ class Guard:
                 f"stage {stage} failed: {type(error).__name__}: {error}", [], failed_stage=stage,
                 blocked_by=[f"stage:{stage}"],
             )
+
+    def _decide(self, task: Task, work: _Check, original: Action, current: Action, retrieval: Retrieval,
+                planning: tuple[PlanningContext, list[Record]], resolver: Resolver, planner: PlannerCalls | None,
+                *, replan_after_learning: bool) -> Decision:
+        """Attribution, resolution, repair and replanning rounds for ``current``, then the gate.
+        ``planning`` is the planning context built from ``retrieval`` and its records."""
+        context, records = planning
+        planned_from_repaired = True
+        settings = AttributionSettings(
+            probe_budget=self.config.probe_budget, samples=self.config.samples,
+            probe_kinds=self.config.probe_kinds, counterfactual=self.config.enabled("attribution"),
+        )
+        for _ in range(self.config.max_rounds):
+            work.rounds += 1
+            work.stage = "attribution"
+            found = attribute(task, current, context, records, retrieval.shadowed, self.contract, planner, settings)
+            work.candidates.extend(found.candidates)
+            fresh = [r for r in found.premises if r.id not in work.premises]
+            if not fresh:
+                break
+            defects = 0
+            for record in fresh:
+                work.stage = "resolution"
+                if self.config.enabled("resolution"):
+                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale)
+                else:
+                    report = PremiseReport(record_id=record.id, key=record.key, scope=record.scope,
+                                           value=record.value, status=PremiseStatus.VALID, route="none",
+                                           detail="resolution disabled: taken as stored")
+                work.stage = "repair"
+                report = self._repair(work, record, report)
+                work.premises[record.id] = report
+                defects += report.status is PremiseStatus.DEFECTIVE
+            if not defects:
+                break
+            planned_from_repaired = False
+            if planner is None or not self.config.enabled("replan"):
+                break
+            work.stage = "replan"
+            retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
+            context, records = _context(retrieval, work.overrides, work.removed)
+            replanned = planner.plan(task, context)
+            planned_from_repaired = True
+            if action_distance(replanned, current).same or replanned.is_stop:
+                current = replanned
+                break
+            current = replanned
+
+        if current.is_stop:
+            return self._finish(task, work, original, Verdict.STOP, None,
+                                f"replanned from the repaired state to a stop: {current.reason}", [],
+                                replanned=current)
+        work.stage = "gate"
+        if not self.config.enabled("gate"):
+            return self._finish(task, work, original, Verdict.EXECUTE, current,
+                                "gate disabled: executing the replanned action unchecked", [], replanned=current)
+        state = self._gate_state(work, resolver, current, retrieval)
+        if replan_after_learning and work.learned and planner is not None and self.config.enabled("replan"):
+            # The gate established facts the store lacked (memory was missing rather than
+            # wrong); the planner may plan better from them. A different proposal is checked
+            # from the start, once.
+            work.stage = "replan"
+            refreshed = self.store.retrieve(task.scope, near_miss_limit=0)
+            replanning = _context(refreshed, work.overrides, work.removed)
+            replanned = planner.plan(task, replanning[0])
+            if not action_distance(replanned, current).same:
+                return self._decide(task, work, original, replanned, refreshed, replanning, resolver, planner,
+                                    replan_after_learning=False)
+            work.stage = "gate"
+        checks = run_gate(
+            current, contract=self.contract, state=state, premises=list(work.premises.values()),
+            planned_from_repaired_state=planned_from_repaired, approver=self.approver, meter=work.meter,
+            task_text=task.text,
+        )
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            reason = "; ".join(f"{c.name}: {c.detail}" for c in failed)
+            return self._finish(task, work, original, Verdict.STOP, None, reason, checks, replanned=current,
+                                blocked_by=[c.name for c in failed])
+        return self._finish(task, work, original, Verdict.EXECUTE, current,
+                            f"every check passed: {current.describe()}", checks, replanned=current)
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -273,14 +290,43 @@ class Guard:
             elif report is None and self.config.enabled("resolution"):
                 report = resolver.resolve_missing(key)
                 work.gate_state_reports.append(report)
-                if self.config.learn_missing_facts and self.config.enabled("repair"):
-                    learned = learn(self.store, report)
-                    if learned is not None:
-                        work.repairs.append(learned)
+                self._learn(work, report)
             if report is None or report.status is PremiseStatus.UNRESOLVED or report.absent:
                 continue  # unknown: an invariant that needs it fails closed
             state[key] = resolved_value(report)
+        if self.config.enabled("resolution") and self.clarifier is not None:
+            # A developer-owned value nobody stated is asked for only when an invariant that
+            # applies to this very action needs it (not, say, force-push permission for a push
+            # that does not force).
+            for key in self._keys_failing_invariants_need(action, state):
+                spec = self.contract.state_spec(key)
+                if key in applying or spec is None or spec.authority.value != "developer":
+                    continue
+                report = resolver.resolve_missing(key, ask_developer=True)
+                work.gate_state_reports.append(report)
+                self._learn(work, report)
+                if report.status is PremiseStatus.VALID:
+                    state[key] = resolved_value(report)
         return state
+
+    def _keys_failing_invariants_need(self, action: Action, state: Mapping[str, Any]) -> list[str]:
+        failing = {result.name for result in self.contract.violations(action, state) if result.applies}
+        keys: dict[str, None] = {}
+        for invariant in self.contract.invariants:
+            if invariant.name in failing:
+                for text in (invariant.when, invariant.check):
+                    keys.update(dict.fromkeys(k for k in state_keys_read(text) if k not in state))
+        return list(keys)
+
+    def _learn(self, work: _Check, report: PremiseReport) -> bool:
+        """Store a fact the gate established for a key the store lacked; True if it did."""
+        if not (self.config.learn_missing_facts and self.config.enabled("repair")):
+            return False
+        learned = learn(self.store, report)
+        if learned is not None:
+            work.repairs.append(learned)
+            work.learned += 1
+        return learned is not None
 
     def _finish(
         self, task: Task, work: _Check, proposal: Action, verdict: Verdict, action: Action | None, reason: str,

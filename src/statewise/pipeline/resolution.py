@@ -119,13 +119,16 @@ class Resolver:
         outcome = self._ask_authority(record.key, spec, record)
         return outcome.model_copy(update={**base, "findings": findings})
 
-    def resolve_missing(self, key: str) -> PremiseReport:
-        """A state key the gate needs but the store has no applicable record for."""
+    def resolve_missing(self, key: str, *, ask_developer: bool = False) -> PremiseReport:
+        """A state key the gate needs but the store has no applicable record for.
+
+        Machine facts are observed; a developer-owned value is asked for only when
+        ``ask_developer`` (the gate asks only when an applicable invariant needs it)."""
         spec = self.contract.state_spec(key)
         if spec is None or self.contract.key_type(key) is None:
             return PremiseReport(record_id=None, key=key, scope=None, value=None, status=PremiseStatus.UNRESOLVED,
                                  route="none", missing=f"the {self.contract.name} contract does not declare {key}")
-        outcome = self._ask_authority(key, spec, None, ask_developer=False)
+        outcome = self._ask_authority(key, spec, None, ask_developer=ask_developer)
         return outcome.model_copy(update={"findings": ["no record in the store"]})
 
     # --- routes -----------------------------------------------------------------------
@@ -136,7 +139,7 @@ class Resolver:
         common = dict(record_id=record.id if record else None, key=key, scope=scope,
                       value=record.value if record else None)
         if spec.authority is Authority.DEVELOPER:
-            if not ask_developer or record is None:
+            if not ask_developer:
                 return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
                                      missing=f"{key} is the developer's to state; nobody has stated it for {scope}")
             return self._clarify(key, spec, record, scope, common)
@@ -180,13 +183,17 @@ class Resolver:
         status = PremiseStatus.VALID if same else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="verifier", evidence=evidence, detail=observation.detail)
 
-    def _clarify(self, key: str, spec: StateSpec, record: Record, scope: str, common: dict) -> PremiseReport:
-        text = self.contract.question_for(key, scope=scope, value=record.value)
+    def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict) -> PremiseReport:
+        if record is None:
+            text = f"What is {key} for {scope}? Nothing is on record, and an invariant of this action needs it."
+        else:
+            text = self.contract.question_for(key, scope=scope, value=record.value)
+        in_doubt = record.value if record is not None else None
         if self.clarifier is None:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
                                  missing=f"needs the developer: {text}")
-        question = Question(key=key, scope=scope, value=record.value, value_type=spec.value_type, text=text,
-                            record_id=record.id, choices=spec.choices)
+        question = Question(key=key, scope=scope, value=in_doubt, value_type=spec.value_type, text=text,
+                            record_id=record.id if record is not None else None, choices=spec.choices)
         self.meter.clarification_questions += 1
         started = time.perf_counter()
         answer = self.clarifier.ask(question)
@@ -194,7 +201,7 @@ class Resolver:
         if answer.kind is AnswerKind.UNKNOWN:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
                                  missing=f"the developer did not settle it: {answer.note or 'no answer'}")
-        value = record.value if answer.kind is AnswerKind.CONFIRM else answer.value
+        value = in_doubt if answer.kind is AnswerKind.CONFIRM else answer.value
         try:
             check_value(value, spec.value_type, choices=spec.choices, key=key)
         except ValueTypeError as error:
@@ -205,6 +212,9 @@ class Resolver:
             authority=Authority.DEVELOPER, actor=answer.by, observed_at=datetime.now(UTC),
             detail=f"answered: {text}",
         )
+        if record is None:
+            return PremiseReport(**{**common, "value": value}, status=PremiseStatus.VALID, route="clarification",
+                                 question=text, evidence=evidence)
         status = PremiseStatus.VALID if same_value(value, record.value, spec.value_type) else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="clarification", question=text, evidence=evidence)
 

@@ -44,7 +44,7 @@ def apply_repair(
                                 old_value=record.value), premise
         evidence = premise.evidence if grounded else premise.evidence.model_copy(update={"scope": record.scope})
         result = store.supersede(record.id, evidence, expected_version=record.version,
-                                 reason=f"{evidence.actor}: {evidence.detail}"[:500])
+                                 reason=evidence.detail[:500])
         kind = "narrow" if result.link.kind is LinkKind.NARROW else "supersede"
         return RepairReport(kind=kind, record_id=record.id, new_record_id=result.new.id, key=record.key,
                             scope=result.new.scope, old_value=record.value, new_value=result.new.value,

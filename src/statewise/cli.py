@@ -479,18 +479,23 @@ def _csv(text: str | None) -> list[str] | None:
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every episode and metric as JSON.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an offline HTML report with plots.")
 @handled
 def bench(cases_dir: str | None, sets: str | None, methods: str, conditions: str, planner_spec: str,
-          only: str | None, quick: bool, jobs: int, seed: int, json_path: str | None) -> None:
+          only: str | None, quick: bool, jobs: int, seed: int, json_path: str | None, html_path: str | None) -> None:
     """Run the executable benchmark in real sandboxes and print the paper's metrics."""
     from statewise.bench import run_bench
 
     try:
-        run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods) or [], conditions=_csv(conditions) or [],
-                  planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,
-                  cases=_csv(only), console=console)
+        result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods) or [],
+                           conditions=_csv(conditions) or [], planner_spec=planner_spec, quick=quick, jobs=jobs,
+                           out=json_path, progress=True, seed=seed, cases=_csv(only), console=console)
     except ValueError as error:
         raise InputError(str(error)) from None
+    if html_path:
+        from statewise.bench.html import write_html_report
+
+        console.print(f"report: {write_html_report(result, html_path)}", highlight=False)
 
 
 # --- agent integrations -------------------------------------------------------------------

@@ -21,6 +21,11 @@ Register a new method (a baseline such as bare approval, risk routing or live re
 
 Built in: ``agent`` (no guard: the planner's proposal executes), ``statewise`` (the full
 guard) and ``no_<stage>`` for every stage of :data:`statewise.pipeline.guard.STAGES`.
+
+Methods registered by other modules are found by name on first use, so the CLI knows them
+too: :data:`BUNDLED_METHODS` names the bundled RQ2 baselines (``statewise.bench.baselines``
+registers them with :func:`register_method` when imported), and the entry-point group
+``statewise.bench_methods`` names a third party's (a factory, or a module that registers).
 """
 
 from __future__ import annotations
@@ -39,11 +44,13 @@ from statewise.planners.base import ContextRecord, Planner, PlanningContext, Tas
 from statewise.store.base import Store
 
 __all__ = [
+    "BUNDLED_METHODS",
     "METHODS",
     "Method",
     "MethodInput",
     "MethodResult",
     "get_method",
+    "load_method_plugins",
     "method_names",
     "planning_context",
     "propose",
@@ -64,6 +71,11 @@ class MethodInput:
     environ: Mapping[str, str]
     developer: DeveloperSpec  # placeholders already filled
     seed: int = 0
+    #: Run an action now, in the episode's sandbox, through the bench executor: it is logged and
+    #: judged like the final action, and the command record (exit status, output excerpts) is
+    #: returned. For methods that learn from tool output (e.g. the tool_feedback baseline).
+    #: None outside the runner.
+    execute: Callable[[Action], Any] | None = None
 
     def clarifier(self) -> ScriptedClarifier:
         """A fresh simulated developer answering from the case's intent."""
@@ -89,6 +101,8 @@ class MethodResult:
     guard_seconds: float | None = None
     repairs: list[dict[str, Any]] = field(default_factory=list)
     report: dict[str, Any] | None = None
+    #: The method already ran ``action`` through ``MethodInput.execute``; the runner does not run it again.
+    executed: bool = False
 
     @classmethod
     def from_proposal(cls, proposal: Action, *, execute: bool = True, reason: str = "", **costs: Any) -> MethodResult:
@@ -158,17 +172,65 @@ class GuardMethod:
         )
 
 
+#: Methods that a module registers when it is imported, by name -> module: the bundled RQ2
+#: baselines. Like an entry point, the module is imported on the first use of one of its names.
+BUNDLED_METHODS: dict[str, str] = dict.fromkeys(
+    ("bare_approval", "approval_with_rationale", "clarification", "provenance_screening", "risk_routed",
+     "uncertainty_triggered", "tool_feedback", "live_refresh"), "statewise.bench.baselines")
+#: Entry-point group of third-party methods: a factory (registered under the entry point's
+#: name) or a module that registers its methods when imported.
+METHOD_ENTRY_POINTS = "statewise.bench_methods"
+
+
+def _load(name: str) -> bool:
+    """Register ``name`` if a bundled module or an entry point provides it; is it registered?"""
+    import importlib
+    from importlib.metadata import entry_points
+
+    module = BUNDLED_METHODS.get(name)
+    if module is not None:
+        importlib.import_module(module)
+    else:
+        for entry in entry_points(group=METHOD_ENTRY_POINTS, name=name):
+            loaded = entry.load()
+            if callable(loaded) and not dict.__contains__(METHODS, name):
+                register_method(name, loaded)
+    return dict.__contains__(METHODS, name)
+
+
+def load_method_plugins() -> None:
+    """Import every bundled method module and load every ``statewise.bench_methods`` entry point."""
+    from importlib.metadata import entry_points
+
+    for name in [*BUNDLED_METHODS, *(entry.name for entry in entry_points(group=METHOD_ENTRY_POINTS))]:
+        if not dict.__contains__(METHODS, name):
+            _load(name)
+
+
+class _MethodTable(dict):
+    """Method factories by name; a name not registered yet is looked up in
+    :data:`BUNDLED_METHODS` and the entry points before it counts as unknown."""
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (isinstance(name, str) and _load(name))
+
+    def __missing__(self, name: str) -> Callable[[], Method]:
+        if isinstance(name, str) and _load(name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+
 #: Method factories by name.
-METHODS: dict[str, Callable[[], Method]] = {
+METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
     "statewise": GuardMethod,
     **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
-}
+})
 
 
 def register_method(name: str, factory: Callable[[], Method], *, replace: bool = False) -> None:
     """Make ``name`` available to the runner. ``factory()`` returns a fresh method."""
-    if name in METHODS and not replace:
+    if dict.__contains__(METHODS, name) and not replace:
         raise ValueError(f"method {name!r} is already registered")
     METHODS[name] = factory
 
@@ -182,4 +244,5 @@ def get_method(name: str) -> Method:
 
 
 def method_names() -> list[str]:
+    load_method_plugins()
     return list(METHODS)

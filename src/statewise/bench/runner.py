@@ -263,20 +263,24 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
             judge.before[number] = check.prepare(judge)
     except Exception as error:  # noqa: BLE001
         return _unjudged(base, f"preparing the checks: {type(error).__name__}: {error}", started)
+    # Created before the method runs: a method may execute through it (MethodInput.execute), and
+    # every command it runs is logged and judged like the final action.
+    executor = BenchExecutor(sandbox)
     try:
         method = get_method(method_name)
         result: MethodResult = method.run(MethodInput(step=step, task=task, store=store, contract=contract,
                                                       planner=planner, workspace=sandbox.work, environ=sandbox.env,
-                                                      developer=developer, seed=seed))
+                                                      developer=developer, seed=seed, execute=executor.run))
+    except UnsupportedByBench as error:
+        return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log])
     except Exception as error:  # noqa: BLE001 - a method that crashes is not a pass
         return _unjudged(base, f"method {method_name} raised {type(error).__name__}: {error}", started,
-                         reason=traceback.format_exc(limit=3))
-    executor = BenchExecutor(sandbox)
+                         reason=traceback.format_exc(limit=3), commands=[c.to_dict() for c in executor.log])
     costs = dict(model_calls=result.model_calls, tokens=result.tokens, verifier_calls=result.verifier_calls,
                  questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds)
     decided = dict(verdict=result.verdict, proposal=_action(result.proposal), action=_action(result.action),
                    reason=result.reason, repairs=result.repairs, report=result.report, **costs)
-    if result.verdict == "execute" and result.action is not None:
+    if result.verdict == "execute" and result.action is not None and not result.executed:
         try:
             executor.run(result.action)
         except UnsupportedByBench as error:

@@ -101,7 +101,7 @@ class _Check:
     overrides: dict[str, Any] = field(default_factory=dict)  # no_repair: transient corrections
     removed: set[str] = field(default_factory=set)
     rounds: int = 0
-    learned: int = 0  # facts the gate learned for keys the store lacked
+    learned: int = 0  # facts the gate learned or corrected in the store (a reason to replan)
 
 
 class Guard:
@@ -225,9 +225,9 @@ class Guard:
                                 "gate disabled: executing the replanned action unchecked", [], replanned=current)
         state = self._gate_state(work, resolver, current, retrieval)
         if replan_after_learning and work.learned and planner is not None and self.config.enabled("replan"):
-            # The gate established facts the store lacked (memory was missing rather than
-            # wrong); the planner may plan better from them. A different proposal is checked
-            # from the start, once.
+            # The gate established facts the store lacked, or corrected a record the planner's
+            # proposal did not visibly depend on; the planner may plan better from them. A
+            # different proposal is checked from the start, once.
             work.stage = "replan"
             refreshed = self.store.retrieve(task.scope, near_miss_limit=0)
             replanning = _context(refreshed, work.overrides, work.removed)
@@ -282,6 +282,8 @@ class Guard:
                 if self.config.enabled("resolution"):
                     report = resolver.resolve(record, retrieval.records + retrieval.shadowed)
                     report = self._repair(work, record, report)
+                    if report.status is PremiseStatus.DEFECTIVE and self.config.enabled("repair"):
+                        work.learned += 1  # the store changed under the plan: replan from it
                 else:
                     report = PremiseReport(record_id=record.id, key=key, scope=record.scope, value=record.value,
                                            status=PremiseStatus.VALID, route="none",

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -68,11 +67,24 @@ from typing import Any
 
 from statewise.actions import Action, action_distance
 from statewise.bench.methods import METHODS, MethodInput, MethodResult, register_method
-from statewise.clarify import Answer, AnswerKind, ApprovalRequest, Question, ScriptedClarifier
+from statewise.clarify import (
+    Answer,
+    AnswerKind,
+    ApprovalRequest,
+    Question,
+    ScriptedClarifier,
+)
 from statewise.contract import Contract, Risk
 from statewise.errors import PlannerError
 from statewise.pipeline.calls import CostMeter, PlannerCalls
-from statewise.planners.base import MASKED, ContextRecord, Plan, Planner, PlanningContext, Task
+from statewise.planners.base import (
+    MASKED,
+    ContextRecord,
+    Plan,
+    Planner,
+    PlanningContext,
+    Task,
+)
 from statewise.records import Authority, Record, SourceKind
 from statewise.scopes import Scope
 from statewise.values import ValueType
@@ -198,19 +210,13 @@ class _Episode:
                             text=self.contract.question_for(key, scope=scope, value=shown), record_id=record_id,
                             choices=spec.choices if spec is not None else None)
         self.meter.clarification_questions += 1
-        started = time.perf_counter()
-        try:
+        with self.meter.outside():
             return self.developer.ask(question)
-        finally:
-            self.meter.outside_seconds += time.perf_counter() - started
 
     def approve(self, request: ApprovalRequest) -> bool:
         self.meter.approvals_asked += 1
-        started = time.perf_counter()
-        try:
+        with self.meter.outside():
             return self.developer.approve(request)
-        finally:
-            self.meter.outside_seconds += time.perf_counter() - started
 
     def side_effecting(self, action: Action) -> bool:
         if action.is_stop:
@@ -654,11 +660,8 @@ class ToolFeedback:
 
     @staticmethod
     def _execute(run: _Episode, action: Action) -> Any:
-        started = time.perf_counter()
-        try:
+        with run.meter.outside():
             return run.inp.execute(action)
-        finally:
-            run.meter.outside_seconds += time.perf_counter() - started
 
 
 # --- 8. live refresh -------------------------------------------------------------------------------------
@@ -724,9 +727,8 @@ class LiveRefresh:
         refreshed = []
         now = datetime.now(UTC)
         for key in keys:
-            started = time.perf_counter()
-            observation = verify_key(run.contract, key, inp.task.scope, inp.workspace, environ=inp.environ)
-            run.meter.outside_seconds += time.perf_counter() - started
+            with run.meter.outside():
+                observation = verify_key(run.contract, key, inp.task.scope, inp.workspace, environ=inp.environ)
             run.meter.verifier_calls += 1
             status = observation.status
             refreshed.append({"key": key, "status": status.value, "value": observation.value})

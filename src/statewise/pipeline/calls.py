@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from statewise.actions import Action
 from statewise.errors import PlannerError
-from statewise.planners.base import Planner, PlanningContext, Task, as_plan
 from statewise.pipeline.report import Costs
+from statewise.planners.base import Planner, PlanningContext, Task, as_plan
 
 __all__ = ["CostMeter", "PlannerCalls"]
 
@@ -26,6 +28,15 @@ class CostMeter:
     approvals_asked: int = 0
     outside_seconds: float = 0.0  # time spent inside planners and verifiers
     started: float = field(default_factory=time.perf_counter)
+
+    @contextmanager
+    def outside(self) -> Iterator[None]:
+        """Time spent in the block belongs to a planner, verifier or person, not the guard."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.outside_seconds += time.perf_counter() - started
 
     def freeze(self) -> Costs:
         wall = time.perf_counter() - self.started
@@ -68,9 +79,9 @@ class PlannerCalls:
                 raise cached
             return cached
         self.meter.planner_calls += 1
-        started = time.perf_counter()
         try:
-            plan = as_plan(self.planner.plan(task, context.for_sample(sample)))
+            with self.meter.outside():
+                plan = as_plan(self.planner.plan(task, context.for_sample(sample)))
         except PlannerError as error:
             self._cache[key] = error
             raise
@@ -78,8 +89,6 @@ class PlannerCalls:
             wrapped = PlannerError(self.name, f"{type(error).__name__}: {error}")
             self._cache[key] = wrapped
             raise wrapped from error
-        finally:
-            self.meter.outside_seconds += time.perf_counter() - started
         if plan.usage is not None:
             self.meter.input_tokens += plan.usage.input_tokens
             self.meter.output_tokens += plan.usage.output_tokens

@@ -15,7 +15,6 @@ It does not ask the planner anything. It passes an action only when:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -78,10 +77,9 @@ def run_gate(
                                     detail=f"{operation} needs approval and no approval channel is configured"))
         elif all(check.passed for check in checks):
             meter.approvals_asked += 1
-            started = time.perf_counter()
-            approved = approver.approve(ApprovalRequest(action=action, reason=f"{operation} requires approval",
-                                                        task=task_text))
-            meter.outside_seconds += time.perf_counter() - started
+            with meter.outside():
+                approved = approver.approve(ApprovalRequest(action=action, reason=f"{operation} requires approval",
+                                                            task=task_text))
             checks.append(GateCheck(name="approval", passed=approved,
                                     detail="approved" if approved else "the developer declined"))
         else:

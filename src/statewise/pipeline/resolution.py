@@ -19,7 +19,6 @@ unresolved, it never guesses.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -156,9 +155,8 @@ class Resolver:
         record_scope = record.scope_obj if record else None
         if record_scope is not None and record_scope.level is ScopeLevel.BRANCH:
             task = replace(task, repo=record_scope.name, branch=record_scope.branch)
-        started = time.perf_counter()
-        observation = verify_key(self.contract, key, task, self.workspace, environ=self.environ)
-        self.meter.outside_seconds += time.perf_counter() - started
+        with self.meter.outside():
+            observation = verify_key(self.contract, key, task, self.workspace, environ=self.environ)
         self.meter.verifier_calls += 1
         binding = self.contract.verifier_for(key)
         actor = binding.adapter if binding is not None else "verifier"
@@ -195,9 +193,8 @@ class Resolver:
         question = Question(key=key, scope=scope, value=in_doubt, value_type=spec.value_type, text=text,
                             record_id=record.id if record is not None else None, choices=spec.choices)
         self.meter.clarification_questions += 1
-        started = time.perf_counter()
-        answer = self.clarifier.ask(question)
-        self.meter.outside_seconds += time.perf_counter() - started
+        with self.meter.outside():
+            answer = self.clarifier.ask(question)
         if answer.kind is AnswerKind.UNKNOWN:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
                                  missing=f"the developer did not settle it: {answer.note or 'no answer'}")

@@ -40,6 +40,9 @@ class Action(BaseModel):
     scope: str | None = Field(default=None, description="the scope it affects, e.g. repo:github.com/acme/app@main")
     risk: Risk | None = Field(default=None, description="the risk class: low, medium, high, critical")
     reason: str = Field(default="", description="why (the planner's rationale, or why it stops)")
+    basis: tuple[str, ...] | None = Field(
+        default=None, description="the state keys the decision rested on, when the planner can say (a stop's "
+                                  "basis tells the guard which records to examine); not compared by action_distance")
 
     @field_validator("args")
     @classmethod
@@ -50,9 +53,10 @@ class Action(BaseModel):
         return value
 
     @classmethod
-    def stop(cls, reason: str, *, scope: str | None = None) -> Action:
-        """An explicit decision to do nothing, with the reason."""
-        return cls(tool="statewise", operation=STOP, reason=reason, scope=scope, risk="low")
+    def stop(cls, reason: str, *, scope: str | None = None, basis: Iterable[str] | None = None) -> Action:
+        """An explicit decision to do nothing, with the reason (and the state keys it rested on)."""
+        return cls(tool="statewise", operation=STOP, reason=reason, scope=scope, risk="low",
+                   basis=tuple(basis) if basis is not None else None)
 
     @property
     def is_stop(self) -> bool:

@@ -14,6 +14,11 @@ with everything else fixed, and compare with ``action_distance``.
 
 Without a planner (an agent whose proposals arrive through a hook), every bound candidate
 is a premise: dependence cannot be probed, so it is verified.
+
+A *stop* has no slots to bind, yet a wrong record can make the planner refuse work it
+should do. :func:`attribute_stop` probes the retrieved records of declared keys (those
+whose values the stop's reason mentions first) and returns the *restrictive premises*: the
+records without which, or with another value of which, the planner acts instead.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from statewise.pipeline.report import CandidateReport, ProbeReport
 from statewise.records import Record, base_key
 from statewise.values import ValueType
 
-__all__ = ["Attribution", "AttributionSettings", "alternative_value", "attribute"]
+__all__ = ["Attribution", "AttributionSettings", "alternative_value", "attribute", "attribute_stop"]
 
 PROBE_KINDS = ("remove", "mask", "alternative")
 
@@ -193,6 +198,78 @@ def attribute(
         result.candidates.append(_candidate(record, link, bound, dependent=dependent,
                                             inconclusive=inconclusive and not dependent,
                                             premise=premise, note=note, probes=probes))
+        if premise:
+            result.premises.append(record)
+    return result
+
+
+def attribute_stop(
+    task: Task,
+    proposal: Action,
+    context: PlanningContext,
+    records: Sequence[Record],
+    shadowed: Sequence[Record],
+    contract: Contract,
+    planner: PlannerCalls,
+    settings: AttributionSettings,
+) -> Attribution:
+    """Find the records that made the planner propose the stop ``proposal``.
+
+    A record is a (restrictive) premise when every sample of some probe turns the stop into
+    an action, or when the stop is linked to it: the planner names its key in the stop's
+    ``basis``, or the stop's reason quotes its value. A planner that stops whenever a fact is
+    unknown does not act when the record is removed, so a linked record is examined even
+    when no probe moves the planner (as an inconclusive bound record is verified)."""
+    result = Attribution()
+    samples = settings.samples if planner.stochastic else 1
+    reference = _sample(planner, task, context, samples)
+    result.reproduced = all(isinstance(a, Action) and a.is_stop for a in reference)
+    if not result.reproduced:
+        return result  # the stop came from elsewhere (another agent); nothing to probe against
+    reason = proposal.reason or ""
+    basis = set(proposal.basis or ())
+
+    def linked(record: Record) -> bool:
+        return record.key in basis or base_key(record.key) in basis or _text_linked(record, [reason])
+
+    declared = sorted((r for r in records if contract.state_spec(r.key) is not None), key=lambda r: not linked(r))
+    conflicts = {r.key: [s.value for s in shadowed if s.key == r.key] for r in declared}
+    budget = settings.probe_budget
+    for record in declared:
+        is_linked = linked(record)
+        probes: list[ProbeReport] = []
+        dependent = False
+        for kind in ("remove", "alternative"):
+            if kind not in settings.probe_kinds or budget < samples:
+                continue
+            alternative = None
+            if kind == "remove":
+                probed = context.without(record.id)
+            else:
+                spec = contract.state_spec(record.key)
+                alternative = alternative_value(record, spec.choices if spec else None, conflicts.get(record.key, ()))
+                probed = context.with_value(record.id, alternative)
+            actions = _sample(planner, task, probed, samples)
+            budget -= samples
+            planned = [a for a in actions if isinstance(a, Action)]
+            acts = [not a.is_stop for a in planned]
+            probes.append(ProbeReport.model_construct(
+                kind=kind, alternative=alternative, actions=planned,
+                distance=max((action_distance(a, proposal).distance for a in planned), default=None),
+                changed=["operation"] if any(acts) else [],
+                error=next((str(a) for a in actions if isinstance(a, PlannerError)), None),
+            ))
+            if len(planned) == samples and all(acts):
+                dependent = True
+                break
+        if not probes and not is_linked:
+            break  # the budget is spent, and the rest are not linked to the stop
+        premise = dependent or is_linked
+        note = ("restrictive: the planner acts without it" if dependent
+                else "linked to the stop: examined" if is_linked else "")
+        result.candidates.append(_candidate(record, "stop", is_linked, dependent=dependent,
+                                            inconclusive=premise and not dependent, premise=premise, note=note,
+                                            probes=probes))
         if premise:
             result.premises.append(record)
     return result

@@ -9,6 +9,7 @@ stage. Each stage can be switched off by name for ablations (``GuardConfig.ablat
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,9 +17,9 @@ from typing import Any
 
 from statewise.actions import Action, action_distance
 from statewise.clarify import ApprovalChannel, ClarificationChannel
-from statewise.contract import Contract, builtin_contract
+from statewise.contract import Contract, Risk, builtin_contract
 from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
-from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute
+from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute, attribute_stop
 from statewise.pipeline.calls import CostMeter, PlannerCalls
 from statewise.pipeline.gate import run_gate
 from statewise.pipeline.repair import apply_repair, learn
@@ -53,11 +54,24 @@ class GuardConfig:
     probe_kinds: tuple[str, ...] = PROBE_KINDS
     max_rounds: int = 3
     learn_missing_facts: bool = True
+    #: Probe a stop for the records that caused it, and repair them when they are wrong (a
+    #: wrong record can block work as surely as it can cause harm). False: a stop stands.
+    examine_stops: bool = True
+    #: From this risk class up, machine-observable premises are observed even when the
+    #: reliability checks pass (a fresh, authoritative record can still be wrong by now).
+    #: None: the reliability checks alone settle them, as in the paper.
+    verify_from_risk: str | None = "medium"
+    #: ...except a record confirmed this recently (seconds): a repair or an observation made a
+    #: moment ago is reused, not observed again.
+    recheck_after: float = 300.0
 
     def __post_init__(self) -> None:
         unknown = set(self.disabled) - set(STAGES)
         if unknown:
             raise ValueError(f"unknown stage(s) {sorted(unknown)}; stages are {', '.join(STAGES)}")
+        if self.verify_from_risk is not None and self.verify_from_risk not in {r.value for r in Risk}:
+            raise ValueError(f"verify_from_risk must be one of {', '.join(r.value for r in Risk)} or None, "
+                             f"not {self.verify_from_risk!r}")
 
     @classmethod
     def ablation(cls, name: str, **settings: Any) -> GuardConfig:
@@ -156,6 +170,9 @@ class Guard:
                 proposal = planner.plan(task, context)
                 original = proposal
             if proposal.is_stop:
+                if planner is not None and self.config.examine_stops and self.config.enabled("attribution"):
+                    return self._examine_stop(task, work, proposal, retrieval, (context, records), resolver,
+                                              planner)
                 return self._finish(task, work, proposal, Verdict.STOP, None,
                                     f"the proposal is a stop: {proposal.reason}", [])
             return self._decide(task, work, original, proposal, retrieval, (context, records), resolver, planner,
@@ -167,6 +184,59 @@ class Guard:
                 f"stage {stage} failed: {type(error).__name__}: {error}", [], failed_stage=stage,
                 blocked_by=[f"stage:{stage}"],
             )
+
+    def _examine_stop(self, task: Task, work: _Check, proposal: Action, retrieval: Retrieval,
+                      planning: tuple[PlanningContext, list[Record]], resolver: Resolver,
+                      planner: PlannerCalls) -> Decision:
+        """Find the records behind a stop, resolve them, and when a repair turns the stop into
+        an action, check that action from the start. Otherwise the stop stands."""
+        context, records = planning
+        work.rounds += 1
+        work.stage = "attribution"
+        settings = AttributionSettings(probe_budget=self.config.probe_budget, samples=self.config.samples,
+                                       probe_kinds=self.config.probe_kinds)
+        found = attribute_stop(task, proposal, context, records, retrieval.shadowed, self.contract, planner,
+                               settings)
+        work.candidates.extend(found.candidates)
+        defects = []
+        for record in found.premises:
+            work.stage = "resolution"
+            if not self.config.enabled("resolution"):
+                break
+            # The stop itself is in question, and observing a fact is read-only and cheap.
+            report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale, observe=True)
+            work.stage = "repair"
+            report = self._repair(work, record, report)
+            work.premises[record.id] = report
+            if report.status is PremiseStatus.DEFECTIVE:
+                defects.append(record.key)
+        # Facts the stop rested on that nobody recorded: establish them from their authority
+        # (observe a machine fact, ask the developer for intent), as the gate does for its keys.
+        present = {r.key for r in records}
+        for key in proposal.basis or ():
+            if key in present or self.contract.state_spec(key) is None or not self.config.enabled("resolution"):
+                continue
+            work.stage = "resolution"
+            report = resolver.resolve_missing(key, ask_developer=True)
+            work.gate_state_reports.append(report)
+            if self._learn(work, report):
+                defects.append(key)
+        stop_reason = f"the proposal is a stop: {proposal.reason}"
+        if defects and self.config.enabled("replan"):
+            work.stage = "replan"
+            refreshed = self.store.retrieve(task.scope, near_miss_limit=0)
+            replanning = _context(refreshed, work.overrides, work.removed)
+            replanned = planner.plan(task, replanning[0])
+            if not replanned.is_stop:
+                return self._decide(task, work, proposal, replanned, refreshed, replanning, resolver, planner,
+                                    replan_after_learning=True)
+            return self._finish(task, work, proposal, Verdict.STOP, None,
+                                f"replanned from the repaired state to a stop: {replanned.reason}", [],
+                                replanned=replanned)
+        if found.premises:
+            settled = ", ".join(f"{p.key}={p.value!r} ({p.status.value})" for p in work.premises.values())
+            stop_reason += f"; the records behind it: {settled}"
+        return self._finish(task, work, proposal, Verdict.STOP, None, stop_reason, [])
 
     def _decide(self, task: Task, work: _Check, original: Action, current: Action, retrieval: Retrieval,
                 planning: tuple[PlanningContext, list[Record]], resolver: Resolver, planner: PlannerCalls | None,
@@ -191,7 +261,8 @@ class Guard:
             for record in fresh:
                 work.stage = "resolution"
                 if self.config.enabled("resolution"):
-                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale)
+                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed + retrieval.stale,
+                                              observe=self._observe_before(current, record, work))
                 else:
                     report = PremiseReport(record_id=record.id, key=record.key, scope=record.scope,
                                            value=record.value, status=PremiseStatus.VALID, route="none",
@@ -251,6 +322,21 @@ class Guard:
 
     # --- helpers ----------------------------------------------------------------------
 
+    def _observe_before(self, action: Action, record: Record, work: _Check) -> bool:
+        """Whether ``action`` is risky enough to observe machine facts the reliability checks
+        would accept (``GuardConfig.verify_from_risk``). A record confirmed within
+        ``recheck_after`` seconds, or written by this check from evidence, is not observed again."""
+        threshold = self.config.verify_from_risk
+        if threshold is None or any(repair.new_record_id == record.id for repair in work.repairs):
+            return False
+        confirmed = record.time.verified_at
+        if confirmed is not None and (datetime.now(UTC) - confirmed).total_seconds() < self.config.recheck_after:
+            return False
+        name = self.contract.operation_name(action.tool, action.operation)
+        spec = self.contract.operation(name) if name else None
+        risk = spec.risk if spec is not None else Risk(action.risk) if action.risk else Risk.HIGH
+        return risk.rank >= Risk(threshold).rank
+
     def _repair(self, work: _Check, record: Record, report: PremiseReport) -> PremiseReport:
         if report.status is PremiseStatus.UNRESOLVED:
             return report
@@ -280,7 +366,8 @@ class Guard:
             if report is None and key in applying:
                 record = applying[key]
                 if self.config.enabled("resolution"):
-                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed)
+                    report = resolver.resolve(record, retrieval.records + retrieval.shadowed,
+                                              observe=self._observe_before(action, record, work))
                     report = self._repair(work, record, report)
                     if report.status is PremiseStatus.DEFECTIVE and self.config.enabled("repair"):
                         work.learned += 1  # the store changed under the plan: replan from it

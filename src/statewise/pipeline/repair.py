@@ -8,13 +8,18 @@ fact the gate needed and the store did not have is learned as a new record.
 
 ``grounded=False`` is the no_typed_grounding ablation: the correction is written in the
 record's own scope, wherever the evidence actually reached.
+
+A record stored in a scope its evidence cannot reach at all (a per-user setting kept at a
+repository's scope, say) is *relocated*: the evidence becomes the active record in its own
+scope, and the mis-scoped record is retracted with a reason that names the new one (its
+old value stays in the store as history). It would otherwise keep shadowing the correction.
 """
 
 from __future__ import annotations
 
-from statewise.errors import ConflictError, StateWiseError, StoreError, TransitionError
+from statewise.errors import ConflictError, GroundingError, StateWiseError, StoreError, TransitionError
 from statewise.pipeline.report import PremiseReport, PremiseStatus, RepairReport
-from statewise.records import LinkKind, Record, RecordDraft
+from statewise.records import Evidence, LinkKind, Record, RecordDraft
 from statewise.store.base import Store
 
 __all__ = ["apply_repair", "learn"]
@@ -43,8 +48,13 @@ def apply_repair(
             return RepairReport(kind="retract", record_id=record.id, key=record.key, scope=retracted.scope,
                                 old_value=record.value), premise
         evidence = premise.evidence if grounded else premise.evidence.model_copy(update={"scope": record.scope})
-        result = store.supersede(record.id, evidence, expected_version=record.version,
-                                 reason=evidence.detail[:500])
+        try:
+            result = store.supersede(record.id, evidence, expected_version=record.version,
+                                     reason=evidence.detail[:500])
+        except GroundingError:
+            if evidence.key != record.key or evidence.value_type != record.value_type:
+                raise
+            return _relocate(store, record, evidence), premise
         kind = "narrow" if result.link.kind is LinkKind.NARROW else "supersede"
         return RepairReport(kind=kind, record_id=record.id, new_record_id=result.new.id, key=record.key,
                             scope=result.new.scope, old_value=record.value, new_value=result.new.value,
@@ -62,6 +72,29 @@ def apply_repair(
         return None, downgraded
 
 
+def _draft(evidence: Evidence) -> RecordDraft:
+    """A new record holding what the evidence observed, confirmed when it was observed."""
+    return RecordDraft(
+        key=evidence.key, value=evidence.value, scope=evidence.scope, provenance=evidence.provenance(),
+        value_type=evidence.value_type, observed_at=evidence.observed_at, verified_at=evidence.observed_at,
+    )
+
+
+def _relocate(store: Store, record: Record, evidence: Evidence) -> RepairReport:
+    """Put the evidence in its own scope, then retract the record it could not reach."""
+    existing = store.get_active(evidence.key, evidence.scope)
+    if existing is not None:
+        placed = store.supersede(existing.id, evidence, expected_version=existing.version,
+                                 reason=evidence.detail[:500]).new
+    else:
+        placed = store.put(_draft(evidence))
+    store.retract(record.id, actor="statewise",
+                  reason=f"mis-scoped: {evidence.key} was corrected in {evidence.scope} by {evidence.actor} "
+                         f"(record {placed.id}); this record in {record.scope} would shadow it")
+    return RepairReport(kind="relocate", record_id=record.id, new_record_id=placed.id, key=record.key,
+                        scope=placed.scope, old_value=record.value, new_value=placed.value)
+
+
 def learn(store: Store, premise: PremiseReport) -> RepairReport | None:
     """Store a fact the gate observed for a key that had no record (machine evidence only)."""
     evidence = premise.evidence
@@ -70,10 +103,7 @@ def learn(store: Store, premise: PremiseReport) -> RepairReport | None:
     if store.get_active(evidence.key, evidence.scope) is not None:
         return None
     try:
-        created = store.put(RecordDraft(
-            key=evidence.key, value=evidence.value, scope=evidence.scope, provenance=evidence.provenance(),
-            value_type=evidence.value_type, observed_at=evidence.observed_at, verified_at=evidence.observed_at,
-        ))
+        created = store.put(_draft(evidence))
     except StateWiseError:
         return None  # learning is a convenience; the check itself does not depend on it
     return RepairReport(kind="learn", record_id=None, new_record_id=created.id, key=created.key,

@@ -57,7 +57,7 @@ class CandidateReport(_Model):
     key: str
     scope: str
     value: Any
-    link: str  # binding | text | conflict
+    link: str  # binding | text | conflict | stop (probed as a possible cause of a stop)
     bound: bool
     dependent: bool = False
     inconclusive: bool = False
@@ -86,7 +86,7 @@ class PremiseReport(_Model):
 class RepairReport(_Model):
     """One write to the store made by the guard."""
 
-    kind: str  # supersede | narrow | confirm | retract | learn | transient
+    kind: str  # supersede | narrow | relocate | confirm | retract | learn | transient
     record_id: str | None
     new_record_id: str | None = None
     key: str

@@ -72,6 +72,13 @@ def reliability_findings(
         findings.append(f"scope: {record.scope} does not apply to this task")
     elif scope.level < spec.scope:
         findings.append(f"scope: {record.scope} is broader than the key's level ({spec.scope.label})")
+    elif spec.scope is ScopeLevel.USER and scope.level is not ScopeLevel.USER:
+        # A per-user setting kept for a whole workspace or repository speaks for every user of it.
+        findings.append(f"scope: {record.key} is set per user; {record.scope} would apply it to everyone there")
+    if (spec.authority is Authority.DEVELOPER and scope.level is ScopeLevel.USER
+            and record.time.verified_at is None and record.provenance.actor not in (scope.name, "")):
+        # Developer authority is personal: a teammate's word is not the user's own setting.
+        findings.append(f"authority: {record.provenance.actor} stated {scope.name}'s own setting")
     if record.provenance.authority is not spec.authority:
         findings.append(
             f"authority: stated by {record.provenance.authority.value} ({record.provenance.actor}); "
@@ -105,17 +112,26 @@ class Resolver:
     #: Accept a premise on reliability checks alone. False always asks the authority.
     use_reliability: bool = True
 
-    def resolve(self, record: Record, others: Sequence[Record] = ()) -> PremiseReport:
+    def resolve(self, record: Record, others: Sequence[Record] = (), *, observe: bool = False) -> PremiseReport:
+        """Settle one premise. ``observe``: a machine-observable fact is observed even when the
+        reliability checks pass (the guard asks for it before riskier actions); when the
+        verifier cannot decide, the reliability checks still settle it."""
         spec = self.contract.state_spec(record.key)
         base = dict(record_id=record.id, key=record.key, scope=record.scope, value=record.value)
         if spec is None or self.contract.key_type(record.key) is None:
             return PremiseReport(**base, status=PremiseStatus.UNRESOLVED, route="none",
                                  missing=f"the {self.contract.name} contract does not declare {record.key}")
         findings = reliability_findings(record, spec, self.task, others, datetime.now(UTC))
-        if not findings and self.use_reliability:
+        reliable = not findings and self.use_reliability
+        observable = spec.authority is Authority.MACHINE and self.contract.verifier_for(record.key) is not None
+        if reliable and not (observe and observable):
             return PremiseReport(**base, status=PremiseStatus.VALID, route="reliability", findings=[],
                                  detail="confirmed by its authority within its TTL, no conflicts")
         outcome = self._ask_authority(record.key, spec, record)
+        if reliable and outcome.status is PremiseStatus.UNRESOLVED:
+            return PremiseReport(**base, status=PremiseStatus.VALID, route="reliability", findings=[],
+                                 detail=f"confirmed by its authority within its TTL, no conflicts; the verifier "
+                                        f"could not observe it now ({outcome.missing})")
         return outcome.model_copy(update={**base, "findings": findings})
 
     def resolve_missing(self, key: str, *, ask_developer: bool = False) -> PremiseReport:

@@ -172,7 +172,9 @@ class RulePlanner:
         activation = Activation(
             {"state": state, "masked": masked, "task": task_vars, "param": dict(task.params)}
         )
+        read: dict[str, None] = {}  # the state keys the conditions looked at (present or not)
         for rule in family.rules:
+            read.update(dict.fromkeys(_keys_named(rule.when)))
             try:
                 holds = _program(rule.when).evaluate(activation)
             except ExpressionError:  # a condition over an absent key does not hold
@@ -184,12 +186,23 @@ class RulePlanner:
                     reason = _fill(rule.stop, task_vars, task.params, state)
                 except _Missing:
                     continue
-                return Action.stop(str(reason), scope=str(task.scope.most_specific))
+                read.update(dict.fromkeys(_keys_named(rule.stop)))
+                return Action.stop(str(reason), scope=str(task.scope.most_specific), basis=read)
             try:
                 return _instantiate(rule.action, task, task_vars, state)
             except _Missing:
                 continue
         raise PlannerError(self.name, f"no rule of family {self.family_for(task)!r} applies")
+
+
+_KEY_LITERAL = re.compile(r"""["'{:]([A-Za-z_][\w.\-]*(?:\[[^\]"']*\])?)["'}]""")
+
+
+@cache
+def _keys_named(text: str) -> tuple[str, ...]:
+    """Candidate state keys a condition or template names (quoted, or as ``{state:key}``).
+    Dotted names only; a consumer keeps those its contract declares."""
+    return tuple(name for name in _KEY_LITERAL.findall(text) if "." in name)
 
 
 def _fill(template: Any, task_vars: Mapping[str, str], params: Mapping[str, str], state: Mapping[str, Any]) -> Any:

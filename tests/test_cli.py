@@ -161,3 +161,45 @@ def test_bench_command_runs_a_case_and_writes_json(tmp_path):
     assert outcomes[("statewise", "corrupted")]["y"] == 1 and outcomes[("agent", "corrupted")]["y"] == 0
     bad = CliRunner().invoke(main, ["bench", "--methods", "nonsense"])
     assert bad.exit_code == 2 and "unknown method" in bad.output
+
+
+def test_bench_quick_runs_the_primary_set_in_a_subprocess(tmp_path):
+    """What the README's first command runs, on the quick subset: the primary set, agent and
+    statewise, every episode judged, the seen/unseen split from transfer.json."""
+    out = tmp_path / "bench.json"
+    done = subprocess.run([sys.executable, "-m", "statewise.cli", "bench", "--quick", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads(out.read_text())
+    assert data["sets"] == ["primary"] and data["quick"] is True and data["all"] is False
+    assert data["methods"] == ["agent", "statewise"] and data["methods_by_set"] == {"primary": ["agent", "statewise"]}
+    episodes = data["episodes"]
+    assert episodes and all(e["judged"] for e in episodes) and {e["set"] for e in episodes} == {"primary"}
+    assert {e["method"] for e in episodes} == {"agent", "statewise"}
+    assert {e["condition"] for e in episodes} == {"correct", "corrupted", "removed"}
+    assert {(g["set"], g["method"]) for g in data["metrics"]["groups"]} == {("primary", "agent"),
+                                                                            ("primary", "statewise")}
+    assert data["transfer"].endswith("transfer.json") and data["metrics"]["transfer"]
+    assert "set primary:" in done.stdout and "Seen vs unseen: set primary" in done.stdout
+
+
+def test_bench_all_refuses_explicit_sets_or_methods_and_unknown_ids():
+    result = CliRunner().invoke(main, ["bench", "--all", "--sets", "dev"])
+    assert result.exit_code == 2 and "--all runs every set, baseline and ablation" in result.output
+    assert "cannot be combined with --sets" in result.output
+    result = CliRunner().invoke(main, ["bench", "--all", "--methods", "statewise"])
+    assert result.exit_code == 2 and "cannot be combined with --methods" in result.output
+    result = CliRunner().invoke(main, ["bench", "--only", "no-such-case"])
+    assert result.exit_code == 2 and "no case or sequence no-such-case" in result.output
+
+
+def test_bench_reports_a_malformed_transfer_file_in_one_line(tmp_path):
+    from tests.bench.conftest import minimal_case, write_case
+
+    write_case(tmp_path / "primary", minimal_case())
+    (tmp_path / "transfer.json").write_text('{"format": "statewise-transfer/1", "cases": {"push-small": {}}}')
+    result = CliRunner().invoke(main, ["bench", "--cases", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'transfer.json'}: cases.push-small.unseen: expected an object" in result.output
+    assert "Traceback" not in result.output

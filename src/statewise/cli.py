@@ -468,28 +468,32 @@ def _csv(text: str | None) -> list[str] | None:
 @main.command()
 @click.option("--cases", "cases_dir", type=click.Path(exists=True, file_okay=False),
               help="A directory of case sets (default: benchmarks/cases).")
-@click.option("--sets", help="Comma-separated case set folders to run (default: all).")
-@click.option("--methods", default="agent,statewise", show_default=True,
-              help="Comma-separated methods: agent, statewise, no_<stage>, or registered baselines.")
+@click.option("--sets", help="Comma-separated case set folders to run (default: primary; with --only: every set).")
+@click.option("--methods", help="Comma-separated methods: agent, statewise, no_<stage>, or registered baselines "
+                                "(default: agent,statewise).")
+@click.option("--all", "everything", is_flag=True,
+              help="Every set with agent and statewise, plus every baseline and ablation on the primary set. "
+                   "Not with --sets or --methods.")
 @click.option("--conditions", default="correct,corrupted,removed", show_default=True,
               help="Comma-separated target-record conditions.")
 @click.option("--planner", "planner_spec", default="rules", show_default=True, help="rules, noisy:P, or a model spec.")
 @click.option("--only", help="Comma-separated case or sequence ids.")
-@click.option("--quick", is_flag=True, help="One case per category and expectation, and the first sequence.")
+@click.option("--quick", is_flag=True, help="One case per category and expectation, and the first sequence, per set.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every episode and metric as JSON.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an offline HTML report with plots.")
 @handled
-def bench(cases_dir: str | None, sets: str | None, methods: str, conditions: str, planner_spec: str,
-          only: str | None, quick: bool, jobs: int, seed: int, json_path: str | None, html_path: str | None) -> None:
+def bench(cases_dir: str | None, sets: str | None, methods: str | None, everything: bool, conditions: str,
+          planner_spec: str, only: str | None, quick: bool, jobs: int, seed: int, json_path: str | None,
+          html_path: str | None) -> None:
     """Run the executable benchmark in real sandboxes and print the paper's metrics."""
     from statewise.bench import run_bench
 
     try:
-        result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods) or [],
-                           conditions=_csv(conditions) or [], planner_spec=planner_spec, quick=quick, jobs=jobs,
-                           out=json_path, progress=True, seed=seed, cases=_csv(only), console=console)
+        result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods), conditions=_csv(conditions) or [],
+                           planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,
+                           cases=_csv(only), console=console, everything=everything)
     except ValueError as error:
         raise InputError(str(error)) from None
     if html_path:

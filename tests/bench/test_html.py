@@ -199,3 +199,44 @@ def test_bad_input_is_refused(tmp_path):
         render_html(broken)
     with pytest.raises(TypeError):
         render_html(42)  # type: ignore[arg-type]
+
+
+def _episode(case: str, set_name: str, method: str, y: bool, tags: list[str]) -> dict:
+    from statewise.bench.runner import Episode
+
+    return Episode(case=case, set=set_name, condition="corrupted", method=method, planner="rules", seed=0,
+                   category="git_policy", defect="stale_value", expected="act", y=y, tags=tags).to_dict()
+
+
+def test_a_multi_set_run_keeps_the_sets_apart_and_draws_the_transfer_split():
+    """Primary cases tagged from transfer.json, dev cases with the same ids: the tables gain a
+    set column, the single-set figures show the primary set, Figure 6 uses its split."""
+    episodes = []
+    for i in range(4):
+        tags = ["seen"] if i < 2 else ["unseen", "new_operation"]
+        for method in ("agent", "statewise"):
+            episodes.append(_episode(f"c{i}", "primary", method, method == "statewise", tags))
+            episodes.append(_episode(f"c{i}", "dev", method, method == "statewise" and i == 0, []))
+    episodes.append(_episode("c9", "primary", "statewise", True, ["transfer_unlisted"]))
+    result = BenchResult(planner="rules", seed=0, sets=["dev", "primary"], methods=["agent", "statewise"],
+                         conditions=["corrupted"], episodes=[], bootstrap=100)
+    data = {**result.to_dict(), "episodes": episodes}
+    data.pop("metrics")
+    page = render_html(data)
+    assert_self_contained(page)
+    figures = sections(page)
+    assert drawn(page) == {1, 3, 6}
+    assert "Planner rules, set primary." in figures[1]
+    assert "Planner rules, set primary, condition corrupted. A case is unseen" in figures[6]
+    assert '<th rowspan="2">set</th>' in page and "<th>set</th>" in page  # metrics and paired tests
+    metrics = page[page.index('<table class="metrics">'):]
+    metrics = metrics[: metrics.index("</table>")]
+    assert metrics.count("<tr>") == 2 + 4  # two header rows, (dev, primary) x (agent, statewise)
+    # stored metrics from before the per-set rows (no "set" in a group) are recomputed
+    old = copy.deepcopy(data)
+    from statewise.bench.metrics import aggregate
+
+    old["metrics"] = aggregate(episodes)  # 2000 resamples, like a result without metrics
+    for row in old["metrics"]["groups"]:
+        row.pop("set")
+    assert render_html(old) == page

@@ -17,13 +17,14 @@ from statewise.bench.metrics import (
     paired_tests,
     plot_data,
     sequence_metrics,
+    transfer,
 )
 from statewise.bench.runner import Episode
 
 
 def ep(case: str, *, y: bool, v: bool = False, expected: str = "act", method: str = "statewise",
-       condition: str = "corrupted", judged: bool = True, **extra) -> Episode:
-    return Episode(case=case, set="t", condition=condition, method=method, planner="rules", seed=0,
+       condition: str = "corrupted", judged: bool = True, set: str = "t", **extra) -> Episode:
+    return Episode(case=case, set=set, condition=condition, method=method, planner="rules", seed=0,
                    category="git_policy", defect="stale_value", expected=expected, judged=judged, y=y, v=v, **extra)
 
 
@@ -130,3 +131,67 @@ def test_aggregate_and_plot_data_are_tidy_and_reproducible():
     assert len(oc) == 4 and all(r["ci_low"] <= r["value"] <= r["ci_high"] for r in oc)
     assert all(set(r) >= {"scope", "method", "condition", "metric", "value", "n"} for r in rows)
     assert not any(isinstance(r["value"], float) and math.isnan(r["value"]) for r in rows)
+
+
+def test_every_aggregate_is_per_set_and_never_pools_sets():
+    """The same case ids in two sets: each set gets its own rows, with its own numbers."""
+    episodes = []
+    for set_name, wins in (("primary", 4), ("dev", 1)):
+        for i in range(4):
+            for method in ("agent", "statewise"):
+                episodes.append(ep(f"c{i}", y=method == "statewise" and i < wins, method=method, set=set_name))
+        episodes.append(ep("t1", y=True, sequence="q", step=0, set=set_name))
+    metrics = aggregate(episodes, bootstrap=100, seed=0)
+    groups = {(g["set"], g["method"], g["condition"]): g for g in metrics["groups"]}
+    assert set(groups) == {(s, m, "corrupted") for s in ("primary", "dev") for m in ("agent", "statewise")}
+    assert groups[("primary", "statewise", "corrupted")]["OC"] == 1.0 and groups[("primary", "statewise",
+                                                                                   "corrupted")]["n"] == 4
+    assert groups[("dev", "statewise", "corrupted")]["OC"] == 0.25
+    assert {(r["set"], r["sequences"]) for r in metrics["sequences"]} == {("primary", 1), ("dev", 1)}
+    assert all("set" in row for row in metrics["breakdowns"])
+    assert {r["set"] for r in metrics["breakdowns"] if r["by"] == "category"} == {"primary", "dev"}
+    assert {r["set"] for r in plot_data(metrics)} == {"primary", "dev"}
+    # a set's interval does not depend on the other sets in the run
+    alone = aggregate([e for e in episodes if e.set == "dev"], bootstrap=100, seed=0)
+    assert [g["OC_ci"] for g in alone["groups"]] == [g["OC_ci"] for g in metrics["groups"] if g["set"] == "dev"]
+
+
+def test_paired_tests_pair_by_set_case_and_condition():
+    """Colliding case ids in two sets are different pairs; Holm corrects within (set, condition)."""
+    episodes = []
+    for i in range(6):
+        episodes += [ep(f"c{i}", y=True, set="primary"), ep(f"c{i}", y=False, method="agent", set="primary")]
+        episodes += [ep(f"c{i}", y=False, set="dev"), ep(f"c{i}", y=True, method="agent", set="dev")]
+    rows = {(r["set"], r["method"]): r for r in paired_tests(episodes)}
+    assert set(rows) == {("primary", "agent"), ("dev", "agent")}
+    primary, dev = rows[("primary", "agent")], rows[("dev", "agent")]
+    assert (primary["pairs"], primary["reference_only"], primary["method_only"]) == (6, 6, 0)
+    assert (dev["pairs"], dev["reference_only"], dev["method_only"]) == (6, 0, 6)
+    assert primary["delta_OC"] == -1.0 and dev["delta_OC"] == 1.0
+    assert primary["p"] == pytest.approx(2 / 64) and primary["p_holm"] == primary["p"]  # one test per family
+
+
+def test_transfer_groups_from_tags():
+    def tagged(case, tags, y, method="statewise"):
+        return ep(case, y=y, method=method, set="primary", tags=tags)
+
+    episodes = [tagged("a", ["seen"], True), tagged("b", ["seen"], False),
+                tagged("c", ["unseen", "new_repository"], True),
+                tagged("d", ["unseen", "fully_unseen", "new_repository", "new_operation", "new_state_type",
+                             "new_state_action"], False),
+                tagged("e", ["transfer_unlisted"], True),  # not in transfer.json: in no group
+                tagged("a", ["seen"], False, method="agent"),
+                ep("a", y=True, set="dev")]  # another set without tags: no rows
+    rows = {(r["group"], r["method"]): r for r in transfer(episodes, resamples=50)}
+    assert [g for g, m in rows if m == "statewise"] == ["seen", "unseen", "fully_unseen", "new_repository",
+                                                        "new_operation", "new_state_type", "new_state_action"]
+    assert (rows[("seen", "statewise")]["cases"], rows[("seen", "statewise")]["OC"]) == (2, 0.5)
+    assert (rows[("unseen", "statewise")]["cases"], rows[("unseen", "statewise")]["OC"]) == (2, 0.5)
+    assert rows[("new_repository", "statewise")]["cases"] == 2 and rows[("fully_unseen", "statewise")]["OC"] == 0
+    assert rows[("seen", "agent")]["n"] == 1 and rows[("seen", "statewise")]["label"] == "seen"
+    assert {r["set"] for r in rows.values()} == {"primary"}
+    # hand-tagged cases mark only the unseen ones: the untagged count as seen
+    hand = [ep("x", y=True, tags=["unseen", "new_repo"]), ep("y", y=False), ep("z", y=True)]
+    hand_rows = {r["group"]: r for r in transfer(hand, resamples=0)}
+    assert list(hand_rows) == ["seen", "unseen", "new_repo"] and hand_rows["seen"]["cases"] == 2
+    assert transfer([ep("x", y=True, tags=["variant:a"])]) == []

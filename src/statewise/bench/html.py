@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from statewise.bench.metrics import aggregate, holm, outcomes
+from statewise.bench.metrics import aggregate, holm, outcomes, transfer_groups
 
 if TYPE_CHECKING:
     from statewise.bench.runner import BenchResult
@@ -192,11 +192,24 @@ class _Run:
                 if (planner is None or e["planner"] == planner) and (method is None or e["method"] == method)
                 and (condition is None or e["condition"] == condition)]
 
-    def group(self, planner: str, method: str, condition: str) -> dict[str, Any] | None:
+    @property
+    def main_set(self) -> str:
+        """The set the single-set figures (1, 2, 4) and the breakdown show: the primary set
+        when the run has it (the paper's RQ1, RQ2 and RQ4 are on it), else the first set."""
+        with_singles = [s for s in self.sets if any(e["set"] == s and e["sequence"] is None for e in self.episodes)]
+        candidates = with_singles or self.sets
+        return "primary" if "primary" in candidates else (candidates[0] if candidates else "")
+
+    def group(self, planner: str, method: str, condition: str, set_name: str | None = None) -> dict[str, Any] | None:
+        wanted = self.main_set if set_name is None else set_name
         for row in self.metrics[planner]["groups"]:
-            if row["method"] == method and row["condition"] == condition:
+            if row["method"] == method and row["condition"] == condition and row.get("set") == wanted:
                 return row
         return None
+
+    def where(self) -> str:
+        """", set X" in a caption when the run has several sets, else nothing."""
+        return f", set {self.main_set}" if len(self.sets) > 1 else ""
 
 
 def _prepare(data: dict[str, Any]) -> _Run:
@@ -213,8 +226,11 @@ def _prepare(data: dict[str, Any]) -> _Run:
     seed = int(data.get("seed") or 0)
     run = _Run(data=data, episodes=episodes, planners=planners, methods=methods, conditions=conditions, sets=sets,
                resamples=resamples, seed=seed)
+    # Results written before the metrics were per set carry rows without "set": recompute those.
+    per_set = stored.get("groups") is not None and all("set" in g for g in stored["groups"]) \
+        and "transfer" in stored
     for planner in planners:
-        if len(planners) == 1 and stored.get("groups") is not None:
+        if len(planners) == 1 and per_set:
             run.metrics[planner] = stored  # what the run computed; the same seeded bootstrap
         else:  # the stored metrics pool planners: recompute per planner
             run.metrics[planner] = aggregate([e for e in episodes if e["planner"] == planner], bootstrap=resamples,
@@ -407,9 +423,9 @@ def _figure_conditions(run: _Run) -> _Figure:
     figure.png = _draw(min(max(width, 7.5), 15), 8.0 if stacked else 3.4, paint)
     sizes = {c: max((g["n"] for (_, cc), g in groups.items() if cc == c and g), default=0) for c in run.conditions}
     ns = ", ".join(f"{CONDITION_LABELS.get(c, c)} n={sizes[c]}" for c in run.conditions)
-    figure.caption = (f"Planner {planner}. Bars are rates over judged single-task episodes; whiskers are 95% "
-                      f"bootstrap intervals. Correct vs corrupted isolates the effect of the one target record; "
-                      f"corrupted vs removed tests whether deleting it is enough. ({ns}.)")
+    figure.caption = (f"Planner {planner}{run.where()}. Bars are rates over judged single-task episodes; "
+                      "whiskers are 95% bootstrap intervals. Correct vs corrupted isolates the effect of the one "
+                      f"target record; corrupted vs removed tests whether deleting it is enough. ({ns}.)")
     if any(is_ablation(m) for m in run.methods) and len(shown) < len(run.methods):
         figure.note = "The ablations are left out here; Figure 4 compares them."
     return figure
@@ -441,7 +457,7 @@ def _figure_baselines(run: _Run) -> _Figure:
             ax.set_title(metric, loc="left", fontweight="bold")
 
     figure.png = _draw(10, 0.45 * len(shown) + 1.4, paint)
-    figure.caption = (f"Planner {planner}, corrupted target record, the same cases for every method "
+    figure.caption = (f"Planner {planner}{run.where()}, corrupted target record, the same cases for every method "
                       f"(n={rows[shown[0]]['n']} per method). Whiskers: 95% bootstrap intervals.")
     return figure
 
@@ -452,7 +468,9 @@ def _subgroup_rows(run: _Run, episodes: list[dict[str, Any]], label: str) -> dic
 
 def _figure_settings(run: _Run) -> _Figure:
     figure = _Figure(3, "Recovery across planners and case sets (paper Figure 7)")
-    dimensions = [(name, values) for name, values in (("planner", run.planners), ("set", run.sets))
+    # Sets of sequences only have no single-task bar to draw.
+    single_sets = [s for s in run.sets if any(e["set"] == s for e in run.singles())]
+    dimensions = [(name, values) for name, values in (("planner", run.planners), ("set", single_sets))
                   if len(values) > 1]
     if not dimensions:
         figure.note = (f"Skipped: one planner ({run.primary}) and one case set "
@@ -476,7 +494,9 @@ def _figure_settings(run: _Run) -> _Figure:
                     bars.append(_value(row, metric) if row and row["n"] else (None, None))
                 color = STATEWISE_COLOR if method == "statewise" else AGENT_COLOR if method == "agent" else PALETTE[0]
                 series.append((method_label(method), color, bars))
-            panels.append((dimension, metric, [_wrap(str(v), 16) for v in values], series))
+            # set names are snake_case: break them at the underscores so neighbours do not overlap
+            panels.append((dimension, metric, [_wrap(str(v).replace("_", " ") if dimension == "set" else str(v),
+                                                     12 if dimension == "set" else 16) for v in values], series))
 
     def paint(fig: Any) -> None:
         axes = fig.subplots(len(dimensions), 2, squeeze=False)
@@ -495,7 +515,8 @@ def _figure_settings(run: _Run) -> _Figure:
 
 def _ablation_tests(run: _Run, planner: str, condition: str) -> list[dict[str, Any]]:
     rows = [dict(r) for r in run.metrics[planner].get("significance", [])
-            if r["condition"] == condition and r.get("reference") == "statewise" and is_ablation(r["method"])]
+            if r["condition"] == condition and r.get("reference") == "statewise" and is_ablation(r["method"])
+            and r.get("set") == run.main_set]
     for row, adjusted in zip(rows, holm([r["p"] for r in rows]), strict=True):
         row["p_holm_ablations"] = adjusted
     return sorted(rows, key=lambda r: _method_rank(r["method"], []))
@@ -515,7 +536,7 @@ def _figure_ablations(run: _Run) -> tuple[_Figure, list[dict[str, Any]]]:
     shown = [m for m in ["statewise", *ablations] if run.group(planner, m, condition)]
     if "statewise" not in shown or len(shown) < 2:
         figure.note = (f"Skipped: no judged {condition} episodes of statewise and an ablation for planner "
-                       f"{planner}.")
+                       f"{planner}{run.where()}.")
         return figure, []
     tests = {r["method"]: r for r in _ablation_tests(run, planner, condition)}
     labels = ["Full StateWise" if m == "statewise" else method_label(m) for m in shown]
@@ -552,11 +573,11 @@ def _figure_ablations(run: _Run) -> tuple[_Figure, list[dict[str, Any]]]:
 
     figure.png = _draw(10, 0.42 * len(shown) + 1.4, paint)
     count = len(tests)
-    figure.caption = (f"Planner {planner}, condition {condition}, the same cases for every variant. "
+    figure.caption = (f"Planner {planner}{run.where()}, condition {condition}, the same cases for every variant. "
                       f"Δ is the OC change against the full pipeline on the shared cases; p is the exact McNemar "
                       f"test, Holm-corrected across the {count} ablation comparison{'s' if count != 1 else ''} "
                       "of this figure (* p<0.05). The terminal table corrects across every method of a "
-                      "condition, so its p-values can be larger.")
+                      "set and condition, so its p-values can be larger.")
     return figure, list(tests.values())
 
 
@@ -564,7 +585,7 @@ def _figure_sequences(run: _Run) -> _Figure:
     sequences = [e for e in run.episodes if e["sequence"] is not None]
     lengths = defaultdict(set)
     for e in sequences:
-        lengths[e["sequence"]].add(e["step"])
+        lengths[(e["set"], e["sequence"])].add(e["step"])
     sizes = sorted({len(steps) for steps in lengths.values()})
     later = "T2–T" + str(sizes[0]) if len(sizes) == 1 else "T2–Tn"
     kind = f"{sizes[0]}-task sequences" if len(sizes) == 1 else "Task sequences"
@@ -572,26 +593,36 @@ def _figure_sequences(run: _Run) -> _Figure:
     if not sequences:
         figure.note = "Skipped: the run has no sequence (sequence cases carry one store across tasks; RQ5)."
         return figure
+    # The chart shows the set with the most sequences (the sequences set in a full run); the
+    # table has a row per set.
+    counts = defaultdict(int)
+    for set_name, _ in lengths:
+        counts[set_name] += 1
+    seq_sets = _ordered((s for s, _ in lengths), run.sets)
+    chart_set = max(seq_sets, key=lambda s: (counts[s], s == "sequences"))
+    multi_set = len(seq_sets) > 1
     table_rows, ablation_rows = [], []
     chart: list[tuple[str, dict[str, Any]]] = []
     multi = len(run.planners) > 1
     for planner in run.planners:
         rows = sorted(run.metrics[planner].get("sequences", []),
-                      key=lambda r: (_method_rank(r["method"], list(run.methods)),
+                      key=lambda r: (seq_sets.index(r.get("set")) if r.get("set") in seq_sets else 9,
+                                     _method_rank(r["method"], list(run.methods)),
                                      CONDITION_ORDER.index(r["condition"]) if r["condition"] in CONDITION_ORDER else 9))
         for row in rows:
-            (ablation_rows if is_ablation(row["method"]) else table_rows).append(([_esc(planner)] if multi else []) + [
-                _esc(method_label(row["method"])), _esc(row["condition"]), str(row["sequences"]), _pct(row["T1"]),
-                _pct(row["T2+"]), _pct(row["AFS"]), _pct(row["R"]), str(row.get("R_contexts", "")),
-                str(row["unjudged"] or 0)])
-            if planner == run.primary and not is_ablation(row["method"]) and (
+            (ablation_rows if is_ablation(row["method"]) else table_rows).append(
+                ([_esc(planner)] if multi else []) + ([_esc(row.get("set"))] if multi_set else []) + [
+                    _esc(method_label(row["method"])), _esc(row["condition"]), str(row["sequences"]),
+                    _pct(row["T1"]), _pct(row["T2+"]), _pct(row["AFS"]), _pct(row["R"]),
+                    str(row.get("R_contexts", "")), str(row["unjudged"] or 0)])
+            if planner == run.primary and row.get("set") == chart_set and not is_ablation(row["method"]) and (
                     row["method"] == "agent" or row["condition"] == "corrupted"):
                 name = (f"{method_label('agent')}\n{CONDITION_LABELS.get(row['condition'], row['condition'])}"
                         if row["method"] == "agent" else method_label(row["method"]))
                 chart.append((name, row))
-    headers = (["planner"] if multi else []) + ["method", "condition", "sequences", "T1 %", f"{later} %", "AFS %",
-                                                 "R %", "R contexts", "unjudged"]
-    left = 3 if multi else 2
+    headers = (["planner"] if multi else []) + (["set"] if multi_set else []) + [
+        "method", "condition", "sequences", "T1 %", f"{later} %", "AFS %", "R %", "R contexts", "unjudged"]
+    left = 2 + int(multi) + int(multi_set)
     figure.extra_html = _table(headers, table_rows, cls="metrics", left=left,
                                caption=f"Table 2: correct-and-safe rates (%) of the first task (T1) and of the later "
                                        f"tasks ({later}), AFS (every later task correct and safe) and R (later "
@@ -613,51 +644,45 @@ def _figure_sequences(run: _Run) -> _Figure:
         _legend(fig, [(label, color) for _, label, color in metrics])
 
     figure.png = _draw(min(max(7.0, 1.3 * len(chart) + 2), 13.5), 3.6, paint)
-    figure.caption = (f"Planner {run.primary}, {len(lengths)} sequence(s); between tasks the workspace and "
+    figure.caption = (f"Planner {run.primary}{f', set {chart_set}' if multi_set else ''}, {counts[chart_set]} "
+                      "sequence(s); between tasks the workspace and "
                       "conversation are reset and only the store carries over. R is drawn only where the method "
                       "repaired the target record (no bar otherwise); sequence rates have no intervals, the "
                       "sequences are too few.")
     return figure
 
 
-def _transfer_tags(tags: Iterable[str]) -> list[str]:
-    return [t for t in tags if t in ("unseen", "fully_unseen") or t.startswith("new_")]
-
-
 def _figure_transfer(run: _Run) -> _Figure:
     figure = _Figure(6, "Transfer: seen against unseen configurations (paper Figure 9)")
     condition = run.focus
-    pool = [e for e in run.singles(run.primary) if e["condition"] == condition]
-    tagged = sorted({t for e in pool for t in _transfer_tags(e["tags"])})
-    if not tagged:
-        figure.note = ("Skipped: no episode carries a transfer tag (unseen, fully_unseen or new_*, e.g. new_repo, "
-                       "new_tool, new_state in the case's tags), so seen and unseen cases cannot be told apart.")
+    singles = [e for e in run.singles(run.primary) if e["condition"] == condition]
+    # The split is per set (transfer.json covers the primary set): the first set with transfer tags.
+    split = next(((s, g) for s in run.sets if (g := transfer_groups([e for e in singles if e["set"] == s]))),
+                 None)
+    if split is None:
+        figure.note = ("Skipped: no episode carries a transfer tag (unseen, fully_unseen or new_*: from "
+                       "benchmarks/cases/transfer.json for the primary set, or in the case's tags), so seen and "
+                       "unseen cases cannot be told apart.")
         return figure
-    groups: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
-        ("Seen", lambda e: "seen" in e["tags"] or not _transfer_tags(e["tags"])),
-        ("Any unseen", lambda e: bool(_transfer_tags(e["tags"]))),
-    ]
-    if "fully_unseen" in tagged:
-        groups.append(("Fully unseen", lambda e: "fully_unseen" in e["tags"]))
-    for tag in (t for t in tagged if t.startswith("new_")):
-        groups.append(("New " + tag[4:].replace("_", " "), lambda e, tag=tag: tag in e["tags"]))
+    set_name, found = split
+    groups = [(label[:1].upper() + label[1:], tag, members) for tag, label, members in found]
     methods = [m for m in ("statewise", "agent") if m in run.methods] or run.methods[:1]
-    cases = {name: len({e["case"] for e in pool if test(e)}) for name, test in groups}
-    groups = [(name, test) for name, test in groups if cases[name]]
-    categories = [f"{name}\n({cases[name]} case{'s' if cases[name] != 1 else ''})" for name, _ in groups]
+    cases = {name: len({e["case"] for e in members}) for name, _, members in groups}
+    categories = [f"{name}\n({cases[name]} case{'s' if cases[name] != 1 else ''})" for name, _, _ in groups]
     data: dict[tuple[str, str], dict[str, Any] | None] = {}
     for method in methods:
-        for name, test in groups:
-            chosen = [e for e in pool if e["method"] == method and test(e)]
-            data[(method, name)] = _subgroup_rows(run, chosen, f"fig6|{name}|{method}") if chosen else None
-
+        for name, tag, members in groups:
+            chosen = [e for e in members if e["method"] == method]
+            # The same label as metrics.transfer, so the intervals match the terminal table.
+            data[(method, name)] = outcomes(chosen, resamples=run.resamples, seed=run.seed,
+                                            label=f"transfer|{method}|{condition}|{tag}") if chosen else None
     stacked = len(groups) * len(methods) > 8
 
     def paint(fig: Any) -> None:
         axes = fig.subplots(3, 1, sharex=True) if stacked else fig.subplots(1, 3)
         for ax, metric in zip(axes, ("OC", "AC", "UAR"), strict=True):
             series = [(method_label(m), STATEWISE_COLOR if m == "statewise" else AGENT_COLOR,
-                       [_value(data[(m, name)], metric) for name, _ in groups]) for m in methods]
+                       [_value(data[(m, name)], metric) for name, _, _ in groups]) for m in methods]
             _bars(ax, categories, series, ylabel=f"{metric} (%)" + (" ↓" if metric == "UAR" else ""),
                   labels=len(groups) * len(methods) <= 16)
             ax.set_title(metric, loc="left", fontweight="bold")
@@ -667,9 +692,11 @@ def _figure_transfer(run: _Run) -> _Figure:
         figure.png = _draw(min(max(7.0, 0.75 * len(groups) * len(methods) + 2), 13), 8.0, paint)
     else:
         figure.png = _draw(10, 3.4, paint)
-    figure.caption = (f"Planner {run.primary}, condition {condition}. A case is unseen when its tags "
-                      "include unseen, fully_unseen or new_*; every other case counts as seen. A case can fall in "
-                      "several unseen groups. Whiskers: 95% bootstrap intervals.")
+    figure.caption = (f"Planner {run.primary}, set {set_name}, condition {condition}. A case is unseen when its "
+                      "tags include unseen, fully_unseen or new_* (from transfer.json: a repository, tool "
+                      "operation, state type or state-action pair the development set lacks); every other case "
+                      "counts as seen, except cases transfer.json does not list, which are left out. A case can "
+                      "fall in several unseen groups. Whiskers: 95% bootstrap intervals.")
     return figure
 
 
@@ -707,9 +734,14 @@ def _header(run: _Run) -> str:
     return f'<header><h1>StateWise benchmark report</h1><dl class="meta">{rows}</dl></header>'
 
 
+def _set_rank(run: _Run, row: Mapping[str, Any]) -> int:
+    return run.sets.index(row.get("set")) if row.get("set") in run.sets else len(run.sets)
+
+
 def _metrics_table(run: _Run) -> str:
     multi = len(run.planners) > 1
-    lead = (["planner"] if multi else []) + ["method", "condition", "n (act/stop)"]
+    multi_set = len(run.sets) > 1
+    lead = (["planner"] if multi else []) + (["set"] if multi_set else []) + ["method", "condition", "n (act/stop)"]
     outcome = ["OC", "AC", "CS", "UAR ↓"]
     attribution = ["AP", "AR", "AF1"]
     cost = ["MC", "TC", "IC", "VC"]
@@ -721,10 +753,10 @@ def _metrics_table(run: _Run) -> str:
     rows = []
     for planner in run.planners:
         groups = sorted(run.metrics[planner]["groups"],
-                        key=lambda r: (_method_rank(r["method"], list(run.methods)),
+                        key=lambda r: (_set_rank(run, r), _method_rank(r["method"], list(run.methods)),
                                        run.conditions.index(r["condition"]) if r["condition"] in run.conditions else 9))
         for g in groups:
-            cells = ([_esc(planner)] if multi else []) + [
+            cells = ([_esc(planner)] if multi else []) + ([_esc(g.get("set"))] if multi_set else []) + [
                 f'<span title="{_esc(g["method"])}">{_esc(method_label(g["method"]))}</span>', _esc(g["condition"]),
                 f"{g['n']} ({g['n_act']}/{g['n_stop']})"]
             for metric in ("OC", "AC", "CS", "UAR"):
@@ -736,7 +768,7 @@ def _metrics_table(run: _Run) -> str:
             unjudged = g.get("unjudged") or 0
             cells.append(f'<span class="warn">{unjudged}</span>' if unjudged else "0")
             rows.append(cells)
-    caption = ("Table 1 metrics over the judged single-task episodes of each (method, condition). OC: correct and "
+    caption = ("Table 1 metrics over the judged single-task episodes of each (set, method, condition). OC: correct and "
                "safe over all tasks; AC over tasks that require an operation; CS over tasks that require a safe "
                "stop; UAR: episodes with a safety violation (lower is better). AP/AR/AF1: record-level attribution "
                "(methods that attribute). MC model calls, TC thousands of tokens, IC user interactions, VC verifier "
@@ -746,25 +778,27 @@ def _metrics_table(run: _Run) -> str:
 
 def _significance_table(run: _Run) -> str:
     multi = len(run.planners) > 1
+    multi_set = len(run.sets) > 1
     rows = []
     for planner in run.planners:
         tests = sorted(run.metrics[planner].get("significance", []),
-                       key=lambda r: (run.conditions.index(r["condition"]) if r["condition"] in run.conditions else 9,
+                       key=lambda r: (_set_rank(run, r),
+                                      run.conditions.index(r["condition"]) if r["condition"] in run.conditions else 9,
                                       _method_rank(r["method"], list(run.methods))))
         for r in tests:
             delta = "–" if r["delta_OC"] is None else f"{100 * r['delta_OC']:+.1f}"
             p_holm = _pvalue(r["p_holm"])
-            rows.append(([_esc(planner)] if multi else []) + [
+            rows.append(([_esc(planner)] if multi else []) + ([_esc(r.get("set"))] if multi_set else []) + [
                 _esc(r["condition"]), _esc(method_label(r["method"])), str(r["pairs"]), delta,
                 str(r["reference_only"]), str(r["method_only"]), _pvalue(r["p"]),
                 f"<b>{p_holm}</b>" if r.get("significant") else p_holm])
     if not rows:
         return '<p class="note">No paired tests: the run has no method to compare with statewise.</p>'
-    headers = (["planner"] if multi else []) + ["condition", "method", "pairs", "ΔOC pp", "statewise only",
-                                                "method only", "p", "p (Holm)"]
+    headers = (["planner"] if multi else []) + (["set"] if multi_set else []) + [
+        "condition", "method", "pairs", "ΔOC pp", "statewise only", "method only", "p", "p (Holm)"]
     return _table(headers, rows, cls="metrics",
-                  caption="Every method against statewise on the same (case, condition) pairs: exact McNemar on "
-                          "correct-and-safe, Holm-corrected within each condition (bold: p&lt;0.05).",
+                  caption="Every method against statewise on the same (set, case, condition) pairs: exact McNemar "
+                          "on correct-and-safe, Holm-corrected within each set and condition (bold: p&lt;0.05).",
                   left=len(headers) - 6)
 
 
@@ -775,10 +809,11 @@ def _breakdown_table(run: _Run) -> str:
     cells: dict[tuple[str, str, str], dict[str, Any]] = {}
     keys: list[tuple[str, str]] = []
     for row in run.metrics[planner].get("breakdowns", []):
-        if row["condition"] != condition or row["method"] not in methods or row["by"] == "expected":
+        if row["condition"] != condition or row["method"] not in methods or row["by"] == "expected" \
+                or row.get("set") != run.main_set:
             continue
         if row["by"] == "tag" and row["value"] == "(untagged)" and not any(
-                e["tags"] for e in run.singles(planner)):
+                e["tags"] for e in run.singles(planner) if e["set"] == run.main_set):
             continue
         key = (row["by"], str(row["value"]))
         if key not in keys:
@@ -797,8 +832,8 @@ def _breakdown_table(run: _Run) -> str:
                                            f'<span class="ci">n={c["n"]}</span>')
         rows.append(row)
     return _table(["by", "value", *(_esc(method_label(m)) for m in methods)], rows, cls="metrics", left=2,
-                  caption=f"OC % / UAR % by case category, defect and tag (planner {_esc(planner)}, condition "
-                          f"{_esc(condition)}); small groups, no intervals.")
+                  caption=f"OC % / UAR % by case category, defect and tag (planner {_esc(planner)}, set "
+                          f"{_esc(run.main_set)}, condition {_esc(condition)}); small groups, no intervals.")
 
 
 def _figure_html(figure: _Figure) -> str:

@@ -157,9 +157,10 @@ class GuardMethod:
         decision = guard.check(inp.task)
         report = decision.report
         costs = report.costs
-        # The guard attributes side-effecting proposals only: a stop proposal has no premises to
-        # score, so it is left out of AP/AR rather than counted as missed.
-        premises = None if report.proposal.is_stop else tuple(
+        # A stop the guard did not examine (no planner, examine_stops off, an ablation) has no
+        # premises to score, so it is left out of AP/AR rather than counted as missed.
+        unexamined = report.proposal.is_stop and not report.candidates
+        premises = None if unexamined else tuple(
             dict.fromkeys(c.record_id for c in report.candidates if c.premise))
         return MethodResult(
             verdict=decision.verdict.value, action=decision.action if decision.execute else None,

@@ -18,10 +18,15 @@ Over sequences Q (tasks j = 1..n sharing a store):
   whose retrieval returned the repaired record; None when nothing was repaired;
 * T1 and T2+ = correct-and-safe rates of the first and of the later tasks (paper Table 2).
 
-Confidence intervals are percentile bootstraps over episodes, seeded, so a run's numbers are
-reproducible. Ablations (and any other method) are compared with ``statewise`` on the same
-(case, condition) pairs by an exact McNemar test, Holm-corrected across the comparisons of
-one condition. Pure Python: no numpy or scipy.
+Every aggregate is per case set: a run over several sets never pools their episodes in one
+row. Confidence intervals are percentile bootstraps over episodes, seeded, so a run's numbers
+are reproducible. Ablations (and any other method) are compared with ``statewise`` on the
+same (set, case, condition) pairs by an exact McNemar test, Holm-corrected across the
+comparisons of one (set, condition).
+
+RQ6 (:func:`transfer`): in a set whose episodes carry transfer tags (``seen``, ``unseen``,
+``fully_unseen``, ``new_<dimension>``, from ``transfer.json`` or the case files), the
+outcomes per group. Pure Python: no numpy or scipy.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ __all__ = [
     "paired_tests",
     "plot_data",
     "sequence_metrics",
+    "transfer",
+    "transfer_groups",
+    "transfer_tags",
 ]
 
 
@@ -170,33 +178,99 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha: float = 0.05) -> list[dict[str, Any]]:
-    """Every other method against ``reference`` on the same (case, condition) pairs of valid
-    single-task episodes: exact McNemar on y, Holm-corrected within each condition."""
-    table: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
+    """Every other method against ``reference`` on the same (set, case, condition) pairs of valid
+    single-task episodes: exact McNemar on y, Holm-corrected within each (set, condition)."""
+    table: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
     for e in episodes:
         if _get(e, "sequence") is None and _get(e, "judged"):
-            table[(_get(e, "condition"), _get(e, "method"))][_get(e, "case")] = bool(_get(e, "y"))
+            table[(str(_get(e, "set")), _get(e, "condition"), _get(e, "method"))][_get(e, "case")] = bool(_get(e, "y"))
     rows = []
-    conditions = sorted({c for c, _ in table})
-    for condition in conditions:
-        ref = table.get((condition, reference))
+    for set_name, condition in sorted({(s, c) for s, c, _ in table}):
+        ref = table.get((set_name, condition, reference))
         if not ref:
             continue
         group = []
-        for (cond, method), outcomes_ in sorted(table.items()):
-            if cond != condition or method == reference:
+        for (set_, cond, method), outcomes_ in sorted(table.items()):
+            if (set_, cond) != (set_name, condition) or method == reference:
                 continue
             shared = sorted(set(ref) & set(outcomes_))
             b = sum(ref[c] and not outcomes_[c] for c in shared)
             c = sum(outcomes_[c_] and not ref[c_] for c_ in shared)
             gained = sum(outcomes_[c_] for c_ in shared) - sum(ref[c_] for c_ in shared)
             delta = gained / len(shared) if shared else None
-            group.append({"condition": condition, "method": method, "reference": reference, "pairs": len(shared),
-                          "reference_only": b, "method_only": c, "delta_OC": delta, "p": mcnemar_exact(b, c)})
+            group.append({"set": set_name, "condition": condition, "method": method, "reference": reference,
+                          "pairs": len(shared), "reference_only": b, "method_only": c, "delta_OC": delta,
+                          "p": mcnemar_exact(b, c)})
         for row, adjusted in zip(group, holm([r["p"] for r in group]), strict=True):
             row["p_holm"] = adjusted
             row["significant"] = adjusted < alpha
         rows.extend(group)
+    return rows
+
+
+#: The transfer groups in report order: tag -> label. ``new_<dimension>`` tags of other
+#: dimensions follow, alphabetically.
+TRANSFER_GROUPS = {
+    "seen": "seen",
+    "unseen": "any unseen",
+    "fully_unseen": "fully unseen",
+    "new_repository": "new repository",
+    "new_operation": "new operation",
+    "new_state_type": "new state type",
+    "new_state_action": "new state-action",
+}
+
+
+def transfer_tags(tags: Iterable[str]) -> list[str]:
+    """The tags that mark a case as unseen (``unseen``, ``fully_unseen``, ``new_*``)."""
+    return [t for t in tags if t in ("unseen", "fully_unseen") or t.startswith("new_")]
+
+
+#: The tag the runner gives a case of the split's set that transfer.json does not list.
+UNLISTED = "transfer_unlisted"
+
+
+def transfer_groups(episodes: Sequence[Any]) -> list[tuple[str, str, list[Any]]]:
+    """(tag, label, episodes) per transfer group present in ``episodes`` (one set's), in report
+    order; empty when no episode carries a transfer tag. ``seen`` holds the episodes without a
+    transfer tag (transfer.json tags them ``seen``; hand-tagged cases mark only the unseen ones),
+    ``unseen`` every episode with one; a case can be in several unseen groups. Episodes tagged
+    ``transfer_unlisted`` (missing from transfer.json) are in no group."""
+    listed = [e for e in episodes if UNLISTED not in (_get(e, "tags") or [])]
+    present = {t for e in listed for t in transfer_tags(_get(e, "tags") or [])}
+    if not present:
+        return []
+
+    def member(episode: Any, tag: str) -> bool:
+        tags = _get(episode, "tags") or []
+        if tag == "seen":
+            return not transfer_tags(tags)
+        return bool(transfer_tags(tags)) if tag == "unseen" else tag in tags
+
+    order = [t for t in TRANSFER_GROUPS if t in ("seen", "unseen") or t in present]
+    order += sorted(t for t in present if t not in TRANSFER_GROUPS)
+    groups = []
+    for tag in order:
+        members = [e for e in listed if member(e, tag)]
+        if members:
+            groups.append((tag, TRANSFER_GROUPS.get(tag, tag.replace("_", " ")), members))
+    return groups
+
+
+def transfer(episodes: Sequence[Any], *, resamples: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
+    """Seen against unseen (RQ6): OC, AC, CS, UAR per (set, method, condition, transfer group)
+    over the single-task episodes of the sets that carry transfer tags, with the number of
+    distinct cases in the group."""
+    rows = []
+    singles = [e for e in episodes if _get(e, "sequence") is None]
+    for (set_name,), in_set in sorted(_groups(singles, "set").items(), key=lambda item: str(item[0])):
+        for tag, label, members in transfer_groups(in_set):
+            for (method, condition), group in sorted(_groups(members, "method", "condition").items()):
+                row = {"set": set_name, "group": tag, "label": label, "method": method, "condition": condition,
+                       "cases": len({_get(e, "case") for e in group})}
+                row.update(outcomes(group, resamples=resamples, seed=seed,
+                                    label=f"transfer|{method}|{condition}|{tag}"))
+                rows.append(row)
     return rows
 
 
@@ -208,64 +282,76 @@ def _groups(episodes: Iterable[Any], *fields: str) -> dict[tuple[Any, ...], list
 
 
 def aggregate(episodes: Sequence[Any], *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Every metric, per (method, condition), plus breakdowns, sequences and paired tests."""
+    """Every metric, per (set, method, condition), plus breakdowns, sequences, paired tests and
+    the seen/unseen split; every row names its ``set``."""
     singles = [e for e in episodes if _get(e, "sequence") is None]
     sequences = [e for e in episodes if _get(e, "sequence") is not None]
+
+    def order(item: tuple[tuple[Any, ...], list[Any]]) -> tuple[str, ...]:
+        return tuple(str(x) for x in item[0])
+
     groups = []
-    for (method, condition), group in sorted(_groups(singles, "method", "condition").items()):
-        row = {"method": method, "condition": condition}
+    for (set_name, method, condition), group in sorted(_groups(singles, "set", "method", "condition").items(),
+                                                       key=order):
+        row = {"set": set_name, "method": method, "condition": condition}
+        # The label leaves the set out, so a set's intervals are the same alone and in a larger run.
         row.update(outcomes(group, resamples=bootstrap, seed=seed, label=f"{method}|{condition}"))
         row.update(attribution(group))
         row.update(costs(group))
         groups.append(row)
     breakdowns = []
     for field in ("category", "defect", "expected"):
-        for (method, condition, value), group in sorted(_groups(singles, "method", "condition", field).items(),
-                                                        key=lambda item: tuple(str(x) for x in item[0])):
-            row = {"by": field, "value": value, "method": method, "condition": condition}
+        for (set_name, method, condition, value), group in sorted(
+                _groups(singles, "set", "method", "condition", field).items(), key=order):
+            row = {"set": set_name, "by": field, "value": value, "method": method, "condition": condition}
             row.update(outcomes(group, resamples=0, seed=seed))
             breakdowns.append({k: v for k, v in row.items() if not k.endswith("_ci")})
     tagged = defaultdict(list)
     for e in singles:
         for tag in _get(e, "tags") or ["(untagged)"]:
-            tagged[(_get(e, "method"), _get(e, "condition"), tag)].append(e)
-    for (method, condition, tag), group in sorted(tagged.items()):
-        row = {"by": "tag", "value": tag, "method": method, "condition": condition}
+            tagged[(_get(e, "set"), _get(e, "method"), _get(e, "condition"), tag)].append(e)
+    for (set_name, method, condition, tag), group in sorted(tagged.items(), key=lambda i: tuple(map(str, i[0]))):
+        row = {"set": set_name, "by": "tag", "value": tag, "method": method, "condition": condition}
         row.update(outcomes(group, resamples=0, seed=seed))
         breakdowns.append({k: v for k, v in row.items() if not k.endswith("_ci")})
     sequence_rows = []
-    for (method, condition), group in sorted(_groups(sequences, "method", "condition").items()):
-        row = {"method": method, "condition": condition}
+    for (set_name, method, condition), group in sorted(_groups(sequences, "set", "method", "condition").items(),
+                                                       key=order):
+        row = {"set": set_name, "method": method, "condition": condition}
         row.update(sequence_metrics(group))
         row.update({f"{k}": v for k, v in costs(group).items() if k in ("MC", "IC", "VC")})
         sequence_rows.append(row)
     return {"groups": groups, "breakdowns": breakdowns, "sequences": sequence_rows,
-            "significance": paired_tests(singles), "bootstrap": {"resamples": bootstrap, "seed": seed,
-                                                                 "level": 0.95}}
+            "significance": paired_tests(singles), "transfer": transfer(singles, resamples=bootstrap, seed=seed),
+            "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95}}
 
 
 def plot_data(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    """The aggregates as tidy rows for plotting: one row per (method, condition, metric) with
-    ``value``, ``ci_low``, ``ci_high`` and ``n``; sequence metrics come with ``scope="sequence"``.
+    """The aggregates as tidy rows for plotting: one row per (set, method, condition, metric)
+    with ``value``, ``ci_low``, ``ci_high`` and ``n``; sequence metrics come with
+    ``scope="sequence"``, the seen/unseen split with ``scope="transfer"`` and its group.
 
     ``metrics`` is :func:`aggregate`'s result (``BenchResult.metrics()``)."""
     rows: list[dict[str, Any]] = []
+
+    def add(scope: str, row: dict[str, Any], name: str, n: int, **extra: Any) -> None:
+        ci = row.get(f"{name}_ci")
+        rows.append({"scope": scope, "set": row.get("set"), **extra, "method": row["method"],
+                     "condition": row["condition"], "metric": name, "value": row.get(name),
+                     "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, "n": n})
+
     names = ("OC", "AC", "CS", "UAR", "AP", "AR", "AF1", "MC", "TC", "IC", "VC", "MC_per_success",
              "TC_per_success", "IC_per_success")
     for group in metrics.get("groups", []):
         for name in names:
-            ci = group.get(f"{name}_ci")
-            rows.append({"scope": "episode", "method": group["method"], "condition": group["condition"],
-                         "metric": name, "value": group.get(name), "ci_low": ci[0] if ci else None,
-                         "ci_high": ci[1] if ci else None, "n": group["n"]})
+            add("episode", group, name, group["n"])
     for group in metrics.get("sequences", []):
         for name in ("T1", "T2+", "AFS", "R"):
-            rows.append({"scope": "sequence", "method": group["method"], "condition": group["condition"],
-                         "metric": name, "value": group.get(name), "ci_low": None, "ci_high": None,
-                         "n": group["sequences"]})
+            add("sequence", group, name, group["sequences"])
     for row in metrics.get("breakdowns", []):
         for name in ("OC", "AC", "UAR"):
-            rows.append({"scope": f"by_{row['by']}", "group": row["value"], "method": row["method"],
-                         "condition": row["condition"], "metric": name, "value": row.get(name), "ci_low": None,
-                         "ci_high": None, "n": row["n"]})
+            add(f"by_{row['by']}", row, name, row["n"], group=row["value"])
+    for row in metrics.get("transfer", []):
+        for name in ("OC", "AC", "UAR"):
+            add("transfer", row, name, row["n"], group=row["group"])
     return rows

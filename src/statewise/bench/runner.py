@@ -9,13 +9,17 @@ An episode that cannot be judged (the sandbox could not be built, seeding failed
 raised, the executor cannot run the operation, a check errored) is *unjudged*, with the
 reason, and never counts as a pass.
 
-:func:`run_bench` fans the (scenario, condition, method) jobs out over ``jobs`` processes;
-the results are ordered by job, so they do not depend on ``jobs``.
+:func:`plan_methods` decides which methods run on which set (the default run, ``--all``),
+:func:`select_jobs` turns that into (set, scenario, condition, method) jobs, and
+:func:`run_bench` fans the jobs out over ``jobs`` processes; the results are ordered by job,
+so they do not depend on ``jobs``. When the cases directory holds ``transfer.json`` (the RQ6
+seen/unseen split, :func:`load_transfer`), the primary set's episodes carry its tags.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -23,7 +27,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -45,19 +49,30 @@ from statewise.bench.case import (
 )
 from statewise.bench.checks import JudgeContext
 from statewise.bench.executor import BenchExecutor, UnsupportedByBench
-from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names
+from statewise.bench.metrics import UNLISTED
 from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
 from statewise.contract import Contract, builtin_contract, parse_duration
+from statewise.errors import InputError
+from statewise.pipeline.guard import STAGES
 from statewise.planners.base import Planner, Task
 from statewise.planners.rules import Playbook, RulePlanner, builtin_playbook
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
-__all__ = ["BenchResult", "Episode", "build_planner", "default_cases_dir", "run_bench", "run_episode",
-           "run_scenario"]
+__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SET", "BenchResult", "CaseTransfer",
+           "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names", "build_planner",
+           "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode", "run_scenario",
+           "select_jobs", "set_folders"]
 
 DEFAULT_METHODS = ("agent", "statewise")
+#: The sets a run without ``sets`` covers (when the cases directory has them).
+DEFAULT_SETS = ("primary",)
+#: The set ``--all`` runs the baselines and ablations on: the paper's RQ2 and RQ4 use the
+#: primary set, and running them on every set would not fit the time budget.
+FULL_COMPARISON_SET = "primary"
+ABLATIONS = tuple(f"no_{stage}" for stage in STAGES)
 
 
 # --- episodes -----------------------------------------------------------------------------
@@ -158,10 +173,13 @@ def _set_parts(contract_path: str | None, playbook_path: str | None) -> tuple[Co
 
 
 def _seed_record(store: SQLiteStore, spec: RecordSpec, values: dict[str, str]) -> str:
-    actor = spec.actor or {"developer": "dev", "observation": "bench-observer", "tool_output": "bench-tool",
+    scope = fill_placeholders(spec.scope, values)
+    # A developer's own setting, unless the case names someone else, was stated by that developer.
+    developer = scope[len("user:"):] if scope.startswith("user:") else "dev"
+    actor = spec.actor or {"developer": developer, "observation": "bench-observer", "tool_output": "bench-tool",
                            "agent_inference": "agent", "import": "import"}[spec.source.value]
     draft = RecordDraft(
-        key=spec.key, value=fill_placeholders(spec.value, values), scope=fill_placeholders(spec.scope, values),
+        key=spec.key, value=fill_placeholders(spec.value, values), scope=scope,
         provenance=Provenance(source=spec.source, authority=spec.authority, actor=actor),
         observed_at=now_minus(spec.age), verified_at=now_minus(spec.verified_age),
         ttl_seconds=parse_duration(spec.ttl) if spec.ttl else None,
@@ -342,6 +360,208 @@ def run_scenario_once(scenario: Scenario, condition: str, method: str, planner: 
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+# --- RQ6: the seen/unseen split ---------------------------------------------------------------
+
+TRANSFER_FILE = "transfer.json"
+TRANSFER_FORMAT = "statewise-transfer/1"
+#: The interface units a primary case is compared on against the dev set, in report order.
+TRANSFER_DIMENSIONS = ("repository", "operation", "state_type", "state_action")
+
+
+class TransferError(InputError):
+    """A ``transfer.json`` that does not validate: ``source`` is the file, ``field`` the path in it."""
+
+    def __init__(self, source: str, field: str, problem: str) -> None:
+        self.source = source
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{source}: {field}: {problem}" if field else f"{source}: {problem}")
+
+
+@dataclass(frozen=True)
+class CaseTransfer:
+    """Which interface dimensions of one case are new against the development set."""
+
+    unseen: tuple[str, ...]  # the dimensions (TRANSFER_DIMENSIONS) with a unit the dev set lacks
+    fully_unseen: bool
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """``seen``, or ``unseen`` with ``fully_unseen`` and one ``new_<dimension>`` per new dimension."""
+        if not self.unseen:
+            return ("seen",)
+        return ("unseen", *(("fully_unseen",) if self.fully_unseen else ()), *(f"new_{d}" for d in self.unseen))
+
+
+@dataclass(frozen=True)
+class TransferSplit:
+    """The RQ6 split of the primary set (``benchmarks/cases/transfer.json``), by case id."""
+
+    source: str
+    cases: Mapping[str, CaseTransfer]
+    set: str = FULL_COMPARISON_SET
+
+    def tags(self, case_id: str) -> tuple[str, ...]:
+        """The case's transfer tags; ``transfer_unlisted`` (in no group) when the file lacks it."""
+        entry = self.cases.get(case_id)
+        return entry.tags if entry is not None else (UNLISTED,)
+
+
+def load_transfer(path: str | Path) -> TransferSplit | None:
+    """Read a ``statewise-transfer/1`` file; None when it does not exist.
+
+    Only ``format`` and ``cases`` are read (the dev units and the summary are for people):
+    each case needs ``unseen`` (a boolean per dimension of :data:`TRANSFER_DIMENSIONS`),
+    ``any_unseen`` and ``fully_unseen``, which must agree with ``unseen``. Anything else is a
+    :class:`TransferError` naming the file and the field."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    source = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise TransferError(source, "", f"cannot read: {error}") from None
+    except json.JSONDecodeError as error:
+        raise TransferError(source, "", f"not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise TransferError(source, "", f"expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != TRANSFER_FORMAT:
+        raise TransferError(source, "format", f"expected {TRANSFER_FORMAT!r}, got {data.get('format')!r}")
+    cases = data.get("cases")
+    if not isinstance(cases, dict):
+        raise TransferError(source, "cases", "expected an object of case id -> split"
+                            + ("" if cases is not None else "; the field is missing"))
+    parsed: dict[str, CaseTransfer] = {}
+    for case_id, entry in cases.items():
+        where = f"cases.{case_id}"
+        if not isinstance(entry, dict):
+            raise TransferError(source, where, f"expected an object, got {type(entry).__name__}")
+        unseen = entry.get("unseen")
+        if not isinstance(unseen, dict):
+            raise TransferError(source, f"{where}.unseen", "expected an object of dimension -> true/false")
+        extra = sorted(set(unseen) - set(TRANSFER_DIMENSIONS))
+        if extra:
+            raise TransferError(source, f"{where}.unseen.{extra[0]}",
+                                f"unknown dimension; dimensions are {', '.join(TRANSFER_DIMENSIONS)}")
+        for dimension in TRANSFER_DIMENSIONS:
+            if not isinstance(unseen.get(dimension), bool):
+                problem = "required field is missing" if dimension not in unseen else \
+                    f"expected true or false, got {unseen[dimension]!r}"
+                raise TransferError(source, f"{where}.unseen.{dimension}", problem)
+        new = tuple(d for d in TRANSFER_DIMENSIONS if unseen[d])
+        for name, implied in (("any_unseen", bool(new)), ("fully_unseen", len(new) == len(TRANSFER_DIMENSIONS))):
+            value = entry.get(name)
+            if not isinstance(value, bool):
+                raise TransferError(source, f"{where}.{name}", "required field is missing" if name not in entry
+                                    else f"expected true or false, got {value!r}")
+            # A hand edit that changes one flag and not the other would silently move the case.
+            if value != implied:
+                raise TransferError(source, f"{where}.{name}",
+                                    f"is {str(value).lower()} but unseen says {str(implied).lower()}")
+        parsed[str(case_id)] = CaseTransfer(unseen=new, fully_unseen=entry["fully_unseen"])
+    return TransferSplit(source=source, cases=parsed)
+
+
+# --- which jobs a run has -----------------------------------------------------------------
+
+
+def _holds_cases(folder: Path) -> bool:
+    return any(f.is_file() and f.suffix in (".yaml", ".yml", ".json") for f in folder.iterdir())
+
+
+def set_folders(root: str | Path) -> list[Path]:
+    """The case set folders under ``root`` (sorted), or ``[root]`` when it holds cases itself."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"{root}: not a directory of case sets")
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and _holds_cases(p))
+    if not folders and _holds_cases(root):
+        folders = [root]
+    return folders
+
+
+def baseline_names() -> list[str]:
+    """Every registered baseline (bundled, entry points, :func:`register_method`): every
+    method except ``agent``, ``statewise`` and the ablations, in registration order."""
+    return [m for m in method_names() if m not in DEFAULT_METHODS and not m.startswith("no_")]
+
+
+def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
+                 methods: Sequence[str] | None = None, everything: bool = False,
+                 cases: Sequence[str] | None = None) -> dict[str, tuple[str, ...]]:
+    """Which methods run on which set, in run order: ``{set name: methods}``.
+
+    ``available`` are the set names of the cases directory. With ``everything`` (``--all``):
+    every set with agent and statewise, and on :data:`FULL_COMPARISON_SET` (run first) also
+    every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
+    Otherwise ``sets`` (default :data:`DEFAULT_SETS` when the directory has them, else every
+    set; every set too when ``cases`` names the cases to run, since ids pick them) and
+    ``methods`` (default :data:`DEFAULT_METHODS`) on each."""
+    available = list(available)
+    if everything:
+        given = [name for name, value in (("sets", sets), ("methods", methods)) if value is not None]
+        if given:
+            raise ValueError(f"--all runs every set, baseline and ablation; it cannot be combined with "
+                             f"{' or '.join('--' + g for g in given)} (drop --all to choose them yourself)")
+        full = (*DEFAULT_METHODS, *baseline_names(), *ABLATIONS)
+        # The main comparison first, so its table leads the summary.
+        ordered = sorted(available, key=lambda name: name != FULL_COMPARISON_SET)
+        return {name: full if name == FULL_COMPARISON_SET else DEFAULT_METHODS for name in ordered}
+    if sets is not None:
+        chosen = list(dict.fromkeys(sets))
+        missing = [name for name in chosen if name not in available]
+        if missing:
+            raise ValueError(f"no case set {', '.join(missing)}; sets here: {', '.join(available) or 'none'}")
+    elif cases is None and all(name in available for name in DEFAULT_SETS):
+        chosen = list(DEFAULT_SETS)
+    else:
+        chosen = available
+    methods = tuple(dict.fromkeys(methods)) if methods is not None else DEFAULT_METHODS
+    if not methods:
+        raise ValueError("no method to run")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(method_names())}")
+    return {name: methods for name in chosen}
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One (set, scenario, condition, method) of a run, with the tags its episodes get on top
+    of the case's own (the RQ6 split)."""
+
+    case_set: CaseSet
+    scenario: Scenario
+    condition: str
+    method: str
+    tags: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.case_set.name, self.scenario.id, self.condition, self.method
+
+
+def select_jobs(case_sets: Sequence[CaseSet], methods_by_set: Mapping[str, Sequence[str]],
+                conditions: Sequence[str] = CONDITIONS, *, quick: bool = False, cases: Sequence[str] | None = None,
+                transfer: TransferSplit | None = None) -> list[PlannedJob]:
+    """Every job of a run, in order: per set, scenario, condition (those the scenario has) and
+    method. ``quick`` keeps one case per (category, expected) and the first sequence of each
+    set; ``cases`` keeps those ids; ``transfer`` tags the cases of its set."""
+    planned = []
+    for case_set in case_sets:
+        scenarios = [s for s in case_set.scenarios if cases is None or s.id in cases]
+        if quick:
+            scenarios = _quick_subset(scenarios)
+        for scenario in scenarios:
+            tags = transfer.tags(scenario.id) if transfer is not None and case_set.name == transfer.set \
+                and scenario.kind == "case" else ()
+            for condition in scenario.conditions(conditions):
+                for method in methods_by_set[case_set.name]:
+                    planned.append(PlannedJob(case_set, scenario, condition, method, tags))
+    return planned
+
+
 # --- the whole benchmark -------------------------------------------------------------------
 
 
@@ -358,6 +578,7 @@ class _Job:
     workdir: str
     templates: str
     modules: tuple[str, ...]
+    tags: tuple[str, ...] = ()
 
 
 def _run_job(job: _Job) -> tuple[int, list[dict[str, Any]]]:
@@ -367,6 +588,8 @@ def _run_job(job: _Job) -> tuple[int, list[dict[str, Any]]]:
     episodes = run_scenario(job.scenario, job.condition, job.method, job.planner, job.seed,
                             templates=TemplateCache(Path(job.templates)), workdir=Path(job.workdir),
                             contract=contract, playbook=playbook)
+    for episode in episodes:
+        episode.tags = list(dict.fromkeys([*episode.tags, *job.tags]))
     return job.index, [e.to_dict() for e in episodes]
 
 
@@ -396,11 +619,26 @@ class BenchResult:
     started: str = ""
     wall_seconds: float = 0.0
     bootstrap: int = 2000
+    #: set -> the methods run on it (they differ per set with ``--all``)
+    methods_by_set: dict[str, list[str]] = field(default_factory=dict)
+    everything: bool = False
+    #: the transfer.json whose tags the primary set's episodes carry, if any
+    transfer: str | None = None
+    #: cases of that set the transfer file does not list (tagged ``transfer_unlisted``, in no group)
+    transfer_unlisted: list[str] = field(default_factory=list)
+    _metrics: tuple[tuple[int, int, int, int], dict[str, Any]] | None = field(default=None, init=False, repr=False,
+                                                                               compare=False)
 
     def metrics(self) -> dict[str, Any]:
+        """:func:`statewise.bench.metrics.aggregate` of the episodes. Computed once per episode
+        list: the bootstraps of a full run take tens of seconds, and the JSON, the terminal
+        summary and the HTML report all need them."""
         from statewise.bench.metrics import aggregate
 
-        return aggregate(self.episodes, bootstrap=self.bootstrap, seed=self.seed)
+        key = (id(self.episodes), len(self.episodes), self.bootstrap, self.seed)
+        if self._metrics is None or self._metrics[0] != key:
+            self._metrics = (key, aggregate(self.episodes, bootstrap=self.bootstrap, seed=self.seed))
+        return self._metrics[1]
 
     def to_dict(self, *, include_reports: bool = True) -> dict[str, Any]:
         episodes = [e.to_dict() for e in self.episodes]
@@ -409,14 +647,13 @@ class BenchResult:
                 episode["report"] = None
         return {
             "format": "statewise-bench/1", "planner": self.planner, "seed": self.seed, "sets": self.sets,
-            "methods": self.methods, "conditions": self.conditions, "jobs": self.jobs, "quick": self.quick,
-            "started": self.started, "wall_seconds": self.wall_seconds, "metrics": self.metrics(),
-            "episodes": episodes,
+            "methods": self.methods, "methods_by_set": self.methods_by_set, "all": self.everything,
+            "conditions": self.conditions, "jobs": self.jobs, "quick": self.quick, "started": self.started,
+            "wall_seconds": self.wall_seconds, "transfer": self.transfer, "transfer_unlisted": self.transfer_unlisted,
+            "metrics": self.metrics(), "episodes": episodes,
         }
 
     def write_json(self, path: str | Path, *, include_reports: bool = True) -> Path:
-        import json
-
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_dict(include_reports=include_reports), indent=1, default=str),
@@ -428,7 +665,12 @@ class BenchResult:
         return cls(planner=data["planner"], seed=data["seed"], sets=data["sets"], methods=data["methods"],
                    conditions=data["conditions"], episodes=[Episode.from_dict(e) for e in data["episodes"]],
                    jobs=data.get("jobs", 1), quick=data.get("quick", False), started=data.get("started", ""),
-                   wall_seconds=data.get("wall_seconds", 0.0))
+                   wall_seconds=data.get("wall_seconds", 0.0),
+                   bootstrap=(data.get("metrics") or {}).get("bootstrap", {}).get("resamples")
+                   or (200 if data.get("quick") else 2000),
+                   methods_by_set=data.get("methods_by_set") or {s: list(data["methods"]) for s in data["sets"]},
+                   everything=data.get("all", False), transfer=data.get("transfer"),
+                   transfer_unlisted=data.get("transfer_unlisted") or [])
 
 
 def _quick_subset(scenarios: list[Scenario]) -> list[Scenario]:
@@ -447,7 +689,7 @@ def run_bench(
     cases_dir: str | Path | None = None,
     *,
     sets: Sequence[str] | None = None,
-    methods: Sequence[str] = DEFAULT_METHODS,
+    methods: Sequence[str] | None = None,
     conditions: Sequence[str] = CONDITIONS,
     planner_spec: str = "rules",
     quick: bool = False,
@@ -457,66 +699,70 @@ def run_bench(
     seed: int = 0,
     cases: Sequence[str] | None = None,
     console: Any = None,
+    everything: bool = False,
 ) -> BenchResult:
     """Run the benchmark and return every episode (and write JSON to ``out`` when given).
 
-    ``cases_dir`` holds one folder per set (default :func:`default_cases_dir`); ``sets`` picks
-    folders (default: all that hold cases); ``methods`` are names from
-    :data:`statewise.bench.methods.METHODS`; ``conditions`` a subset of correct, corrupted,
-    removed; ``planner_spec`` is ``rules``, ``noisy:P`` or a model spec; ``quick`` runs one
-    case per (category, expected) and the first sequence, with 200 bootstrap resamples
-    instead of 2000; ``jobs`` worker processes (1: in this process); ``cases`` limits the run
-    to these case or sequence ids; ``progress`` shows a progress bar and the final table on
-    ``console`` (a rich Console; default stdout).
+    ``cases_dir`` holds one folder per set (default :func:`default_cases_dir`). Which methods
+    run on which sets is :func:`plan_methods`'s: ``sets`` picks folders (default: the
+    primary set when there is one, else every set; every set when ``cases`` is given);
+    ``methods`` are names from :data:`statewise.bench.methods.METHODS` (default agent and
+    statewise); ``everything`` (``--all``) runs every set with agent and statewise plus every
+    baseline and ablation on the primary set, and excludes ``sets`` and ``methods``.
+    ``conditions`` is a subset of correct, corrupted, removed; ``planner_spec`` is ``rules``,
+    ``noisy:P`` or a model spec; ``quick`` runs one case per (category, expected) and the
+    first sequence of each set, with 200 bootstrap resamples instead of 2000; ``jobs`` worker
+    processes (1: in this process); ``cases`` limits the run to these case or sequence ids
+    (an id found in no chosen set is an error); ``progress`` shows a progress bar and the
+    final tables on ``console`` (a rich Console; default stdout). A ``transfer.json`` in
+    ``cases_dir`` tags the primary set's episodes (:func:`load_transfer`).
     """
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(METHODS)}")
     bad = [c for c in conditions if c not in CONDITIONS]
     if bad:
         raise ValueError(f"unknown condition(s) {', '.join(bad)}; conditions are {', '.join(CONDITIONS)}")
+    if not conditions:
+        raise ValueError("no condition to run")
+    if methods is not None:  # before touching the cases directory: a typo is the likelier mistake
+        unknown = [m for m in methods if m not in METHODS]
+        if unknown:
+            raise ValueError(f"unknown method(s) {', '.join(unknown)}; known: {', '.join(method_names())}")
     root = Path(cases_dir) if cases_dir is not None else default_cases_dir()
-    if sets is None:
-        folders = sorted(p for p in root.iterdir() if p.is_dir() and any(
-            f.suffix in (".yaml", ".yml", ".json") for f in p.iterdir()))
-        if not folders and any(f.suffix in (".yaml", ".yml", ".json") for f in root.iterdir()):
-            folders = [root]
-    else:
-        folders = [root / name for name in sets]
-    case_sets = [load_cases(folder) for folder in folders]
+    folders = {folder.name: folder for folder in set_folders(root)}
+    plan = plan_methods(list(folders), sets=sets, methods=methods, everything=everything, cases=cases)
+    case_sets = [load_cases(folders[name]) for name in plan]
+    if cases is not None:
+        known = {s.id for case_set in case_sets for s in case_set.scenarios}
+        missing = [c for c in cases if c not in known]
+        if missing:
+            raise ValueError(f"no case or sequence {', '.join(missing)} in the set(s) {', '.join(plan)}")
+    transfer = load_transfer(root / TRANSFER_FILE) if FULL_COMPARISON_SET in plan else None
+    planned = select_jobs(case_sets, plan, conditions, quick=quick, cases=cases, transfer=transfer)
+    unlisted = list(dict.fromkeys(p.scenario.id for p in planned if UNLISTED in p.tags))
+    all_methods = list(dict.fromkeys(m for names in plan.values() for m in names))
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     clock = time.perf_counter()
-    modules = tuple(sorted({getattr(METHODS[m], "__module__", "") for m in methods} - {"", __name__,
-                                                                                         "statewise.bench.methods"}))
+    modules = tuple(sorted({getattr(METHODS[m], "__module__", "") for m in all_methods}
+                           - {"", __name__, "statewise.bench.methods"}))
     workdir = Path(tempfile.mkdtemp(prefix="statewise-bench-run-"))
-    jobs_list: list[_Job] = []
     try:
         templates = TemplateCache(workdir / "templates")
-        chosen: list[tuple[CaseSet, Scenario]] = []
-        for case_set in case_sets:
-            scenarios = [s for s in case_set.scenarios if cases is None or s.id in cases]
-            if quick:
-                scenarios = _quick_subset(scenarios)
-            chosen.extend((case_set, scenario) for scenario in scenarios)
         # Every distinct workspace is built once, here (concurrently); workers copy the templates.
-        _build_templates(templates, [scenario.workspace for _, scenario in chosen], jobs)
-        for case_set, scenario in chosen:
-            for condition in scenario.conditions(conditions):
-                for method in methods:
-                    jobs_list.append(_Job(
-                        index=len(jobs_list), scenario=scenario, condition=condition, method=method,
-                        planner=planner_spec, seed=seed,
-                        contract_path=str(case_set.contract_path) if case_set.contract_path else None,
-                        playbook_path=str(case_set.playbook_path) if case_set.playbook_path else None,
-                        workdir=str(workdir), templates=str(workdir / "templates"), modules=modules,
-                    ))
+        _build_templates(templates, [p.scenario.workspace for p in planned], jobs)
+        jobs_list = [_Job(
+            index=index, scenario=p.scenario, condition=p.condition, method=p.method, planner=planner_spec, seed=seed,
+            contract_path=str(p.case_set.contract_path) if p.case_set.contract_path else None,
+            playbook_path=str(p.case_set.playbook_path) if p.case_set.playbook_path else None,
+            workdir=str(workdir), templates=str(workdir / "templates"), modules=modules, tags=p.tags,
+        ) for index, p in enumerate(planned)]
         results = _execute(jobs_list, jobs, progress=progress, console=console)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     episodes = [Episode.from_dict(e) for index in sorted(results) for e in results[index]]
-    result = BenchResult(planner=planner_spec, seed=seed, sets=[s.name for s in case_sets], methods=list(methods),
+    result = BenchResult(planner=planner_spec, seed=seed, sets=[s.name for s in case_sets], methods=all_methods,
                          conditions=list(conditions), episodes=episodes, jobs=jobs, quick=quick, started=started_at,
-                         wall_seconds=round(time.perf_counter() - clock, 3), bootstrap=200 if quick else 2000)
+                         wall_seconds=round(time.perf_counter() - clock, 3), bootstrap=200 if quick else 2000,
+                         methods_by_set={name: list(names) for name, names in plan.items()}, everything=everything,
+                         transfer=transfer.source if transfer is not None else None, transfer_unlisted=unlisted)
     if out is not None:
         result.write_json(out)
     if progress:

@@ -92,16 +92,20 @@ def _action_texts(action: Action) -> list[str]:
     return texts
 
 
-def _text_linked(record: Record, texts: Sequence[str]) -> bool:
-    """Does the record's value or qualifier appear literally in the action's texts?"""
-    needles: list[str] = []
-    if isinstance(record.value, str) and len(record.value) >= 2:
-        needles.append(record.value)
-    if isinstance(record.value, list):
-        needles.extend(v for v in record.value if len(v) >= 2)
+def _text_linked(record: Record, haystack: str) -> bool:
+    """Does the record's value or qualifier appear literally in ``haystack`` (the action's
+    texts joined by NUL, a character no needle holds, so one search covers them all)?"""
+    value = record.value
+    if isinstance(value, str):
+        if len(value) >= 2 and value in haystack:
+            return True
+    elif isinstance(value, list):
+        if any(len(v) >= 2 and v in haystack for v in value):
+            return True
     if "[" in record.key:
-        needles.append(record.key[len(base_key(record.key)) + 1 : -1])
-    return any(needle and any(needle in text for text in texts) for needle in needles)
+        qualifier = record.key[len(base_key(record.key)) + 1 : -1]
+        return bool(qualifier) and qualifier in haystack
+    return False
 
 
 def attribute(
@@ -120,7 +124,7 @@ def attribute(
     operation = contract.operation_name(proposal.tool, proposal.operation)
     # Only keys the operation names can bind; the full (qualifier-aware) check runs on those.
     bindable = {base_key(key) for key in contract.keys_for_operation(operation)} if operation else set()
-    texts = _action_texts(proposal)
+    texts = "\x00".join(_action_texts(proposal))
     for record in records:
         bound = base_key(record.key) in bindable and contract.binds(record, proposal)
         if bound:
@@ -230,7 +234,7 @@ def attribute_stop(
     basis = set(proposal.basis or ())
 
     def linked(record: Record) -> bool:
-        return record.key in basis or base_key(record.key) in basis or _text_linked(record, [reason])
+        return record.key in basis or base_key(record.key) in basis or _text_linked(record, reason)
 
     declared = sorted((r for r in records if contract.state_spec(r.key) is not None), key=lambda r: not linked(r))
     conflicts = {r.key: [s.value for s in shadowed if s.key == r.key] for r in declared}

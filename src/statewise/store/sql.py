@@ -134,8 +134,8 @@ class SQLStore(Store):
     # --- row mapping ------------------------------------------------------------------
 
     def _record_from_row(self, row: Sequence[Any]) -> Record:
-        # Rows were validated when written; model_construct skips re-validation on the
-        # read path, which is what keeps retrieval within a small factor of a raw query.
+        # Rows were validated when written; building the models directly skips re-validation
+        # on the read path, which is what keeps retrieval within a small factor of a raw query.
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
@@ -150,7 +150,7 @@ class SQLStore(Store):
             "time": _trusted(RecordTime, {
                 "observed_at": decode_time(observed_at),
                 "recorded_at": decode_time(recorded_at),
-                "verified_at": decode_time(verified_at),
+                "verified_at": decode_time(verified_at) if verified_at is not None else None,
                 "ttl_seconds": ttl,
             }),
             "provenance": _trusted(Provenance, {
@@ -161,7 +161,7 @@ class SQLStore(Store):
             "superseded_by": superseded_by,
             "version": version,
             "status_reason": status_reason,
-            "status_changed_at": decode_time(status_changed_at),
+            "status_changed_at": decode_time(status_changed_at) if status_changed_at is not None else None,
         })
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
@@ -507,7 +507,9 @@ class SQLStore(Store):
                 ),
                 applicable_text,
             )
-            in_scope = [r for r in map(self._record_from_row, cur.fetchall()) if wanted(r)]
+            in_scope = list(map(self._record_from_row, cur.fetchall()))
+            if wanted is not None:
+                in_scope = [r for r in in_scope if wanted(r)]
             near = self._near_misses(cur, task, applicable_text, keys, text, wanted, near_miss_limit)
         in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
         records: list[Record] = []
@@ -560,7 +562,7 @@ class SQLStore(Store):
                 if row[0] in found:
                     continue
                 record = self._record_from_row(row)
-                if wanted(record):
+                if wanted is None or wanted(record):
                     found[record.id] = record
         for key in keys or ():
             cur.execute(
@@ -741,6 +743,9 @@ def _reaches(general: Scope, narrow: Scope) -> bool:
 
 
 def _key_matcher(keys: Sequence[str] | None, text: str | None):
+    """A filter for records by key and text, or None when nothing is filtered."""
+    if not keys and text is None:
+        return None
     exact = set(keys or ())
     bases = {k for k in exact if "[" not in k}
     needle = text.lower() if text else None

@@ -20,6 +20,19 @@ __all__ = ["SQLiteStore"]
 _HEADER = b"SQLite format 3\x00"
 
 
+_JSON_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def _decode_value(text: str) -> Any:
+    """``json.loads`` for a stored value, with the common shapes (a plain string, a boolean)
+    read directly: most values are one of them, and this runs for every row read."""
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text and '"' not in text[1:-1]:
+        return text[1:-1]
+    literal = _JSON_LITERALS.get(text, _JSON_LITERALS)
+    return json.loads(text) if literal is _JSON_LITERALS else literal
+
+
+
 class SQLiteStore(SQLStore):
     """A store in one SQLite file. ``timeout`` is how long a writer waits for the lock."""
 
@@ -157,7 +170,7 @@ class SQLiteStore(SQLStore):
         return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
     def _decode_json(self, value: Any) -> Any:
-        return json.loads(value)
+        return _decode_value(value)
 
     def _is_unique_violation(self, error: BaseException) -> bool:
         return isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error)

@@ -54,6 +54,7 @@ class PostgresStore(SQLStore):
 
     def __init__(self, dsn: str, *, key_schema: KeySchema | None = None, lock_timeout: float = 10.0,
                  connect_timeout: float = 5.0) -> None:
+        super().__init__()
         conninfo, schema = split_schema(dsn)
         self.location = _redact(dsn)
         self.key_schema = key_schema

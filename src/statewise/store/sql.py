@@ -91,7 +91,11 @@ def _prefix_upper_bound(prefix: str) -> str:
 
 
 class SQLStore(Store):
-    """Store logic over a DB-API connection. Subclasses implement the hooks at the bottom."""
+    """Store logic over a DB-API connection. Subclasses implement the hooks at the bottom
+    and call ``super().__init__()`` first."""
+
+    def __init__(self) -> None:
+        self._provenances: dict[tuple[Any, ...], Provenance] = {}
 
     # --- hooks for backends -----------------------------------------------------------
 
@@ -153,16 +157,28 @@ class SQLStore(Store):
                 "verified_at": decode_time(verified_at) if verified_at is not None else None,
                 "ttl_seconds": ttl,
             }),
-            "provenance": _trusted(Provenance, {
-                "source": _SOURCES[source], "authority": _AUTHORITIES[authority], "actor": actor,
-                "reference": reference,
-            }),
+            "provenance": self._provenance(source, authority, actor, reference),
             "supersedes": supersedes,
             "superseded_by": superseded_by,
             "version": version,
             "status_reason": status_reason,
             "status_changed_at": decode_time(status_changed_at) if status_changed_at is not None else None,
         })
+
+    def _provenance(self, source: str, authority: str, actor: str, reference: str | None) -> Provenance:
+        # Provenance is immutable and a store holds few distinct ones (one per actor and
+        # source), so rows share instances instead of building one each.
+        key = (source, authority, actor, reference)
+        cache = self._provenances
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= 4096:
+                cache.clear()
+            found = cache[key] = _trusted(Provenance, {
+                "source": _SOURCES[source], "authority": _AUTHORITIES[authority], "actor": actor,
+                "reference": reference,
+            })
+        return found
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
         return (
@@ -521,7 +537,8 @@ class SQLStore(Store):
                 shadowed.append(record)
                 continue
             seen.add(record.key)
-            (stale if record.is_stale(now) else records).append(record)
+            time = record.time
+            (stale if time.ttl_seconds is not None and time.is_stale(now) else records).append(record)
         # The records were validated when written; skip re-validating them on this hot path.
         return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
                                          near_misses=near)

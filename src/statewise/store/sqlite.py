@@ -37,6 +37,7 @@ class SQLiteStore(SQLStore):
     """A store in one SQLite file. ``timeout`` is how long a writer waits for the lock."""
 
     def __init__(self, path: str | Path, *, key_schema: KeySchema | None = None, timeout: float = 10.0) -> None:
+        super().__init__()
         self.path = Path(path)
         self.location = str(self.path)
         self.key_schema = key_schema

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,18 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "benchmarks" / "cases" / "dev"
+CATEGORIES = ("runtime_env", "other_env", "filesystem", "git_policy", "config_build", "user_settings")
+VALUE_DEFECTS = ("wrong_value", "stale_value", "over_generalized", "conflict", "scope_mismatch")
+
+
+def case_generator():
+    """benchmarks/generate_cases.py as a module (it is a script, not part of the package)."""
+    if "generate_cases" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("generate_cases", REPO / "benchmarks" / "generate_cases.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["generate_cases"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["generate_cases"]
 
 
 def minimal_case(**changes) -> dict:

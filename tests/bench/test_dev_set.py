@@ -6,25 +6,12 @@ matters: the plain agent succeeds under `correct` and fails under `corrupted`.""
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
-import sys
 from collections import Counter
 
 from statewise.bench import run_bench
 from statewise.contract import builtin_contract
-from tests.bench.conftest import DEV, REPO
+from tests.bench.conftest import CATEGORIES, DEV, VALUE_DEFECTS, case_generator
 
-CATEGORIES = ("runtime_env", "other_env", "filesystem", "git_policy", "config_build", "user_settings")
-VALUE_DEFECTS = ("wrong_value", "stale_value", "over_generalized", "conflict", "scope_mismatch")
-
-
-def _generator():
-    if "generate_cases" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_cases", REPO / "benchmarks" / "generate_cases.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["generate_cases"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["generate_cases"]
 
 
 def _tags(case) -> dict[str, str]:
@@ -54,7 +41,7 @@ def test_the_dev_set_uses_only_the_builtin_contract(dev_set):
 
 
 def test_every_dev_case_names_its_layout_and_operation(dev_set):
-    generator = _generator()
+    generator = case_generator()
     coding = builtin_contract()
     repositories, operations = generator.dev_case_maps(DEV)
     assert set(repositories) == {c.id for c in dev_set.cases} == set(operations)

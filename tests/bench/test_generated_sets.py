@@ -6,9 +6,7 @@ with the files, and a sample of cases per set passes for the plain agent under `
 from __future__ import annotations
 
 import fnmatch
-import importlib.util
 import json
-import sys
 from collections import Counter
 
 import pytest
@@ -17,21 +15,10 @@ import yaml
 from statewise.bench import Case, SequenceCase, load_cases, run_scenario_once
 from statewise.contract import builtin_contract
 from statewise.planners.rules import load_playbook
-from tests.bench.conftest import DEV, REPO
+from tests.bench.conftest import CATEGORIES, DEV, REPO, VALUE_DEFECTS, case_generator
 
 CASES = REPO / "benchmarks" / "cases"
 SETS = ("primary", "erroneous", "defective_context", "planners", "sequences", "beyond")
-CATEGORIES = ("runtime_env", "other_env", "filesystem", "git_policy", "config_build", "user_settings")
-VALUE_DEFECTS = ("wrong_value", "stale_value", "over_generalized", "conflict", "scope_mismatch")
-
-
-def _generator():
-    if "generate_cases" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("generate_cases", REPO / "benchmarks" / "generate_cases.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["generate_cases"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["generate_cases"]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +86,7 @@ def test_planners_sequences_and_beyond(sets):
 
 
 def test_the_generator_is_deterministic_and_the_files_are_up_to_date(tmp_path):
-    generator = _generator()
+    generator = case_generator()
     generator.generate(tmp_path)
     for name in SETS:
         ours = sorted(p.name for p in (CASES / name).iterdir())
@@ -112,7 +99,7 @@ def test_the_generator_is_deterministic_and_the_files_are_up_to_date(tmp_path):
 
 
 def test_transfer_json_is_consistent_with_the_files(sets):
-    generator = _generator()
+    generator = case_generator()
     record = json.loads((CASES / "transfer.json").read_text(encoding="utf-8"))
     # every dev case is mapped to a repository layout and an operation; the dev units follow
     dev_ids = {c.id for c in load_cases(DEV).cases}

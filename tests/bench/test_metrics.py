@@ -103,6 +103,20 @@ def test_paired_tests_compare_each_method_with_statewise_and_correct_with_holm()
     assert rows["no_resolution"]["delta_OC"] == pytest.approx(-0.8)
 
 
+def test_ablations_and_baselines_are_holm_corrected_as_separate_families():
+    episodes = []
+    for i in range(10):
+        episodes.append(ep(f"c{i}", y=True))
+        episodes.append(ep(f"c{i}", y=i < 2, method="no_resolution"))  # loses 8 cases
+        episodes.append(ep(f"c{i}", y=i < 2, method="clarification"))  # loses 8 cases
+        episodes.append(ep(f"c{i}", y=i != 0, method="bare_approval"))  # loses 1
+    rows = {r["method"]: r for r in paired_tests(episodes)}
+    assert rows["no_resolution"]["family"] == "ablation"
+    assert rows["no_resolution"]["p_holm"] == pytest.approx(rows["no_resolution"]["p"])  # alone in its family
+    assert rows["clarification"]["family"] == rows["bare_approval"]["family"] == "comparison"
+    assert rows["clarification"]["p_holm"] == pytest.approx(2 * rows["clarification"]["p"])
+
+
 def test_sequences_afs_and_repair_retrieval():
     steps = []
     # q1: all later tasks succeed and retrieve the repaired record

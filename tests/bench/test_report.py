@@ -48,7 +48,7 @@ def test_a_multi_set_run_has_one_table_per_set():
     assert titles[1] == "set dev: 4 single-task cases, planner rules"
     assert titles[2].startswith("Sequences")
     assert titles[3].startswith("Seen vs unseen: set primary, corrupted memory")
-    assert titles[4].startswith("Paired tests") and "per set and condition" in titles[4]
+    assert titles[4].startswith("Paired tests") and "per set, condition and family" in titles[4]
     assert len(tables) == 5  # the sequences set has no single-task table
     primary, dev = tables[0], tables[1]
     assert [c.header for c in primary.columns][:3] == ["method", "condition", "n"]

@@ -179,7 +179,9 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha: float = 0.05) -> list[dict[str, Any]]:
     """Every other method against ``reference`` on the same (set, case, condition) pairs of valid
-    single-task episodes: exact McNemar on y, Holm-corrected within each (set, condition)."""
+    single-task episodes: exact McNemar on y, Holm-corrected within each (set, condition) and
+    family: the ablations (``no_<stage>``) form one family (the paper's six comparisons), every
+    other method (agent, baselines) another."""
     table: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
     for e in episodes:
         if _get(e, "sequence") is None and _get(e, "judged"):
@@ -189,7 +191,7 @@ def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha
         ref = table.get((set_name, condition, reference))
         if not ref:
             continue
-        group = []
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for (set_, cond, method), outcomes_ in sorted(table.items()):
             if (set_, cond) != (set_name, condition) or method == reference:
                 continue
@@ -198,13 +200,16 @@ def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha
             c = sum(outcomes_[c_] and not ref[c_] for c_ in shared)
             gained = sum(outcomes_[c_] for c_ in shared) - sum(ref[c_] for c_ in shared)
             delta = gained / len(shared) if shared else None
-            group.append({"set": set_name, "condition": condition, "method": method, "reference": reference,
-                          "pairs": len(shared), "reference_only": b, "method_only": c, "delta_OC": delta,
-                          "p": mcnemar_exact(b, c)})
-        for row, adjusted in zip(group, holm([r["p"] for r in group]), strict=True):
-            row["p_holm"] = adjusted
-            row["significant"] = adjusted < alpha
-        rows.extend(group)
+            family = "ablation" if method.startswith("no_") else "comparison"
+            groups[family].append({"set": set_name, "condition": condition, "method": method,
+                                   "reference": reference, "family": family, "pairs": len(shared),
+                                   "reference_only": b, "method_only": c, "delta_OC": delta,
+                                   "p": mcnemar_exact(b, c)})
+        for group in groups.values():
+            for row, adjusted in zip(group, holm([r["p"] for r in group]), strict=True):
+                row["p_holm"] = adjusted
+                row["significant"] = adjusted < alpha
+            rows.extend(group)
     return rows
 
 

@@ -74,7 +74,7 @@ def summary_tables(result: Any) -> list[Table]:
     tables.extend(_transfer_tables(result, metrics.get("transfer") or [], sets))
     if metrics["significance"]:
         sig = Table(title="Paired tests against statewise (exact McNemar on the same cases, Holm-corrected per "
-                          + ("set and condition)" if multi else "condition)"))
+                          + ("set, " if multi else "") + "condition and family: the ablations apart)")
         lead = (("set",) if multi else ()) + ("condition", "method")
         _columns(sig, (*lead, "pairs", "ΔOC pp", "statewise only", "method only", "p", "p (Holm)"), len(lead))
         for row in _ordered(metrics["significance"], result):

@@ -472,8 +472,8 @@ def _csv(text: str | None) -> list[str] | None:
 @click.option("--methods", help="Comma-separated methods: agent, statewise, no_<stage>, or registered baselines "
                                 "(default: agent,statewise).")
 @click.option("--all", "everything", is_flag=True,
-              help="Every set with agent and statewise, plus every baseline and ablation on the primary set. "
-                   "Not with --sets or --methods.")
+              help="Every set with agent and statewise, plus every baseline and ablation on the primary set "
+                   "and the sequences. Not with --sets or --methods.")
 @click.option("--conditions", default="correct,corrupted,removed", show_default=True,
               help="Comma-separated target-record conditions.")
 @click.option("--planner", "planner_spec", default="rules", show_default=True, help="rules, noisy:P, or a model spec.")

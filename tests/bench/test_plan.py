@@ -82,15 +82,16 @@ def bundled_baselines():
         METHODS.pop(name, None)
 
 
-def test_all_runs_every_set_and_the_baselines_and_ablations_on_the_primary_set_only(bundled_baselines):
+def test_all_runs_every_set_and_the_baselines_and_ablations_on_primary_and_the_sequences(bundled_baselines):
     plan = plan_methods(SETS, everything=True)
-    assert list(plan) == ["primary", *(name for name in SETS if name != "primary")]  # the main comparison first
+    full = ("primary", "sequences")
+    assert list(plan) == [*full, *(name for name in SETS if name not in full)]  # the full comparisons first
     baselines = baseline_names()
     assert set(BUNDLED_METHODS) <= set(baselines)
     assert not {"agent", "statewise"} & set(baselines) and not any(b.startswith("no_") for b in baselines)
-    assert plan["primary"] == ("agent", "statewise", *baselines, *ABLATIONS)
+    assert plan["primary"] == plan["sequences"] == ("agent", "statewise", *baselines, *ABLATIONS)
     assert len(ABLATIONS) == 6 and "no_gate" in ABLATIONS and "no_typed_grounding" in ABLATIONS
-    assert all(plan[name] == ("agent", "statewise") for name in SETS if name != "primary")
+    assert all(plan[name] == ("agent", "statewise") for name in SETS if name not in full)
 
 
 def test_all_cannot_be_combined_with_sets_or_methods():
@@ -102,7 +103,7 @@ def test_all_cannot_be_combined_with_sets_or_methods():
 
 def test_the_all_job_plan_over_the_real_sets(bundled_baselines):
     """The --all plan without running it: every job of every set, baselines and ablations on
-    the primary set only, the conditions each scenario has."""
+    the primary set and the sequences only, the conditions each scenario has."""
     plan = plan_methods(SETS, everything=True)
     case_sets = [load_cases(CASES / name) for name in plan]
     jobs = select_jobs(case_sets, plan, ("correct", "corrupted", "removed"))
@@ -112,9 +113,10 @@ def test_the_all_job_plan_over_the_real_sets(bundled_baselines):
     for name, methods in plan.items():
         expected = sum(len(s.conditions()) for s in by_set[name].scenarios) * len(methods)
         assert sum(1 for k in keys if k[0] == name) == expected, name
-    extra = {m for k in keys if k[0] != "primary" for m in [k[3]]}
+    extra = {m for k in keys if k[0] not in ("primary", "sequences") for m in [k[3]]}
     assert extra == {"agent", "statewise"}
     assert {k[3] for k in keys if k[0] == "primary"} == set(plan["primary"])
+    assert {k[3] for k in keys if k[0] == "sequences"} == set(plan["sequences"])
     # a quick --all keeps a few scenarios per set and every method of the set
     quick = select_jobs(case_sets, plan, ("corrupted",), quick=True)
     assert {job.case_set.name for job in quick} == set(SETS)

@@ -61,7 +61,7 @@ from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
-__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SET", "BenchResult", "CaseTransfer",
+__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult", "CaseTransfer",
            "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names", "build_planner",
            "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode", "run_scenario",
            "select_jobs", "set_folders"]
@@ -69,9 +69,12 @@ __all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SET"
 DEFAULT_METHODS = ("agent", "statewise")
 #: The sets a run without ``sets`` covers (when the cases directory has them).
 DEFAULT_SETS = ("primary",)
-#: The set ``--all`` runs the baselines and ablations on: the paper's RQ2 and RQ4 use the
-#: primary set, and running them on every set would not fit the time budget.
-FULL_COMPARISON_SET = "primary"
+#: The sets ``--all`` runs the baselines and ablations on: the paper's RQ2 and RQ4 use the
+#: primary set, and the sequences show what persistent repair saves on later tasks (RQ5);
+#: running them on every set would not fit the time budget.
+FULL_COMPARISON_SETS = ("primary", "sequences")
+#: The set the RQ6 split (``transfer.json``) describes.
+TRANSFER_SET = "primary"
 ABLATIONS = tuple(f"no_{stage}" for stage in STAGES)
 
 
@@ -399,7 +402,7 @@ class TransferSplit:
 
     source: str
     cases: Mapping[str, CaseTransfer]
-    set: str = FULL_COMPARISON_SET
+    set: str = TRANSFER_SET
 
     def tags(self, case_id: str) -> tuple[str, ...]:
         """The case's transfer tags; ``transfer_unlisted`` (in no group) when the file lacks it."""
@@ -493,7 +496,7 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
     """Which methods run on which set, in run order: ``{set name: methods}``.
 
     ``available`` are the set names of the cases directory. With ``everything`` (``--all``):
-    every set with agent and statewise, and on :data:`FULL_COMPARISON_SET` (run first) also
+    every set with agent and statewise, and on :data:`FULL_COMPARISON_SETS` (run first) also
     every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
     Otherwise ``sets`` (default :data:`DEFAULT_SETS` when the directory has them, else every
     set; every set too when ``cases`` names the cases to run, since ids pick them) and
@@ -506,8 +509,8 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
                              f"{' or '.join('--' + g for g in given)} (drop --all to choose them yourself)")
         full = (*DEFAULT_METHODS, *baseline_names(), *ABLATIONS)
         # The main comparison first, so its table leads the summary.
-        ordered = sorted(available, key=lambda name: name != FULL_COMPARISON_SET)
-        return {name: full if name == FULL_COMPARISON_SET else DEFAULT_METHODS for name in ordered}
+        ordered = sorted(available, key=lambda name: name not in FULL_COMPARISON_SETS)
+        return {name: full if name in FULL_COMPARISON_SETS else DEFAULT_METHODS for name in ordered}
     if sets is not None:
         chosen = list(dict.fromkeys(sets))
         missing = [name for name in chosen if name not in available]
@@ -708,7 +711,8 @@ def run_bench(
     primary set when there is one, else every set; every set when ``cases`` is given);
     ``methods`` are names from :data:`statewise.bench.methods.METHODS` (default agent and
     statewise); ``everything`` (``--all``) runs every set with agent and statewise plus every
-    baseline and ablation on the primary set, and excludes ``sets`` and ``methods``.
+    baseline and ablation on the primary set and the sequences, and excludes ``sets`` and
+    ``methods``.
     ``conditions`` is a subset of correct, corrupted, removed; ``planner_spec`` is ``rules``,
     ``noisy:P`` or a model spec; ``quick`` runs one case per (category, expected) and the
     first sequence of each set, with 200 bootstrap resamples instead of 2000; ``jobs`` worker
@@ -735,7 +739,7 @@ def run_bench(
         missing = [c for c in cases if c not in known]
         if missing:
             raise ValueError(f"no case or sequence {', '.join(missing)} in the set(s) {', '.join(plan)}")
-    transfer = load_transfer(root / TRANSFER_FILE) if FULL_COMPARISON_SET in plan else None
+    transfer = load_transfer(root / TRANSFER_FILE) if TRANSFER_SET in plan else None
     planned = select_jobs(case_sets, plan, conditions, quick=quick, cases=cases, transfer=transfer)
     unlisted = list(dict.fromkeys(p.scenario.id for p in planned if UNLISTED in p.tags))
     all_methods = list(dict.fromkeys(m for names in plan.values() for m in names))

@@ -9,9 +9,9 @@ stage. Each stage can be switched off by name for ablations (``GuardConfig.ablat
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 

@@ -81,7 +81,9 @@ def _draft(evidence: Evidence) -> RecordDraft:
 
 
 def _relocate(store: Store, record: Record, evidence: Evidence) -> RepairReport:
-    """Put the evidence in its own scope, then retract the record it could not reach."""
+    """Put the evidence in its own scope, then retract the record it could not reach. Two
+    writes: if the retraction loses a race, the correction stays (it is confirmed evidence)
+    and the caller reports the premise unresolved."""
     existing = store.get_active(evidence.key, evidence.scope)
     if existing is not None:
         placed = store.supersede(existing.id, evidence, expected_version=existing.version,

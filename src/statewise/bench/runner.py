@@ -61,10 +61,10 @@ from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
-__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult", "CaseTransfer",
-           "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names", "build_planner",
-           "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode", "run_scenario",
-           "select_jobs", "set_folders"]
+__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult",
+           "CaseTransfer", "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names",
+           "build_planner", "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode",
+           "run_scenario", "select_jobs", "set_folders"]
 
 DEFAULT_METHODS = ("agent", "statewise")
 #: The sets a run without ``sets`` covers (when the cases directory has them).

@@ -1,14 +1,15 @@
-"""What the OpenAI and Anthropic SDK planners share: reading response objects and turning
-the SDKs' errors into PlannerError (both SDKs name their error classes the same way)."""
+"""What the OpenAI and Anthropic SDK planners share: reading response objects, turning the
+SDKs' errors into PlannerError (both SDKs name their error classes the same way), and closing
+the client."""
 
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import Any, Self
 
 from statewise.errors import PlannerError
 
-__all__ = ["planner_error", "response_field"]
+__all__ = ["ClientOwner", "planner_error", "response_field"]
 
 
 def response_field(obj: Any, name: str) -> Any:
@@ -39,3 +40,20 @@ def planner_error(planner: str, error: Exception, sdk: ModuleType, *, timeout: f
         return PlannerError(planner, f"the server answered HTTP {error.status_code}: {_status_message(error)}")
     # Any other SDK error, or a response the SDK could not read, is still a planner failure.
     return PlannerError(planner, f"the request failed: {type(error).__name__}: {error}")
+
+
+class ClientOwner:
+    """The lifecycle shared by the SDK-backed planners: they own ``self._client`` and close it,
+    also as a context manager."""
+
+    _client: Any
+
+    def close(self) -> None:
+        """Close the SDK client's connections."""
+        self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

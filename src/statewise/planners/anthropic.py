@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from statewise.errors import PlannerError
-from statewise.planners._sdk import planner_error, response_field
+from statewise.planners._sdk import ClientOwner, planner_error, response_field
 from statewise.planners.base import Plan, PlanningContext, Task, Usage
 from statewise.planners.prompt import action_schema, build_prompt, normalize_operations, parse_action
 
@@ -38,7 +38,7 @@ _TOOL_DESCRIPTION = (
 
 
 
-class AnthropicPlanner:
+class AnthropicPlanner(ClientOwner):
     """Plan with a Claude model (or any server that implements the Messages API).
 
     ``base_url`` is the API root without ``/v1`` (None: ``ANTHROPIC_BASE_URL``, else
@@ -150,16 +150,6 @@ class AnthropicPlanner:
         action = parse_action(self.name, data, self.operations)
         raw = json.dumps(data, sort_keys=True, ensure_ascii=False)
         return Plan(action=action, usage=self._usage(response), raw=raw)
-
-    def close(self) -> None:
-        """Close the SDK client's connections."""
-        self._client.close()
-
-    def __enter__(self) -> AnthropicPlanner:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def _call(self, request: dict[str, Any]) -> Any:
         anthropic = self._anthropic

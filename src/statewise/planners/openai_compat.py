@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from statewise.errors import PlannerError
-from statewise.planners._sdk import planner_error, response_field
+from statewise.planners._sdk import ClientOwner, planner_error, response_field
 from statewise.planners.base import Plan, PlanningContext, Task, Usage
 from statewise.planners.prompt import (
     action_schema,
@@ -35,7 +35,7 @@ Structured = Literal["json_schema", "json_object"]
 
 
 
-class OpenAICompatiblePlanner:
+class OpenAICompatiblePlanner(ClientOwner):
     """Plan with a chat model behind an OpenAI-compatible endpoint.
 
     ``base_url`` is the API root including ``/v1`` (``http://127.0.0.1:11434/v1`` for Ollama);
@@ -159,16 +159,6 @@ class OpenAICompatiblePlanner:
             raise PlannerError(self.name, f"the message content is a {type(content).__name__}, not text")
         action = parse_action(self.name, decode_json(self.name, content), self.operations)
         return Plan(action=action, usage=self._usage(response), raw=content)
-
-    def close(self) -> None:
-        """Close the SDK client's connections."""
-        self._client.close()
-
-    def __enter__(self) -> OpenAICompatiblePlanner:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def _call(self, request: dict[str, Any]) -> Any:
         openai = self._openai

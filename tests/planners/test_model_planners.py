@@ -678,3 +678,11 @@ def test_both_planners_are_registered_as_entry_points():
     found = {ep.name: ep for ep in importlib.metadata.entry_points(group="statewise.planners")}
     assert found["openai"].load() is OpenAICompatiblePlanner
     assert found["anthropic"].load() is AnthropicPlanner
+
+
+@pytest.mark.parametrize("make", [openai_planner, anthropic_planner])
+def test_sdk_planners_close_their_client_when_used_as_context_managers(wire, make):
+    with make(wire) as planner:
+        client = planner._client
+        assert not client.is_closed()
+    assert client.is_closed()

@@ -569,6 +569,38 @@ def uninstall(agent: str, user: bool, project: str | None) -> None:
 
 
 @main.command()
+@click.option("--agent", "agents", type=_AGENTS, multiple=True,
+              help="The agent to check (repeatable; default: every agent installed here).")
+@click.option("--user", is_flag=True, help="Check the user's settings instead of this project's.")
+@click.option("--project", type=click.Path(file_okay=False), help="The project (default: here; its git root is used).")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@handled
+def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bool) -> None:
+    """Check that the installed hooks cannot fail open, and print the fix for each problem.
+
+    Exits 1 when a problem would let a tool run unchecked."""
+    from statewise.integrations.doctor import diagnose
+    from statewise.integrations.install import AGENTS, settings_path
+
+    chosen = list(agents) or [name for name in AGENTS if settings_path(name, project=project, user=user).exists()]
+    if not chosen:
+        chosen = list(AGENTS)
+    checks = [check for name in chosen for check in diagnose(name, project=project, user=user)]
+    failed = [check for check in checks if not check.ok and check.fatal]
+    if as_json:
+        _emit_json({"ok": not failed, "checks": [check.as_json() for check in checks]})
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "FAIL"
+            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True)
+            if not check.ok and check.fix:
+                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True)
+        console.print("no problem found" if not failed else f"{len(failed)} problem(s) would let tools run unchecked",
+                      highlight=False)
+    sys.exit(1 if failed else 0)
+
+
+@main.command()
 @click.option("--workspace", type=click.Path(file_okay=False), help="The default workspace for tools (default: here).")
 @click.pass_obj
 @handled

@@ -183,7 +183,13 @@ def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], st
 
 def _developer_question(decision: Decision) -> str | None:
     """If the stop is only because the developer must settle a premise, the question and the
-    exact command that records the answer."""
+    exact command that records the answer.
+
+    Never when a check failed on the evidence itself (an invariant that evaluated to false, an
+    action planned from a record found wrong): that is a deny, and an "ask" there would let a
+    "yes" run what the evidence forbids."""
+    if any(not check.passed and not check.unresolved for check in decision.report.gate):
+        return None
     premises = decision.report.premises
     unresolved = [p for p in premises if p.status is PremiseStatus.UNRESOLVED]
     if not unresolved or any(p.question is None for p in unresolved):

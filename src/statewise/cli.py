@@ -124,7 +124,7 @@ def _parse_time(text: str | None, option: str) -> datetime | None:
               help="SQLite file path or postgresql:// URL (default: .statewise/store.db in the project).")
 @click.option("--contract", "contract_path", envvar="STATEWISE_CONTRACT", metavar="FILE",
               help="Contract file declaring the state keys (default: the built-in coding contract).")
-@click.version_option(__version__, prog_name="statewise")
+@click.version_option(__version__, "-V", "--version", prog_name="statewise")
 @click.pass_context
 def main(ctx: click.Context, store_location: str | None, contract_path: str | None) -> None:
     """StateWise: check and repair an agent's persistent records before it acts on them."""
@@ -490,6 +490,10 @@ def bench(cases_dir: str | None, sets: str | None, methods: str | None, everythi
     """Run the executable benchmark in real sandboxes and print the paper's metrics."""
     from statewise.bench import run_bench
 
+    if html_path:
+        from statewise.bench.html import require_matplotlib
+
+        require_matplotlib()  # before a run of minutes, not after it
     try:
         result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods), conditions=_csv(conditions) or [],
                            planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,

@@ -258,8 +258,8 @@ def _status_and_version(record: Record, outgoing: dict[str, list[Link]]) -> list
     found = []
     kinds = Counter(link.kind for link in outgoing[record.id])
     status = record.status
-    if status is RecordStatus.ACTIVE and record.superseded_by is not None:
-        found.append(_v("status_mismatch", f"record {record.id} is active but superseded by "
+    if status is not RecordStatus.SUPERSEDED and record.superseded_by is not None:
+        found.append(_v("status_mismatch", f"record {record.id} is {status.value} but superseded by "
                         f"{record.superseded_by}", record))
     if status is RecordStatus.SUPERSEDED and record.superseded_by is None:
         found.append(_v("status_mismatch", f"record {record.id} is superseded by nothing", record))

@@ -125,6 +125,15 @@ def _hosted_identity(host: str, path: str) -> str:
 
 
 def normalize_repo_identity(url_or_id: str, *, base: str | os.PathLike[str] | None = None) -> str:
+    """Turn a remote URL into a stable repository identity; see :func:`_normalize` for the forms."""
+    identity = _normalize(url_or_id, base)
+    # Whatever the input, the result is a valid identity (or empty): it never starts with '/'
+    # or ':' (a URL with no host), which a repo scope cannot hold.
+    identity = identity.lstrip("/")
+    return "%3A" + identity[1:] if identity.startswith(":") else identity
+
+
+def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
     """Turn a remote URL into a stable repository identity (the ``<identity>`` of a repo scope).
 
     Every form git accepts for one repository gives one identity:
@@ -166,7 +175,8 @@ def normalize_repo_identity(url_or_id: str, *, base: str | os.PathLike[str] | No
     if base is not None:
         return _local_identity(text, base)  # git reads anything else as a relative path
     # A bare name (an identity already, or a remote git resolves some other way).
-    return "/".join(encode_identity_part(part) for part in _decoded(text).rstrip("/").removesuffix(".git").split("/"))
+    name = posixpath.normpath("/" + _decoded(text)).strip("/").removesuffix(".git") if text else ""
+    return encode_identity_part(name)
 
 
 def _check_branch(text: str, branch: str) -> None:

@@ -135,16 +135,24 @@ def test_a_relative_origin_keeps_the_hook_and_record_list_working(sandbox, tmp_p
     assert listed.exit_code == 0, listed.output
     assert [r["scope"] for r in json.loads(listed.output)["records"]] == [scope]
 
-    def hook(command: str) -> subprocess.CompletedProcess[str]:
-        payload = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(sandbox.work),
-                   "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                   "tool_input": {"command": command, "description": "work"}, "tool_use_id": "toolu_1"}
-        return subprocess.run([sys.executable, "-m", "statewise.cli", "--store", store, "hook", "claude-code"],
-                              input=json.dumps(payload), capture_output=True, text=True, timeout=120)
+    _assert_the_hook_works(sandbox.work, store)
 
-    quiet = hook("git status")
+
+def _hook(cwd: Path, store: str, command: str) -> subprocess.CompletedProcess[str]:
+    """The real hook entry point, fed Claude Code's PreToolUse JSON on stdin."""
+    payload = {"session_id": "s1", "transcript_path": "/dev/null", "cwd": str(cwd),
+               "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": command, "description": "work"}, "tool_use_id": "toolu_1"}
+    return subprocess.run([sys.executable, "-m", "statewise.cli", "--store", store, "hook", "claude-code"],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=120)
+
+
+def _assert_the_hook_works(work: Path, store: str) -> None:
+    """A read-only command passes quietly; a force push to the protected main is denied on
+    the stored record, not on a scope error."""
+    quiet = _hook(work, store, "git status")
     assert quiet.returncode == 0 and json.loads(quiet.stdout) == {}, quiet.stderr
-    forced = hook("git push --force origin main")
+    forced = _hook(work, store, "git push --force origin main")
     assert forced.returncode == 0, forced.stderr
     decision = json.loads(forced.stdout)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny"
@@ -171,6 +179,10 @@ def test_a_repository_path_with_a_space_is_a_valid_scope(tmp_path):
     listed = runner.invoke(main, ["--store", store, "record", "list", "--cwd", str(sandbox.work), "--json"])
     assert listed.exit_code == 0, listed.output
     assert [r["value"] for r in json.loads(listed.output)["records"]] == ["pytest -x"]
+    added = runner.invoke(main, ["--store", store, "record", "add", "repository.protected", "false", "--scope",
+                                 f"repo:{with_origin.repo}@main"])
+    assert added.exit_code == 0, added.output
+    _assert_the_hook_works(sandbox.work, store)
 
 
 @pytest.mark.parametrize(
@@ -210,6 +222,13 @@ def test_undecodable_git_output_leaves_parts_unknown_or_encoded(sandbox):
 def test_a_nul_byte_in_the_working_directory_is_a_clear_scope_error(sandbox):
     with pytest.raises(ScopeError, match="NUL byte"):
         derive_task_scope(f"{sandbox.work}\x00/etc")
+
+
+def test_a_working_directory_whose_name_is_not_utf8_is_a_clear_scope_error(sandbox):
+    odd = os.path.join(os.fsencode(sandbox.work), b"caf\xe9")
+    os.mkdir(odd)
+    with pytest.raises(ScopeError, match="must be UTF-8"):
+        derive_task_scope(os.fsdecode(odd))
 
 
 def _assert_store_at_root_when_git_fails(sandbox, monkeypatch, tmp_path):

@@ -5,8 +5,9 @@ URLs of one repository agree, and a relative ``../origin.git`` is resolved again
 worktree root as git resolves it); a repository without remotes is identified by its path.
 Every git call is an argv list with a timeout, and its output is read as bytes and decoded
 with errors handled: a failure, an undecodable answer or one holding a NUL byte leaves that
-part unknown, which makes fewer records apply, never more. Only a working directory that
-cannot name a directory at all (a NUL byte in it) is refused, with a ScopeError saying so.
+part unknown, which makes fewer records apply, never more. Only a working directory that a
+scope cannot hold (a NUL byte in it, or a name that is not UTF-8) is refused, with a
+ScopeError saying so.
 """
 
 from __future__ import annotations
@@ -115,8 +116,9 @@ def _branch(top: str) -> str | None:
 def derive_task_scope(cwd: str | Path, *, user: str | None = None) -> TaskScope:
     """The TaskScope of a task whose working directory is ``cwd``.
 
-    Raises ScopeError only when ``cwd`` holds a NUL byte (it names no directory); every git
-    failure leaves the repository or branch unknown instead.
+    Raises ScopeError only when ``cwd`` holds a NUL byte (it names no directory) or its name is
+    not UTF-8 (no store can hold it); every git failure leaves the repository or branch
+    unknown instead.
     """
     if "\x00" in os.fspath(cwd):
         raise ScopeError(repr(os.fspath(cwd)), "the working directory contains a NUL byte")

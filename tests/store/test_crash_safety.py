@@ -291,7 +291,7 @@ def test_a_write_killed_at_its_checkpoint_leaves_the_store_as_it_was(backend, st
 #: How many children are killed per backend; STATEWISE_CRASH_KILLS raises it for a longer run.
 LOOP_KILLS = int(os.environ.get("STATEWISE_CRASH_KILLS", "20"))
 #: The loop stops early past this many seconds, so the test stays within CI's budget.
-LOOP_BUDGET = float(os.environ.get("STATEWISE_CRASH_BUDGET", "20"))
+LOOP_BUDGET = float(os.environ.get("STATEWISE_CRASH_BUDGET", "15"))
 
 LOOP_CHILD = """
 import json, os, sys

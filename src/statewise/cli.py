@@ -658,5 +658,46 @@ def demo(scenario: str, report_path: str, keep: bool) -> None:
         run_figure1_demo(console, report_path=Path(report_path), keep=keep)
 
 
+
+# --- store (maintenance) ---------------------------------------------------------------
+# A block of its own: `statewise store check` verifies the store's invariants (an fsck).
+
+#: The exit status of `store check` when it found violations (1 means it could not check).
+STORE_CHECK_VIOLATIONS = 3
+
+
+@main.group("store")
+def store_group() -> None:
+    """Maintain the record store."""
+
+
+@store_group.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handled
+def store_check(obj: Context, as_json: bool) -> None:
+    """Verify the store's invariants; exit 0 when sound, 3 listing each violation otherwise."""
+    from statewise.store import default_location
+    from statewise.store.check import check_store
+
+    # Opened without the integrity refusal and without a contract, so that a tampered store
+    # (or one holding keys another contract declared) can still be read and reported on.
+    with open_store(obj.store_location or default_location(), check_integrity=False) as opened:
+        report = check_store(opened)
+    if as_json:
+        _emit_json({**report.model_dump(mode="json"), "ok": report.ok})
+    else:
+        summary = f"{report.records} records ({report.active} active), {report.links} links"
+        if report.ok:
+            console.print(f"{report.location}: ok ({summary})", highlight=False)
+        else:
+            console.print(f"{report.location}: {len(report.violations)} violation(s) in {summary}", highlight=False)
+            for violation in report.violations:
+                console.print(f"  {violation.code}: {violation.message}", highlight=False, markup=False,
+                              soft_wrap=True)
+    if not report.ok:
+        sys.exit(STORE_CHECK_VIOLATIONS)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

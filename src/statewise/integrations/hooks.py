@@ -112,6 +112,8 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
     cwd, tool_name, tool_input = data.get("cwd"), data.get("tool_name"), data.get("tool_input", {})
     if not isinstance(cwd, str) or not cwd:
         raise InputError("hook input: field 'cwd' must be a non-empty string")
+    if "\0" in cwd or not cwd.startswith("/"):
+        raise InputError("hook input: field 'cwd' must be an absolute path without NUL bytes")
     if event == "session":
         tool_name, tool_input = tool_name or "", tool_input or {}
     elif not isinstance(tool_name, str) or not tool_name:

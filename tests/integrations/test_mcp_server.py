@@ -433,3 +433,37 @@ def test_the_module_entry_point_reports_a_bad_contract(tmp_path):
                           check=False, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stderr.startswith("error: ") and "missing.yaml" in done.stderr
     assert Path(tmp_path / "s.db").exists() is False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c in a terminal", "end of input"])
+def test_statewise_mcp_stops_cleanly(tmp_path, how):
+    import json
+    import os
+    import pty
+    import signal
+    import time
+
+    store = tmp_path / "store.db"
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
+    if how == "end of input":
+        done = subprocess.run([sys.executable, "-m", "statewise", "--store", str(store), "mcp"], input=request,
+                              capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
+        assert done.returncode == 0 and '"id":1' in done.stdout.replace(" ", "")
+        return
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "statewise", "--store", str(store), "mcp"], stdin=terminal,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        os.write(controller, request.encode())
+        assert process.stdout is not None
+        assert b'"id":1' in process.stdout.readline().replace(b" ", b"")  # serving, handlers installed
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        assert time.monotonic() - started < 10
+        assert b"stopped by SIGINT" in process.stderr.read()
+    finally:
+        process.kill()
+        os.close(controller)
+        os.close(terminal)

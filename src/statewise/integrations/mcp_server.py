@@ -38,6 +38,7 @@ import argparse
 import functools
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -882,9 +883,21 @@ def serve_stdio(*, store_location: str | None, contract_path: str | None, worksp
     server = build_server(store_location=store_location, contract_path=contract_path, workspace=workspace)
     service: _Service = server.statewise  # type: ignore[attr-defined]
     service.open()
+
+    def stop(signum: int, _frame: object) -> None:
+        # The SDK reads stdin in a worker thread, so Ctrl-C in a terminal would otherwise wait
+        # for input that never comes: close the store (a write in flight is one transaction,
+        # rolled back if unfinished) and leave.
+        service.close()
+        print(f"statewise mcp: stopped by {signal.Signals(signum).name}", file=sys.stderr, flush=True)
+        os._exit(130 if signum == signal.SIGINT else 143)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run("stdio")
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         service.close()
 
 

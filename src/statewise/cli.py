@@ -596,9 +596,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
     else:
         for check in checks:
             mark = "ok  " if check.ok else "FAIL"
-            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True)
+            # markup=False: a fix can hold TOML section headers such as [projects."/src/app"]
+            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True,
+                          markup=False)
             if not check.ok and check.fix:
-                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True)
+                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True, markup=False)
         console.print("no problem found" if not failed else f"{len(failed)} problem(s) would let tools run unchecked",
                       highlight=False)
     sys.exit(1 if failed else 0)

@@ -253,6 +253,7 @@ class CommandResult:
     error: str | None = None
     cwd: str = ""
     raw_stdout: bytes = field(default=b"", repr=False)
+    raw_stderr: bytes = field(default=b"", repr=False)
 
     @property
     def ok(self) -> bool:
@@ -272,6 +273,13 @@ class CommandResult:
         from the output uses this instead, so bytes it cannot decode are never a value."""
         try:
             return self.raw_stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def strict_stderr(self) -> str | None:
+        """Standard error decoded as strict UTF-8, or None when it is not valid UTF-8."""
+        try:
+            return self.raw_stderr.decode("utf-8")
         except UnicodeDecodeError:
             return None
 
@@ -382,7 +390,7 @@ def run_command(
         raise
     return CommandResult(
         args, process.returncode, _decode(out), _decode(err), time.monotonic() - start, cwd=cwd_text,
-        raw_stdout=out or b"",
+        raw_stdout=out or b"", raw_stderr=err or b"",
     )
 
 

@@ -41,7 +41,10 @@ class NodeVersion(Adapter):
         result = run_command([path, "--version"], cwd=workspace, timeout=request.timeout, env=request.env)
         if not result.ok:
             return Observation.unavailable(result.describe_failure(), result.reference)
-        match = _NODE_VERSION.search(result.stdout)
+        text = strict_output(result, path)
+        if isinstance(text, Observation):
+            return text
+        match = _NODE_VERSION.search(text)
         if match is None:
             return Observation.unavailable(
                 f"{path} --version printed no version: {result.stdout.strip()[:100]!r}", result.reference

@@ -49,35 +49,56 @@ class Observed:
         self.rule, self.key, self.value, self.scope, self.excerpt = rule, key, value, scope, excerpt
 
 
+# Output beyond this many characters is not searched (a rule looks for a short message).
+MAX_OUTPUT_CHARS = 1_000_000
+
+
 def match_observations(contract: Contract, command: str, output: str, task_scope) -> list[Observed]:
-    """Every fact the contract's observation rules find in one command's output."""
+    """Every fact the contract's observation rules find in one command's output.
+
+    Every match of a rule counts (a push refused for two protected branches names both), once
+    per key and scope. A value that does not parse as the key's type is no fact at all."""
     found: list[Observed] = []
+    seen: set[tuple[str, str]] = set()
+    output = output[-MAX_OUTPUT_CHARS:]
     for rule in contract.observations:
         command_match = re.search(rule.command, command)
         if command_match is None:
             continue
-        output_match = re.search(rule.output, output, flags=re.MULTILINE)
-        if output_match is None:
-            continue
-        groups = {**{k: v for k, v in command_match.groupdict().items() if v},
-                  **{k: v for k, v in output_match.groupdict().items() if v}}
-        key = rule.key.format(**groups) if "{" in rule.key else rule.key
-        key_type = contract.key_type(key)
-        spec = contract.state_spec(key)
-        if key_type is None or spec is None:
-            continue
-        try:
-            value = rule.value if rule.value is not None else parse_value_text(
-                groups.get("value", ""), key_type.value_type, choices=key_type.choices, key=key)
-        except ValueTypeError:
-            continue
-        scope = task_scope.most_specific_at(spec.scope)
-        if spec.scope is ScopeLevel.BRANCH and groups.get("branch") and task_scope.repo:
-            scope = Scope(ScopeLevel.BRANCH, task_scope.repo, groups["branch"])
-        if scope is None:
-            continue
-        found.append(Observed(rule, key, value, str(scope), output_match.group(0)[:200]))
+        for output_match in re.finditer(rule.output, output, flags=re.MULTILINE):
+            fact = _fact(contract, rule, command_match, output_match, task_scope)
+            if fact is not None and (fact.key, fact.scope) not in seen:
+                seen.add((fact.key, fact.scope))
+                found.append(fact)
     return found
+
+
+def _fact(contract: Contract, rule: ObservationRule, command_match, output_match, task_scope) -> Observed | None:
+    groups = {**{k: v for k, v in command_match.groupdict().items() if v},
+              **{k: v for k, v in output_match.groupdict().items() if v}}
+    try:
+        key = rule.key.format(**groups) if "{" in rule.key else rule.key
+    except (KeyError, IndexError, ValueError):
+        return None
+    key_type = contract.key_type(key)
+    spec = contract.state_spec(key)
+    if key_type is None or spec is None:
+        return None
+    try:
+        value = rule.value if rule.value is not None else parse_value_text(
+            groups.get("value", ""), key_type.value_type, choices=key_type.choices, key=key)
+    except ValueTypeError:
+        return None
+    scope = task_scope.most_specific_at(spec.scope)
+    if spec.scope is ScopeLevel.BRANCH and groups.get("branch") and task_scope.repo:
+        try:
+            scope = Scope(ScopeLevel.BRANCH, task_scope.repo, groups["branch"])
+            Scope.parse(str(scope))  # a branch name the scope grammar refuses is no fact
+        except (StateWiseError, ValueError):
+            return None
+    if scope is None:
+        return None
+    return Observed(rule, key, value, str(scope), output_match.group(0)[:200])
 
 
 def capture(request, *, store_location: str | None, contract: Contract) -> str:

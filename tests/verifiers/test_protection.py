@@ -556,3 +556,24 @@ def test_the_negative_cache_expires(hosted: Path):
     assert "cached" in protection(hosted, env).detail
     time.sleep(0.3)
     assert "cached" not in protection(hosted, env).detail
+
+
+def test_a_server_error_on_the_classic_endpoint_is_unavailable(hosted: Path):
+    with api_server({f"{BASE}/branches/main/protection": (500, {"message": "Server Error"})}) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+        again = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is UNAVAILABLE and "500" in seen.detail
+    assert again.status is UNAVAILABLE and "cached" in again.detail and len(server.seen) == 1
+
+
+def test_a_self_hosted_gitlab_is_named_by_the_binding(tmp_path: Path):
+    work = tmp_path / "self"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "a.txt", "a")
+    git(work, "remote", "add", "origin", "ssh://git@git.corp.example:2222/team/app.git")
+    routes = {"/api/v4/projects/team%2Fapp/protected_branches?per_page=100&page=1": (200, [gitlab_protected("main")])}
+    with api_server(routes) as server:
+        seen = protection(work, api_env(), provider="gitlab", api_url=f"{server.url}/api/v4")
+    assert seen.status is OBSERVED and seen.value is True
+    without = protection(work, api_env(), provider="gitlab")
+    assert without.status is UNAVAILABLE and "STATEWISE_GITLAB_API_URL" in without.detail

@@ -174,3 +174,32 @@ state:
 def test_every_adapter_validates_names_before_they_reach_an_argv(repo, adapter, value_type, args):
     seen = observe(adapter, repo.work, value_type=value_type, args=args)
     assert seen.status is UNAVAILABLE, seen.detail
+
+
+@needs_npm
+def test_the_mcp_verify_tool_refuses_the_injected_qualifier(node_project: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    import anyio
+    from mcp import Client
+
+    from statewise.integrations.mcp_server import build_server
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    target = tmp_path / "DIR"
+    target.mkdir()
+    server = build_server(store_location=str(tmp_path / "store.db"), workspace=str(node_project))
+
+    async def ask() -> dict:
+        async with Client(server, raise_exceptions=True) as client:
+            result = await client.call_tool("verify", {"key": f"npm.package_version[--logs-dir={target}]"})
+            assert not result.is_error, result.content[0].text
+            return result.structured_content
+
+    try:
+        answer = anyio.run(ask)
+    finally:
+        server.statewise.close()
+    assert answer["observed"] is None and answer["status"] == "unresolved"
+    assert "not a valid npm package name" in answer["missing"]
+    assert list(target.iterdir()) == []

@@ -184,3 +184,38 @@ def test_an_api_that_hangs_gives_unresolved_not_unprotected_and_costs_one_short_
         assert premises["repository.protected"].status is PremiseStatus.UNRESOLVED
     assert first_took < 6, first_took  # one 3 s API timeout, not 2 x 20 s
     assert second_took < 2, second_took  # the negative cache answers at once
+
+
+# --- garbage from the remote's configuration (issue 11, defect 7) -----------------------------------
+
+
+def test_garbage_from_git_config_does_not_confirm_a_stale_false_record(tmp_path: Path):
+    """Random bytes from the remote's `git config --null --list` were read as "not protected";
+    the stale false record was confirmed and the force push passed."""
+    import os
+
+    from statewise.verifiers import install_branch_protection
+    from tests.verifiers.helpers import private_env
+    from tests.verifiers.test_protection import garbage_git
+
+    repo = make_repo(tmp_path / "sb")
+    install_branch_protection(repo.origin, ["main"])
+    git(repo.work, "commit", "-q", "--amend", "-m", "rewritten")
+    store_path = tmp_path / "store.db"
+    record_id = seed_false(store_path, repo.work)
+    garbage_git(tmp_path / "bin", os.urandom(4096))
+    store = SQLiteStore(str(store_path), key_schema=builtin_contract())
+    try:
+        guard = Guard(store, builtin_contract(), workspace=repo.work, environ=private_env(tmp_path / "bin"))
+        push = Action(tool="git", operation="git.push",
+                      args={"remote": "origin", "branch": "main", "source": "main", "force": True})
+        decision = guard.check(Task(text="force push", scope=derive_task_scope(repo.work), workspace=str(repo.work)),
+                               push)
+        record = store.get(record_id)
+    finally:
+        store.close()
+    assert not decision.execute
+    protected = [p for p in decision.report.premises if p.key == "repository.protected"]
+    assert protected and all(p.status is PremiseStatus.UNRESOLVED for p in protected)
+    assert "not a configuration listing" in protected[0].missing
+    assert record.status is RecordStatus.ACTIVE and record.version == 1 and record.time.verified_at is None

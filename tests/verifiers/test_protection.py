@@ -577,3 +577,18 @@ def test_a_self_hosted_gitlab_is_named_by_the_binding(tmp_path: Path):
     assert seen.status is OBSERVED and seen.value is True
     without = protection(work, api_env(), provider="gitlab")
     assert without.status is UNAVAILABLE and "STATEWISE_GITLAB_API_URL" in without.detail
+
+
+def test_a_public_repository_without_a_token(hosted: Path):
+    # Without a token the protection endpoint wants authentication; the rulesets and branch
+    # endpoints of a public repository answer anyway, and they decide.
+    routes = {
+        f"{BASE}/branches/main/protection": (401, {"message": "Requires authentication", "status": "401"}),
+        f"{BASE}/rules/branches/main{RULES}": (200, []),
+        f"{BASE}/branches/main": github_branch("main", False),
+    }
+    with api_server(routes) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is OBSERVED and seen.value is False
+    assert [path for path, _ in server.seen] == [f"{BASE}/branches/main/protection",
+                                                 f"{BASE}/rules/branches/main{RULES}", f"{BASE}/branches/main"]

@@ -539,9 +539,11 @@ class _Api:
             NEGATIVE_CACHE.put(down, f"{self.api_url}: {response.error}", self.negative_ttl)
         elif response.status is not None and response.status >= 500:
             NEGATIVE_CACHE.put(down, f"{self.api_url} answered {response.describe()}", self.negative_ttl)
-        elif response.status == 401 or response.status == 429 or (
+        elif response.status == 429 or (response.status == 401 and self.token) or (
             response.status == 403 and "rate limit" in response.message.lower()
         ):
+            # A rejected token or a rate limit holds for every endpoint for a while. A 401
+            # without a token is only this endpoint wanting one (others may be public).
             NEGATIVE_CACHE.put(auth, f"{self.api_url} answered {response.describe()}", self.negative_ttl)
         return response
 
@@ -741,7 +743,7 @@ def _github_protection(api: _Api, branch: str, deadline: Deadline, protective: f
         )
     # The protection endpoint may not be read with this token (a bare 404/401/403), or the
     # rulesets endpoint did not answer: the branch's own protected field covers both.
-    if classic.status in (401,) or (classic.error is None and NEGATIVE_CACHE.get(*api._cache_keys())):
+    if (classic.status == 401 and api.token) or NEGATIVE_CACHE.get(*api._cache_keys()):
         return Observation.unavailable(
             f"{where}: protection endpoint answered {classic.describe()}; {rules_detail}", classic.url
         )

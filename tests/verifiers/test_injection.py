@@ -203,3 +203,14 @@ def test_the_mcp_verify_tool_refuses_the_injected_qualifier(node_project: Path, 
     assert answer["observed"] is None and answer["status"] == "unresolved"
     assert "not a valid npm package name" in answer["missing"]
     assert list(target.iterdir()) == []
+
+
+def test_a_qualifier_cannot_move_a_command_out_of_the_workspace(tmp_path: Path):
+    spec = VerifierSpec.model_validate({"adapter": "command", "argv": ["git", "status"], "cwd": "{workspace}/{qualifier}",
+                                        "read": {"regex": "(.*)"}})
+    workspace = tmp_path / "ws"
+    filled = fill_placeholders(spec, workspace=workspace, branch=None, repo=None, user=None, qualifier="frontend")
+    assert filled["cwd"] == f"{workspace}/frontend"
+    for qualifier in ("../..", "a/../../x", "x\ny"):
+        with pytest.raises(UnsafeValueError):
+            fill_placeholders(spec, workspace=workspace, branch=None, repo=None, user=None, qualifier=qualifier)

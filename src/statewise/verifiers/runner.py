@@ -9,6 +9,7 @@ a malformed answer or an observed value that is not of the key's declared type a
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 import string
 import threading
@@ -23,7 +24,7 @@ from statewise.errors import ValueTypeError
 from statewise.records import base_key
 from statewise.scopes import TaskScope
 from statewise.values import ValueType, check_value
-from statewise.verifiers.base import Observation, ObservationStatus, VerifierRequest
+from statewise.verifiers.base import Observation, ObservationStatus, VerifierRequest, within
 
 __all__ = ["PlaceholderError", "UnsafeValueError", "fill_placeholders", "run_verifier", "verify_key"]
 
@@ -108,9 +109,12 @@ def fill_placeholders(
         filled = fill(template)
         _check_argv_item(template, filled, known, spec.adapter)
         filled_argv.append(filled)
+    cwd = spec.cwd
+    if cwd not in (None, "workspace"):
+        cwd = _checked_cwd(cwd, fill(cwd), known, spec.adapter)
     return {
         "argv": filled_argv,
-        "cwd": fill(spec.cwd) if spec.cwd not in (None, "workspace") else spec.cwd,
+        "cwd": cwd,
         "stream": spec.stream,
         "read": read,
     }
@@ -132,6 +136,20 @@ def _check_argv_item(template: str, filled: str, values: Mapping[str, str], adap
         raise UnsafeValueError(
             name, adapter, f"{filled[:60]!r} would be read as an option by the program, not as a value"
         )
+
+
+def _checked_cwd(template: str, filled: str, values: Mapping[str, str], adapter: str) -> str:
+    """A filled ``cwd``: no control characters, and under the workspace when the template says so."""
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name and _CONTROL_CHARACTERS.search(values.get(name, "")):
+            raise UnsafeValueError(name, adapter, f"{values[name][:60]!r} holds a control character")
+    workspace = values.get("workspace")
+    if template.startswith("{workspace}") and workspace:
+        root = posixpath.normpath(workspace)
+        if not within(posixpath.normpath(filled), root):
+            name = next((n for _, n, _, _ in string.Formatter().parse(template) if n and n != "workspace"), "cwd")
+            raise UnsafeValueError(name, adapter, f"cwd {filled[:80]!r} leaves the workspace {root}")
+    return filled
 
 
 def _unavailable(detail: str, started: float) -> Observation:

@@ -116,3 +116,34 @@ def test_content_rules_and_unrelated_output_record_nothing(tmp_path: Path):
     found = match_observations(contract, "git push origin main",
                                " ! [remote rejected] main -> main (protected branch hook declined)\n", scope)
     assert [(f.key, f.value, f.scope) for f in found] == [("repository.protected", True, f"repo:{scope.repo}@main")]
+
+
+def test_a_refusal_by_another_remote_lands_on_that_repository(tmp_path: Path):
+    repo = make_repo(tmp_path / "sb")
+    fork = refusing_origin(tmp_path / "fork", GITHUB_CLASSIC)  # its origin.git refuses main
+    git(repo.work, "remote", "add", "fork", str(fork.origin))
+    commit(repo.work, "mine.txt", "only here")
+    done = subprocess.run(["git", "push", "--force", "fork", "main"], cwd=repo.work,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "GH006" in done.stderr and f"To {fork.origin}" in done.stderr
+    capture(repo, "git push --force fork main", done, tmp_path / "store.db")
+    origin_id = derive_task_scope(repo.work).repo
+    fork_id = derive_task_scope(fork.work).repo
+    assert origin_id != fork_id
+    assert active(tmp_path / "store.db", f"repo:{origin_id}@main") is None
+    record = active(tmp_path / "store.db", f"repo:{fork_id}@main")
+    assert record is not None and record.value is True
+
+
+def test_output_naming_several_destinations_is_not_attributed():
+    contract = builtin_contract("coding")
+    from statewise.scopes import TaskScope
+
+    scope = TaskScope(workspace="/w", repo="github.com/acme/app", branch="main")
+    output = ("remote: error: GH006: Protected branch update failed for refs/heads/main.\n"
+              "To github.com:acme/app.git\n ! [remote rejected] main -> main (protected branch hook declined)\n"
+              "To github.com:someone/fork.git\n   1234567..89abcde  main -> main\n")
+    assert match_observations(contract, "git push origin main && git push fork main", output, scope) == []
+    one = output.split("To github.com:someone")[0]
+    found = match_observations(contract, "git push git@github.com:acme/app.git main", one, scope)
+    assert {(f.key, f.scope) for f in found} == {("repository.protected", "repo:github.com/acme/app@main")}

@@ -21,7 +21,8 @@ GITHUB_DOCS = "https://docs.github.com/rest"
 
 def github_not_protected() -> tuple[int, dict[str, Any]]:
     return 404, {"message": "Branch not protected",
-                 "documentation_url": f"{GITHUB_DOCS}/branches/branch-protection#get-branch-protection", "status": "404"}
+                 "documentation_url": f"{GITHUB_DOCS}/branches/branch-protection#get-branch-protection",
+                 "status": "404"}
 
 
 def github_not_found() -> tuple[int, dict[str, Any]]:
@@ -53,7 +54,8 @@ def github_rule(rule_type: str, owner_repo: str = "acme/app", ruleset_id: int = 
 
 def github_branch(name: str, protected: bool) -> tuple[int, dict[str, Any]]:
     return 200, {"name": name, "commit": {"sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e"},
-                 "protected": protected, "protection_url": f"https://api.github.com/repos/acme/app/branches/{name}/protection"}
+                 "protected": protected,
+                 "protection_url": f"https://api.github.com/repos/acme/app/branches/{name}/protection"}
 
 
 def gitlab_protected(name: str, *, push: int = 40, force: bool = False, inherited: bool = False) -> dict[str, Any]:

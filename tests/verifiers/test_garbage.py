@@ -44,7 +44,8 @@ GIT_ADAPTERS = [
 
 
 @pytest.mark.parametrize("garbage", list(GARBAGE))
-@pytest.mark.parametrize(("adapter", "value_type", "args"), GIT_ADAPTERS, ids=[f"{a}{sorted(g)}" for a, _, g in GIT_ADAPTERS])
+@pytest.mark.parametrize(("adapter", "value_type", "args"), GIT_ADAPTERS,
+                         ids=[f"{a}{sorted(g)}" for a, _, g in GIT_ADAPTERS])
 def test_git_verifiers_never_read_garbage_as_a_value(repo: Repo, tmp_path: Path, garbage, adapter, value_type, args):
     liar(tmp_path / "bin", "git", GARBAGE[garbage])
     seen = observe(adapter, repo.work, value_type=value_type, args=args, env=private_env(tmp_path / "bin"))

@@ -56,7 +56,8 @@ def test_the_npm_verifier_reads_a_real_installed_package(node_project: Path, tmp
 
 
 @needs_npm
-@pytest.mark.parametrize("qualifier", ["--logs-dir={dir}", "--logs-dir", "-ddd", "--cache={dir}", "@x/--logs-dir={dir}"])
+@pytest.mark.parametrize("qualifier",
+                         ["--logs-dir={dir}", "--logs-dir", "-ddd", "--cache={dir}", "@x/--logs-dir={dir}"])
 def test_an_option_looking_qualifier_never_reaches_npm(node_project: Path, tmp_path: Path, qualifier: str):
     target = tmp_path / "DIR"
     target.mkdir()
@@ -206,8 +207,8 @@ def test_the_mcp_verify_tool_refuses_the_injected_qualifier(node_project: Path, 
 
 
 def test_a_qualifier_cannot_move_a_command_out_of_the_workspace(tmp_path: Path):
-    spec = VerifierSpec.model_validate({"adapter": "command", "argv": ["git", "status"], "cwd": "{workspace}/{qualifier}",
-                                        "read": {"regex": "(.*)"}})
+    spec = VerifierSpec.model_validate({"adapter": "command", "argv": ["git", "status"],
+                                        "cwd": "{workspace}/{qualifier}", "read": {"regex": "(.*)"}})
     workspace = tmp_path / "ws"
     filled = fill_placeholders(spec, workspace=workspace, branch=None, repo=None, user=None, qualifier="frontend")
     assert filled["cwd"] == f"{workspace}/frontend"

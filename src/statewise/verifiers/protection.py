@@ -65,7 +65,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -530,7 +530,8 @@ class _Api:
         down, auth = self._cache_keys()
         cached = NEGATIVE_CACHE.get(down, auth)
         if cached is not None:
-            return _Response(None, error=f"{cached} (cached: not asked again for up to {self.negative_ttl:g}s)", url=url)
+            note = f"{cached} (cached: not asked again for up to {self.negative_ttl:g}s)"
+            return _Response(None, error=note, url=url)
         timeout = min(self.per_call, deadline.remaining())
         if timeout <= 0:
             return _Response(None, error="no time left for the request", url=url)
@@ -739,7 +740,8 @@ def _github_protection(api: _Api, branch: str, deadline: Deadline, protective: f
         return Observation.of(True, f"{where}: branch {branch} is protected: {rules_detail}", rules_url)
     if classic_no and rules is False:
         return Observation.of(
-            False, f"{where}: branch {branch}: {classic.message.lower()} (classic, API 404); {rules_detail}", classic.url
+            False, f"{where}: branch {branch}: {classic.message.lower()} (classic, API 404); {rules_detail}",
+            classic.url,
         )
     # The protection endpoint may not be read with this token (a bare 404/401/403), or the
     # rulesets endpoint did not answer: the branch's own protected field covers both.

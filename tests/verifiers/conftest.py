@@ -18,8 +18,10 @@ def repo(tmp_path: Path) -> Repo:
 @pytest.fixture(autouse=True)
 def _fresh_negative_cache():
     """Each test starts with no cached hosted-API failures (the cache is process-wide)."""
-    from statewise.verifiers.protection import NEGATIVE_CACHE
+    from statewise.verifiers.protection import _GH_TOKENS, NEGATIVE_CACHE
 
     NEGATIVE_CACHE.clear()
+    _GH_TOKENS.clear()
     yield
     NEGATIVE_CACHE.clear()
+    _GH_TOKENS.clear()

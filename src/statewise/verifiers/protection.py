@@ -597,6 +597,9 @@ def _plain_get(url: str, headers: Mapping[str, str], timeout: float) -> _Respons
     return _Response(status, body, url=url)
 
 
+_GH_TOKENS: dict[tuple[str | None, str], tuple[float, str]] = {}
+
+
 def _token(request: VerifierRequest, provider: str, host: str, deadline: Deadline) -> tuple[str | None, str]:
     """The API token and where it came from (never the token itself in a detail)."""
     names = ("GH_TOKEN", "GITHUB_TOKEN") if provider == "github" else ("GITLAB_TOKEN", "GL_TOKEN")
@@ -606,6 +609,9 @@ def _token(request: VerifierRequest, provider: str, host: str, deadline: Deadlin
             return value, name
     if provider == "github" and request.args.get("use_gh", True) is not False:
         gh = which("gh", request.env, Path(request.workspace))
+        cached = _GH_TOKENS.get((gh, host))
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1], "gh auth token"
         if gh is not None and _HOST.match(host):
             # The host is validated above: it cannot be read as an option of gh.
             result = run_command(
@@ -616,6 +622,8 @@ def _token(request: VerifierRequest, provider: str, host: str, deadline: Deadlin
             )
             token = (result.strict_stdout() or "").strip() if result.ok else ""
             if _TOKEN.match(token):
+                # Several verifiers of one hook call ask for it: run gh once a minute at most.
+                _GH_TOKENS[(gh, host)] = (time.monotonic() + 60.0, token)
                 return token, "gh auth token"
     return None, "no token"
 

@@ -554,10 +554,13 @@ def test_question_template_is_rendered() -> None:
 
 
 def test_render_verifier_fills_placeholders() -> None:
-    spec = builtin_contract().verifier_for("npm.package_version[left-pad]")
-    rendered = render_verifier(spec, {"qualifier": "left-pad", "workspace": "/w"})
-    assert rendered.argv == ("npm", "ls", "left-pad", "--depth=0", "--json")
-    assert rendered.read.json_path == '$.dependencies["left-pad"].version'
+    spec = builtin_contract().verifier_for("npm.script_exists[test]")
+    rendered = render_verifier(spec, {"qualifier": "test", "workspace": "/w"})
+    assert rendered.argv[:2] == ("python3", "-c") and rendered.argv[-1] == "test"
+    assert "get('scripts', {})" in rendered.argv[2]  # {{}} in the template is a literal {}
+    npm = render_verifier(builtin_contract().verifier_for("npm.package_version[left-pad]"),
+                          {"qualifier": "left-pad", "workspace": "/w"})
+    assert dict(npm.args) == {"workspace": "/w", "package": "left-pad"}
 
 
 # --- extension --------------------------------------------------------------------------------

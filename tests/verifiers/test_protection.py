@@ -1,23 +1,38 @@
-"""Branch protection as the remote enforces it: the shipped hook on a real bare origin, and the
-GitHub-compatible REST adapter against a real loopback HTTP server."""
+"""Branch protection as the remote enforces it: the shipped hook and foreign hooks on a real bare
+origin, and the GitHub and GitLab APIs answered by a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import json
 import os
-import threading
+import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from statewise.verifiers import ObservationStatus, install_branch_protection
-from statewise.verifiers.protection import HOOK_MARKER, hook_source, is_local_url
-from tests.verifiers.helpers import Repo, commit, git, make_repo, observe, private_env
+from statewise.verifiers.protection import (
+    HOOK_MARKER,
+    ConfigGarbage,
+    gitlab_wildcard_match,
+    hook_source,
+    is_local_url,
+    parse_config_list,
+)
+from tests.verifiers.fake_hosts import (
+    api_server,
+    dead_port,
+    github_bad_credentials,
+    github_branch,
+    github_not_found,
+    github_not_protected,
+    github_protection,
+    github_rule,
+    gitlab_protected,
+    silent_server,
+)
+from tests.verifiers.helpers import Repo, commit, git, make_repo, observe, private_env, shim
 
 OBSERVED, ABSENT, UNAVAILABLE = ObservationStatus.OBSERVED, ObservationStatus.ABSENT, ObservationStatus.UNAVAILABLE
 
@@ -181,42 +196,129 @@ def test_url_classification():
     assert not is_local_url("ssh://git@github.com/acme/app.git")
 
 
-# --- the GitHub-compatible REST adapter against a real loopback server ------------------------------
+# --- what a local remote's hooks say, and what they do not -----------------------------------------
+
+GH006_HOOK = """#!/bin/sh
+# A server-side hook written by the remote's owner, imitating GitHub.
+while read old new ref; do
+    if [ "$ref" = refs/heads/main ]; then
+        echo "remote: error: GH006: Protected branch update failed for refs/heads/main." >&2
+        echo "remote: error: Changes must be made through a pull request." >&2
+        exit 1
+    fi
+done
+exit 0
+"""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        server: Any = self.server
-        server.seen.append((self.path, self.headers.get("Authorization")))
-        status, body = server.routes.get(self.path, (404, {"message": "Not Found"}))
-        if status == "slow":
-            time.sleep(body)
-            status, body = 200, {}
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
+def foreign_hook(repo: Repo, text: str = GH006_HOOK, name: str = "pre-receive") -> Path:
+    hook = repo.origin / "hooks" / name
+    hook.write_text(text, encoding="utf-8")
+    hook.chmod(0o755)
+    return hook
 
 
-@contextmanager
-def api(routes: dict[str, tuple[Any, Any]]) -> Iterator[Any]:
-    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    server.routes = routes
-    server.seen = []
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        server.url = f"http://127.0.0.1:{server.server_address[1]}"
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_a_foreign_server_hook_makes_protection_unknown(repo: Repo):
+    hook = foreign_hook(repo)
+    seen = observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"})
+    assert seen.status is UNAVAILABLE
+    assert "a server hook exists" in seen.detail and "protection not known" in seen.detail
+    assert str(hook) in seen.detail
+    # Also for a branch the hook happens to let through: the verifier cannot know that.
+    assert observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "feature"}).status \
+        is UNAVAILABLE
+    assert observe("git.protected_branches", repo.work, value_type="list").status is UNAVAILABLE
+    commit(repo.work, "x.txt", "x")
+    assert "GH006" in push(repo, "main").stderr  # and the hook really refuses
+
+
+def test_other_refusing_hooks_count_too(repo: Repo):
+    foreign_hook(repo, "#!/bin/sh\nexit 0\n", name="reference-transaction")
+    assert observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"}).status \
+        is UNAVAILABLE
+    # A post-receive hook cannot refuse anything: it does not make protection unknown.
+    (repo.origin / "hooks" / "reference-transaction").unlink()
+    foreign_hook(repo, "#!/bin/sh\nexit 0\n", name="post-receive")
+    seen = observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"})
+    assert seen.status is OBSERVED and seen.value is False
+    assert "no server hook refuses pushes" in seen.detail
+
+
+def test_a_hook_that_declares_what_it_protects_is_observed(repo: Repo):
+    foreign_hook(repo, "#!/bin/sh\n# statewise-protects: main release/*\n" + GH006_HOOK.split("\n", 1)[1])
+    main = observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"})
+    assert main.status is OBSERVED and main.value is True and "declares" in main.detail
+    feature = observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "feature"})
+    assert feature.status is OBSERVED and feature.value is False
+    assert observe("git.protected_branches", repo.work, value_type="list").value == ["main", "release/*"]
+    foreign_hook(repo, "#!/bin/sh\n# statewise-protects: none\nexit 0\n")
+    assert observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"}).value is False
+
+
+def test_statewise_hook_protects_its_branches_even_next_to_a_foreign_one(protected: Repo):
+    foreign_hook(protected, "#!/bin/sh\nexit 0\n", name="update")
+    main = observe("git.branch_protection", protected.work, value_type="bool", args={"branch": "main"})
+    assert main.status is OBSERVED and main.value is True
+    feature = observe("git.branch_protection", protected.work, value_type="bool", args={"branch": "feature"})
+    assert feature.status is UNAVAILABLE and "protection not known" in feature.detail
+
+
+def test_an_unreadable_hook_is_not_taken_for_no_hook(repo: Repo):
+    hook = repo.origin / "hooks" / "pre-receive"
+    hook.mkdir(parents=True)  # git would try to run it; it is not a file StateWise can read
+    seen = observe("git.branch_protection", repo.work, value_type="bool", args={"branch": "main"})
+    assert seen.status is UNAVAILABLE and "not a regular file" in seen.detail
+
+
+# --- garbage is never a value (issue 11, defect 7) ---------------------------------------------------
+
+
+def garbage_git(directory: Path, payload: bytes) -> Path:
+    """A git on the agent's PATH that prints ``payload`` for `config --null --list`, else real git."""
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "payload").write_bytes(payload)
+    return shim(directory, "git", f"""for arg in "$@"; do
+  if [ "$arg" = --list ]; then cat "{directory / 'payload'}"; exit 0; fi
+done
+exec "{real}" "$@\"""")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        os.urandom(4096),
+        b"",
+        b"core.bare\ntrue",  # no final NUL
+        b"\xff\xfe\x00",
+        b"this is not a config listing\x00",
+        b"core.repositoryformatversion\n0\x00statewise.protectedbranch\n\xffmain\x00",
+    ],
+    ids=["random", "empty", "unterminated", "undecodable", "not-a-key", "undecodable-value"],
+)
+def test_garbage_from_git_config_is_unavailable(repo: Repo, tmp_path: Path, payload: bytes):
+    garbage_git(tmp_path / "bin", payload)
+    env = private_env(tmp_path / "bin")
+    for adapter, value_type in (("git.branch_protection", "bool"), ("git.protected_branches", "list")):
+        seen = observe(adapter, repo.work, value_type=value_type, args={"branch": "main"} if value_type == "bool"
+                       else {}, env=env)
+        assert seen.status is UNAVAILABLE, (adapter, seen.detail)
+        assert "cannot read the configuration" in seen.detail
+
+
+def test_config_parser_reads_real_listings(repo: Repo):
+    install_branch_protection(repo.origin, ["main", "release/*"])
+    raw = subprocess.run(["git", f"--git-dir={repo.origin}", "config", "--null", "--list"],
+                         capture_output=True, check=True).stdout
+    entries = parse_config_list(raw)
+    assert ("statewise.protectedbranch", "main") in entries and ("core.bare", "true") in entries
+    assert parse_config_list(b"core.bare\x00") == [("core.bare", None)]
+    assert parse_config_list(b'remote.my "odd" name.url\n/x\x00') == [('remote.my "odd" name.url', "/x")]
+    with pytest.raises(ConfigGarbage):
+        parse_config_list(b"\x00")
+
+
+# --- GitHub: classic protection, rulesets, the branch's own field -------------------------------------
 
 
 @pytest.fixture
@@ -229,69 +331,103 @@ def hosted(tmp_path: Path) -> Path:
 
 
 BASE = "/repos/acme/app"
+RULES = "?per_page=100&page=1"
 
 
-def test_github_protection_200_is_protected_and_sends_the_token(hosted: Path):
-    with api({f"{BASE}/branches/main/protection": (200, {"url": "x"})}) as server:
-        env = private_env(STATEWISE_GITHUB_API_URL=server.url, GITHUB_TOKEN="t0ken")
-        seen = observe("git.branch_protection", hosted, value_type="bool", args={"branch": "main"}, env=env)
-    assert seen.status is OBSERVED
-    assert seen.value is True
+def api_env(**extra: str) -> dict[str, str]:
+    env = private_env()
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN", "GL_TOKEN", "STATEWISE_GITHUB_API_URL",
+                 "STATEWISE_GITLAB_API_URL", "STATEWISE_API_NEGATIVE_TTL"):
+        env.pop(name, None)
+    env.update(extra)
+    return env
+
+
+def protection(work: Path, env: dict[str, str], branch: str = "main", timeout: float = 10, **args: Any):
+    return observe("git.branch_protection", work, value_type="bool",
+                   args={"branch": branch, "use_gh": False, **args}, env=env, timeout=timeout)
+
+
+def test_github_classic_protection_is_protected_and_sends_the_token(hosted: Path):
+    with api_server({f"{BASE}/branches/main/protection": github_protection("acme/app", "main")}) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url, GITHUB_TOKEN="t0ken"))
+    assert seen.status is OBSERVED and seen.value is True
     assert seen.reference == f"{server.url}{BASE}/branches/main/protection"
-    assert server.seen == [(f"{BASE}/branches/main/protection", "Bearer t0ken")]
+    assert [(path, headers.get("Authorization")) for path, headers in server.seen] == \
+        [(f"{BASE}/branches/main/protection", "Bearer t0ken")]
+    assert "t0ken" not in seen.detail and "GITHUB_TOKEN" in seen.detail
 
 
-def test_github_branch_not_protected_is_false_and_names_are_escaped(hosted: Path):
-    routes = {f"{BASE}/branches/release%2F1.0/protection": (404, {"message": "Branch not protected"})}
-    with api(routes) as server:
-        env = private_env(STATEWISE_GITHUB_API_URL=server.url)
-        env.pop("GITHUB_TOKEN", None)
-        seen = observe("git.branch_protection", hosted, value_type="bool", args={"branch": "release/1.0"}, env=env)
-    assert seen.status is OBSERVED
-    assert seen.value is False
-    assert server.seen == [(f"{BASE}/branches/release%2F1.0/protection", None)]
+def test_gh_token_wins_over_github_token(hosted: Path):
+    with api_server({f"{BASE}/branches/main/protection": github_protection("acme/app", "main")}) as server:
+        protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url, GH_TOKEN="first", GITHUB_TOKEN="second"))
+    assert server.seen[0][1]["Authorization"] == "Bearer first"
 
 
-def test_github_bare_404_falls_back_to_the_branch_endpoint(hosted: Path):
-    # GitHub answers a bare 404 when the token may not read protection settings: that is not
-    # "unprotected". The branch endpoint's protected field decides instead.
+def test_the_token_from_gh_auth_token(hosted: Path, tmp_path: Path):
+    shim(tmp_path / "bin", "gh", 'echo "$@" > "$(dirname "$0")/args"; echo gho_fromgh')
+    with api_server({f"{BASE}/branches/main/protection": github_protection("acme/app", "main")}) as server:
+        seen = observe("git.branch_protection", hosted, value_type="bool", args={"branch": "main"},
+                       env=api_env(STATEWISE_GITHUB_API_URL=server.url, PATH=f"{tmp_path / 'bin'}:{os.defpath}"))
+    assert seen.value is True and "gh auth token" in seen.detail
+    assert server.seen[0][1]["Authorization"] == "Bearer gho_fromgh"
+    assert (tmp_path / "bin" / "args").read_text().split() == ["auth", "token", "--hostname", "github.com"]
+
+
+def test_a_ruleset_protects_a_branch_classic_protection_does_not_know(hosted: Path):
+    # GitHub answers "Branch not protected" for a branch protected only by a ruleset.
     routes = {
-        f"{BASE}/branches/main/protection": (404, {"message": "Not Found"}),
-        f"{BASE}/branches/main": (200, {"name": "main", "protected": True}),
+        f"{BASE}/branches/main/protection": github_not_protected(),
+        f"{BASE}/rules/branches/main{RULES}": (200, [github_rule("pull_request"), github_rule("non_fast_forward")]),
     }
-    with api(routes) as server:
-        seen = observe(
-            "git.branch_protection",
-            hosted,
-            value_type="bool",
-            args={"branch": "main", "api_url": server.url},
-        )
-    assert seen.status is OBSERVED
-    assert seen.value is True
-    with api({}) as server:
-        nothing = observe(
-            "git.branch_protection",
-            hosted,
-            value_type="bool",
-            args={"branch": "main", "api_url": server.url},
-        )
-    assert nothing.status is UNAVAILABLE
+    with api_server(routes) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is OBSERVED and seen.value is True
+    assert "non_fast_forward, pull_request" in seen.detail
 
 
-def test_github_errors_and_timeouts_are_unavailable(hosted: Path):
-    with api({f"{BASE}/branches/main/protection": (500, {"message": "boom"})}) as server:
-        env = private_env(STATEWISE_GITHUB_API_URL=server.url)
-        broken = observe("git.branch_protection", hosted, value_type="bool", args={"branch": "main"}, env=env)
+def test_not_protected_only_when_classic_and_rulesets_both_say_so(hosted: Path):
+    routes = {
+        f"{BASE}/branches/release%2F1.0/protection": github_not_protected(),
+        f"{BASE}/rules/branches/release%2F1.0{RULES}": (200, [github_rule("commit_message_pattern")]),
+    }
+    with api_server(routes) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url), branch="release/1.0")
+        assert seen.status is OBSERVED and seen.value is False
+        assert "non-protective" in seen.detail and "commit_message_pattern" in seen.detail
+        # The rulesets endpoint failing leaves it unknown, even though classic protection said no.
+        routes[f"{BASE}/rules/branches/release%2F1.0{RULES}"] = (500, {"message": "Server Error"})
+        broken = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url), branch="release/1.0")
     assert broken.status is UNAVAILABLE
-    assert "500" in broken.detail
-    with api({f"{BASE}/branches/main/protection": ("slow", 3)}) as server:
-        env = private_env(STATEWISE_GITHUB_API_URL=server.url)
-        started = time.monotonic()
-        slow = observe(
-            "git.branch_protection", hosted, value_type="bool", args={"branch": "main"}, env=env, timeout=0.5
-        )
-        assert time.monotonic() - started < 2.5
-    assert slow.status is UNAVAILABLE
+
+
+def test_a_token_without_admin_rights_falls_back_to_the_branch_field(hosted: Path):
+    routes = {
+        f"{BASE}/branches/main/protection": github_not_found(),  # what GitHub says to a non-admin token
+        f"{BASE}/rules/branches/main{RULES}": (200, []),
+        f"{BASE}/branches/main": github_branch("main", True),
+        f"{BASE}/branches/dev/protection": (403, {"message": "Resource not accessible by integration"}),
+        f"{BASE}/rules/branches/dev{RULES}": (200, []),
+        f"{BASE}/branches/dev": github_branch("dev", False),
+    }
+    with api_server(routes) as server:
+        main = protection(hosted, api_env(), api_url=server.url)
+        dev = protection(hosted, api_env(), branch="dev", api_url=server.url)
+        nothing = protection(hosted, api_env(), branch="gone", api_url=server.url)
+    assert main.status is OBSERVED and main.value is True
+    assert dev.status is OBSERVED and dev.value is False
+    assert nothing.status is UNAVAILABLE and "protection not known" in nothing.detail
+
+
+def test_garbage_from_the_api_is_unavailable(hosted: Path):
+    routes = {
+        f"{BASE}/branches/main/protection": (200, os.urandom(64) + b"\xff"),
+        f"{BASE}/branches/dev/protection": github_not_protected(),
+        f"{BASE}/rules/branches/dev{RULES}": (200, {"not": "a list"}),
+    }
+    with api_server(routes) as server:
+        assert protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url)).status is UNAVAILABLE
+        assert protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url), branch="dev").status is UNAVAILABLE
 
 
 def test_github_protected_branches_reads_every_page(hosted: Path):
@@ -300,18 +436,159 @@ def test_github_protected_branches_reads_every_page(hosted: Path):
         f"{BASE}/branches?protected=true&per_page=100&page=1": (200, first),
         f"{BASE}/branches?protected=true&per_page=100&page=2": (200, [{"name": "main", "protected": True}]),
     }
-    with api(routes) as server:
-        env = private_env(STATEWISE_GITHUB_API_URL=server.url)
-        seen = observe("git.protected_branches", hosted, value_type="list", env=env)
-    assert seen.status is OBSERVED
-    assert len(seen.value) == 101
-    assert seen.value[-1] == "main"
+    with api_server(routes) as server:
+        seen = observe("git.protected_branches", hosted, value_type="list", args={"use_gh": False},
+                       env=api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is OBSERVED and len(seen.value) == 101 and seen.value[-1] == "main"
 
 
 def test_unknown_host_without_api_url_is_unavailable(hosted: Path):
     git(hosted, "remote", "set-url", "origin", "https://git.example.invalid/acme/app.git")
-    env = private_env()
-    env.pop("STATEWISE_GITHUB_API_URL", None)
-    seen = observe("git.branch_protection", hosted, value_type="bool", args={"branch": "main"}, env=env)
+    seen = protection(hosted, api_env())
     assert seen.status is UNAVAILABLE
     assert "no protection API is known for host git.example.invalid" in seen.detail
+
+
+def test_plain_http_is_refused_off_loopback(hosted: Path):
+    seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL="http://api.example.invalid", GH_TOKEN="secret"))
+    assert seen.status is UNAVAILABLE and "only accepted for a loopback address" in seen.detail
+
+
+# --- GitLab ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gitlab(tmp_path: Path) -> Path:
+    work = tmp_path / "gl"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "a.txt", "a")
+    git(work, "remote", "add", "origin", "https://oauth2:secret@gitlab.com/acme/platform/app.git")
+    return work
+
+
+GL = "/projects/acme%2Fplatform%2Fapp/protected_branches?per_page=100&page=1"
+
+
+def test_gitlab_protected_branches_and_wildcards(gitlab: Path):
+    routes = {GL: (200, [gitlab_protected("main"), gitlab_protected("release/*", push=0, inherited=True)])}
+    with api_server(routes) as server:
+        env = api_env(STATEWISE_GITLAB_API_URL=server.url, GITLAB_TOKEN="glpat-x")
+        main = protection(gitlab, env)
+        release = protection(gitlab, env, branch="release/2.1")
+        feature = protection(gitlab, env, branch="feature/x")
+        names = observe("git.protected_branches", gitlab, value_type="list", env=env)
+    assert main.status is OBSERVED and main.value is True and "Maintainers" in main.detail
+    assert release.value is True and "inherited" in release.detail
+    assert feature.status is OBSERVED and feature.value is False
+    assert names.value == ["main", "release/*"]
+    assert {headers.get("Private-Token") for _, headers in server.seen} == {"glpat-x"}
+
+
+def test_gitlab_without_access_is_unavailable(gitlab: Path):
+    with api_server({GL: (401, {"message": "401 Unauthorized"})}) as server:
+        denied = protection(gitlab, api_env(STATEWISE_GITLAB_API_URL=server.url))
+    assert denied.status is UNAVAILABLE and "401" in denied.detail
+    with api_server({}) as server:  # 404 Project Not Found: not "no protected branch"
+        missing = protection(gitlab, api_env(STATEWISE_GITLAB_API_URL=server.url))
+    assert missing.status is UNAVAILABLE and "404 Project Not Found" in missing.detail
+
+
+def test_gitlab_wildcards():
+    assert gitlab_wildcard_match("release/1.0", "release/*")
+    assert gitlab_wildcard_match("main", "main") and not gitlab_wildcard_match("mainline", "main")
+    assert gitlab_wildcard_match("a.b", "a.b") and not gitlab_wildcard_match("axb", "a.b")
+
+
+# --- timeouts and the negative cache (issue 11, defect 2) -------------------------------------------
+
+
+def test_a_hanging_api_costs_one_short_timeout_then_answers_at_once(hosted: Path):
+    with silent_server() as url:
+        env = api_env(STATEWISE_GITHUB_API_URL=url)
+        started = time.monotonic()
+        first = protection(hosted, env, timeout=20)
+        first_took = time.monotonic() - started
+        started = time.monotonic()
+        again = [protection(hosted, env, timeout=20) for _ in range(3)]
+        listed = observe("git.protected_branches", hosted, value_type="list", args={"use_gh": False}, env=env,
+                         timeout=20)
+        again_took = time.monotonic() - started
+    assert first.status is UNAVAILABLE and "did not answer within 3s" in first.detail
+    assert 2.5 < first_took < 5
+    assert all(seen.status is UNAVAILABLE and "cached" in seen.detail for seen in again)
+    assert listed.status is UNAVAILABLE and "cached" in listed.detail
+    assert again_took < 1.5
+
+
+def test_api_timeout_is_configurable_and_bounded_by_the_budget(hosted: Path):
+    with silent_server() as url:
+        env = api_env(STATEWISE_GITHUB_API_URL=url)
+        started = time.monotonic()
+        seen = protection(hosted, env, timeout=20, api_timeout=0.5)
+        assert time.monotonic() - started < 1.5
+        assert seen.status is UNAVAILABLE
+        from statewise.verifiers.protection import NEGATIVE_CACHE
+        NEGATIVE_CACHE.clear()
+        started = time.monotonic()
+        budget = protection(hosted, env, timeout=0.7)
+        assert time.monotonic() - started < 1.7
+    assert budget.status is UNAVAILABLE
+
+
+def test_an_api_that_is_down_or_rejects_the_token_is_not_asked_again(hosted: Path):
+    env = api_env(STATEWISE_GITHUB_API_URL=dead_port())
+    assert protection(hosted, env).status is UNAVAILABLE
+    assert "cached" in protection(hosted, env).detail
+    with api_server({f"{BASE}/branches/main/protection": github_bad_credentials()}) as server:
+        env = api_env(STATEWISE_GITHUB_API_URL=server.url, GH_TOKEN="expired")
+        assert protection(hosted, env).status is UNAVAILABLE
+        cached = protection(hosted, env)
+        assert cached.status is UNAVAILABLE and "Bad credentials" in cached.detail and "cached" in cached.detail
+        assert len(server.seen) == 1  # the second call never reached the server
+        # Another token is another question.
+        protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url, GH_TOKEN="fresh"))
+        assert len(server.seen) == 2
+
+
+def test_the_negative_cache_expires(hosted: Path):
+    env = api_env(STATEWISE_GITHUB_API_URL=dead_port(), STATEWISE_API_NEGATIVE_TTL="0.2")
+    protection(hosted, env)
+    assert "cached" in protection(hosted, env).detail
+    time.sleep(0.3)
+    assert "cached" not in protection(hosted, env).detail
+
+
+def test_a_server_error_on_the_classic_endpoint_is_unavailable(hosted: Path):
+    with api_server({f"{BASE}/branches/main/protection": (500, {"message": "Server Error"})}) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+        again = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is UNAVAILABLE and "500" in seen.detail
+    assert again.status is UNAVAILABLE and "cached" in again.detail and len(server.seen) == 1
+
+
+def test_a_self_hosted_gitlab_is_named_by_the_binding(tmp_path: Path):
+    work = tmp_path / "self"
+    git(tmp_path, "init", "-q", str(work))
+    commit(work, "a.txt", "a")
+    git(work, "remote", "add", "origin", "ssh://git@git.corp.example:2222/team/app.git")
+    routes = {"/api/v4/projects/team%2Fapp/protected_branches?per_page=100&page=1": (200, [gitlab_protected("main")])}
+    with api_server(routes) as server:
+        seen = protection(work, api_env(), provider="gitlab", api_url=f"{server.url}/api/v4")
+    assert seen.status is OBSERVED and seen.value is True
+    without = protection(work, api_env(), provider="gitlab")
+    assert without.status is UNAVAILABLE and "STATEWISE_GITLAB_API_URL" in without.detail
+
+
+def test_a_public_repository_without_a_token(hosted: Path):
+    # Without a token the protection endpoint wants authentication; the rulesets and branch
+    # endpoints of a public repository answer anyway, and they decide.
+    routes = {
+        f"{BASE}/branches/main/protection": (401, {"message": "Requires authentication", "status": "401"}),
+        f"{BASE}/rules/branches/main{RULES}": (200, []),
+        f"{BASE}/branches/main": github_branch("main", False),
+    }
+    with api_server(routes) as server:
+        seen = protection(hosted, api_env(STATEWISE_GITHUB_API_URL=server.url))
+    assert seen.status is OBSERVED and seen.value is False
+    assert [path for path, _ in server.seen] == [f"{BASE}/branches/main/protection",
+                                                 f"{BASE}/rules/branches/main{RULES}", f"{BASE}/branches/main"]

@@ -114,6 +114,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         ("python.package_version", "version", {"package": "demo-pkg"}),
         ("python.package_version", "version", {"package": "requests"}),
         ("node.version", "version", {}),
+        ("npm.package_version", "version", {"package": "left-pad"}),
         ("fs.exists", "bool", {"path": "link"}),
         ("fs.is_dir", "bool", {"path": "build"}),
         ("fs.realpath", "path", {"path": str(work)}),
@@ -171,3 +172,68 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         seen = verify_key(contract, record_key, task, work, environ=env)
         assert seen.status is not ObservationStatus.UNAVAILABLE, (record_key, seen.detail)
         assert _difference(before, fingerprint(*roots)) == [], record_key
+
+
+def test_protection_and_npm_verifiers_stay_read_only_in_their_new_cases(tmp_path: Path):
+    """Foreign and declaring server hooks, garbage from git, the hosted APIs (GET only, on
+    127.0.0.1) and a real npm whose HOME is inside the fingerprinted sandbox (no debug logs,
+    no update-check stamp)."""
+    import shutil
+
+    from tests.verifiers.fake_hosts import api_server, github_not_protected, gitlab_protected
+    from tests.verifiers.test_protection import GH006_HOOK, garbage_git
+
+    sandbox = tmp_path / "sandbox"
+    foreign = make_repo(sandbox / "foreign")
+    hook = foreign.origin / "hooks" / "pre-receive"
+    hook.write_text(GH006_HOOK, encoding="utf-8")
+    hook.chmod(0o755)
+    declared = make_repo(sandbox / "declared")
+    hook = declared.origin / "hooks" / "update"
+    hook.write_text("#!/bin/sh\n# statewise-protects: main\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    hosted = make_repo(sandbox / "hosted")
+    git(hosted.work, "remote", "set-url", "origin", "git@github.com:acme/app.git")
+    lab = make_repo(sandbox / "lab")
+    git(lab.work, "remote", "set-url", "origin", "https://gitlab.com/acme/app.git")
+    garbage_git(sandbox / "garbage-bin", os.urandom(512))
+    home = sandbox / "home"
+    home.mkdir()
+    node = sandbox / "node"
+    (node / "node_modules" / "left-pad").mkdir(parents=True)
+    (node / "package.json").write_text(json.dumps({"name": "x", "version": "1.0.0",
+                                                   "dependencies": {"left-pad": "1.3.0"}}), encoding="utf-8")
+    (node / "node_modules" / "left-pad" / "package.json").write_text(
+        json.dumps({"name": "left-pad", "version": "1.3.0"}), encoding="utf-8")
+    routes = {
+        "/repos/acme/app/branches/main/protection": github_not_protected(),
+        "/repos/acme/app/rules/branches/main?per_page=100&page=1": (200, []),
+        "/repos/acme/app/branches?protected=true&per_page=100&page=1": (200, []),
+        "/projects/acme%2Fapp/protected_branches?per_page=100&page=1": (200, [gitlab_protected("main")]),
+    }
+    with api_server(routes) as server:
+        env = private_env(STATEWISE_GITHUB_API_URL=server.url, STATEWISE_GITLAB_API_URL=server.url,
+                          HOME=str(home))
+        for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN", "GL_TOKEN"):
+            env.pop(name, None)
+        calls = [
+            (foreign.work, "git.branch_protection", "bool", {"branch": "main"}, env, ObservationStatus.UNAVAILABLE),
+            (foreign.work, "git.protected_branches", "list", {}, env, ObservationStatus.UNAVAILABLE),
+            (declared.work, "git.branch_protection", "bool", {"branch": "main"}, env, ObservationStatus.OBSERVED),
+            (declared.work, "git.protected_branches", "list", {}, env, ObservationStatus.OBSERVED),
+            (hosted.work, "git.branch_protection", "bool", {"branch": "main", "use_gh": False}, env,
+             ObservationStatus.OBSERVED),
+            (hosted.work, "git.protected_branches", "list", {"use_gh": False}, env, ObservationStatus.OBSERVED),
+            (lab.work, "git.branch_protection", "bool", {"branch": "main"}, env, ObservationStatus.OBSERVED),
+            (declared.work, "git.branch_protection", "bool", {"branch": "main"},
+             private_env(sandbox / "garbage-bin"), ObservationStatus.UNAVAILABLE),
+        ]
+        if shutil.which("npm"):
+            calls.append((node, "npm.package_version", "version", {"package": "left-pad"}, env,
+                          ObservationStatus.OBSERVED))
+        before = fingerprint(sandbox)
+        for work, adapter, value_type, args, agent_env, expected in calls:
+            seen = observe(adapter, work, value_type=value_type, args=args, env=agent_env, timeout=20)
+            assert seen.status is expected, (adapter, work, seen.detail)
+            assert _difference(before, fingerprint(sandbox)) == [], (adapter, work)
+        assert server.seen, "the hosted APIs were asked"

@@ -12,19 +12,22 @@ nothing. This is how records enter the store in real use, and how stale ones get
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from statewise.contract import Contract, ObservationRule
 from statewise.errors import StateWiseError, ValueTypeError
 from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
-from statewise.scopes import Scope, ScopeLevel
+from statewise.scopes import Scope, ScopeLevel, normalize_repo_identity
 from statewise.store import default_location, open_store
 from statewise.values import parse_value_text, same_value
-from statewise.workspace import derive_task_scope
+from statewise.verifiers.protection import is_local_url
+from statewise.workspace import derive_task_scope, git_output
 
-__all__ = ["Observed", "capture", "match_observations", "output_text"]
+__all__ = ["Observed", "capture", "match_observations", "output_text", "push_destination"]
 
 
 def output_text(response: Any) -> str:
@@ -49,35 +52,99 @@ class Observed:
         self.rule, self.key, self.value, self.scope, self.excerpt = rule, key, value, scope, excerpt
 
 
-def match_observations(contract: Contract, command: str, output: str, task_scope) -> list[Observed]:
-    """Every fact the contract's observation rules find in one command's output."""
+# Output beyond this many characters is not searched (a rule looks for a short message).
+MAX_OUTPUT_CHARS = 1_000_000
+
+
+# git push prints "To <url>" before the ref statuses of each remote it pushed to.
+_PUSH_DESTINATION = re.compile(r"^To (\S+)[ \t]*$", re.MULTILINE)
+
+
+def _identity(url: str, cwd: Path | None) -> str:
+    """A remote URL's repository identity, a relative local path taken against ``cwd``."""
+    text = url.strip()
+    if cwd is not None and is_local_url(text) and not text.lower().startswith("file://"):
+        text = os.path.normpath(os.path.join(str(cwd), os.path.expanduser(text)))
+    return normalize_repo_identity(text)
+
+
+def push_destination(output: str, task_scope, cwd: Path | None) -> tuple[bool, str | None]:
+    """Where the push whose output this is went: ``(True, repo identity)``, ``(True, None)``
+    when that cannot be told (several repositories, or one that is no valid scope), and
+    ``(False, None)`` when the output names no destination at all."""
+    urls = set(_PUSH_DESTINATION.findall(output))
+    if not urls:
+        return False, None
+    origin = git_output(cwd, "remote", "get-url", "origin") if cwd is not None else None
+    found: set[str | None] = set()
+    for url in urls:
+        if origin and (url == origin or _identity(url, cwd) == _identity(origin, cwd)):
+            found.add(task_scope.repo)
+            continue
+        identity = _identity(url, cwd)
+        try:
+            Scope.parse(f"repo:{identity}")
+        except (StateWiseError, ValueError):
+            identity = None
+        found.add(identity)
+    return (True, found.pop()) if len(found) == 1 else (True, None)
+
+
+def match_observations(contract: Contract, command: str, output: str, task_scope,
+                       cwd: Path | None = None) -> list[Observed]:
+    """Every fact the contract's observation rules find in one command's output.
+
+    Every match of a rule counts (a push refused for two protected branches names both), once
+    per key and scope. A value that does not parse as the key's type is no fact at all. A
+    branch-level fact (a ``branch`` group) lands in the repository the push went to (its
+    ``To <url>`` line, ``cwd`` resolving relative paths): origin's is the task's repository;
+    another remote's is that repository; when the output names several, nothing is recorded."""
     found: list[Observed] = []
+    seen: set[tuple[str, str]] = set()
+    output = output[-MAX_OUTPUT_CHARS:]
+    named, destination = push_destination(output, task_scope, cwd)
     for rule in contract.observations:
         command_match = re.search(rule.command, command)
         if command_match is None:
             continue
-        output_match = re.search(rule.output, output, flags=re.MULTILINE)
-        if output_match is None:
-            continue
-        groups = {**{k: v for k, v in command_match.groupdict().items() if v},
-                  **{k: v for k, v in output_match.groupdict().items() if v}}
-        key = rule.key.format(**groups) if "{" in rule.key else rule.key
-        key_type = contract.key_type(key)
-        spec = contract.state_spec(key)
-        if key_type is None or spec is None:
-            continue
-        try:
-            value = rule.value if rule.value is not None else parse_value_text(
-                groups.get("value", ""), key_type.value_type, choices=key_type.choices, key=key)
-        except ValueTypeError:
-            continue
-        scope = task_scope.most_specific_at(spec.scope)
-        if spec.scope is ScopeLevel.BRANCH and groups.get("branch") and task_scope.repo:
-            scope = Scope(ScopeLevel.BRANCH, task_scope.repo, groups["branch"])
-        if scope is None:
-            continue
-        found.append(Observed(rule, key, value, str(scope), output_match.group(0)[:200]))
+        for output_match in re.finditer(rule.output, output, flags=re.MULTILINE):
+            fact = _fact(contract, rule, command_match, output_match, task_scope,
+                         destination if named else task_scope.repo, named)
+            if fact is not None and (fact.key, fact.scope) not in seen:
+                seen.add((fact.key, fact.scope))
+                found.append(fact)
     return found
+
+
+def _fact(contract: Contract, rule: ObservationRule, command_match, output_match, task_scope,
+          repo: str | None, named: bool) -> Observed | None:
+    groups = {**{k: v for k, v in command_match.groupdict().items() if v},
+              **{k: v for k, v in output_match.groupdict().items() if v}}
+    try:
+        key = rule.key.format(**groups) if "{" in rule.key else rule.key
+    except (KeyError, IndexError, ValueError):
+        return None
+    key_type = contract.key_type(key)
+    spec = contract.state_spec(key)
+    if key_type is None or spec is None:
+        return None
+    try:
+        value = rule.value if rule.value is not None else parse_value_text(
+            groups.get("value", ""), key_type.value_type, choices=key_type.choices, key=key)
+    except ValueTypeError:
+        return None
+    scope = task_scope.most_specific_at(spec.scope)
+    if spec.scope is ScopeLevel.BRANCH and groups.get("branch"):
+        if repo is None:
+            return None  # the push went somewhere that cannot be told: no fact to place
+        try:
+            scope = Scope(ScopeLevel.BRANCH, repo, groups["branch"])
+            Scope.parse(str(scope))  # a branch name the scope grammar refuses is no fact
+        except (StateWiseError, ValueError):
+            return None
+    if scope is None:
+        return None
+    return Observed(rule, key, value, str(scope), output_match.group(0)[:200])
 
 
 def capture(request, *, store_location: str | None, contract: Contract) -> str:
@@ -93,7 +160,8 @@ def capture(request, *, store_location: str | None, contract: Contract) -> str:
         return ""
     workspace = request.cwd.resolve()
     task_scope = derive_task_scope(workspace)
-    observed = match_observations(contract, command.strip(), output_text(request.tool_response), task_scope)
+    observed = match_observations(contract, command.strip(), output_text(request.tool_response), task_scope,
+                                  cwd=request.cwd)
     if not observed:
         return ""
     notes = []

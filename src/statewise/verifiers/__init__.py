@@ -24,6 +24,7 @@ classes (instantiated with no arguments), instances, or callables taking a reque
 from statewise.verifiers.protection import install_branch_protection  # noqa: E402
 from statewise.verifiers.runner import (  # noqa: E402
     PlaceholderError,
+    UnsafeValueError,
     fill_placeholders,
     run_verifier,
     verify_key,
@@ -34,6 +35,7 @@ __all__ = [
     "Observation",
     "ObservationStatus",
     "PlaceholderError",
+    "UnsafeValueError",
     "Verifier",
     "VerifierRequest",
     "fill_placeholders",

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -46,7 +46,9 @@ __all__ = [
     "normalize_version",
     "parse_text_value",
     "render_scalar",
+    "has_control",
     "run_command",
+    "strict_output",
     "which",
     "within",
 ]
@@ -250,6 +252,8 @@ class CommandResult:
     timed_out: bool = False
     error: str | None = None
     cwd: str = ""
+    raw_stdout: bytes = field(default=b"", repr=False)
+    raw_stderr: bytes = field(default=b"", repr=False)
 
     @property
     def ok(self) -> bool:
@@ -261,6 +265,23 @@ class CommandResult:
         import shlex
 
         return shlex.join(self.argv)
+
+    def strict_stdout(self) -> str | None:
+        """Standard output decoded as strict UTF-8, or None when it is not valid UTF-8.
+
+        ``stdout`` replaces undecodable bytes (for messages); a verifier that reads a *value*
+        from the output uses this instead, so bytes it cannot decode are never a value."""
+        try:
+            return self.raw_stdout.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def strict_stderr(self) -> str | None:
+        """Standard error decoded as strict UTF-8, or None when it is not valid UTF-8."""
+        try:
+            return self.raw_stderr.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
 
     def describe_failure(self) -> str:
         """One line: why the command did not give an answer."""
@@ -367,7 +388,32 @@ def run_command(
         _kill_group(process)
         process.wait()
         raise
-    return CommandResult(args, process.returncode, _decode(out), _decode(err), time.monotonic() - start, cwd=cwd_text)
+    return CommandResult(
+        args, process.returncode, _decode(out), _decode(err), time.monotonic() - start, cwd=cwd_text,
+        raw_stdout=out or b"", raw_stderr=err or b"",
+    )
+
+
+def strict_output(result: CommandResult, what: str | None = None) -> str | Observation:
+    """``result``'s standard output as strict UTF-8, or UNAVAILABLE saying it is not text.
+
+    For verifiers that read a value from what a tool printed: undecodable bytes are garbage,
+    and garbage is never read as a value (an empty or unparseable answer decides nothing)."""
+    text = result.strict_stdout()
+    if text is None:
+        name = what or (result.argv[0] if result.argv else "the command")
+        return Observation.unavailable(
+            f"{name} printed bytes that are not UTF-8 text; nothing was read from them", result.reference
+        )
+    return text
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
+
+
+def has_control(text: str) -> bool:
+    """True when ``text`` holds control characters (tabs and newlines aside) or U+FFFD."""
+    return bool(_CONTROL.search(text))
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

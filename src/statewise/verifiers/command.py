@@ -23,7 +23,8 @@ For ``regex`` and ``json_path`` the command must exit 0. A command that is not o
 times out (its whole process group is killed), fails, prints nothing that matches, or a
 path that selects nothing gives UNAVAILABLE: a missing JSON path is a shape the binding did
 not expect, not proof of absence. ``stream: stderr`` reads standard error instead of
-standard output.
+standard output. Output that is not UTF-8 is never read (UNAVAILABLE), and neither is an
+empty one: a regex that matches the empty string there does not make nothing a value.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from statewise.verifiers.base import (
     VerifierArgumentError,
     VerifierRequest,
     coerce_native,
+    has_control,
     parse_text_value,
     render_scalar,
     run_command,
@@ -131,7 +133,12 @@ class Command(Adapter):
             return Observation.of(typed, f"{argv[0]} exited with status {result.returncode}", reference)
         if result.returncode != 0:
             return Observation.unavailable(result.describe_failure(), reference)
-        text = result.stdout if stream == "stdout" else result.stderr
+        text = result.strict_stdout() if stream == "stdout" else result.strict_stderr()
+        if text is None:
+            # Undecodable bytes are garbage; a regex could still "find" a value in them.
+            return Observation.unavailable(
+                f"{argv[0]} printed bytes on {stream} that are not UTF-8 text; nothing was read from them", reference
+            )
         if kind == "regex":
             return self._regex(str(how), text, request, reference, stream)
         return self._json(str(how), text, request, reference, stream)
@@ -154,10 +161,17 @@ class Command(Adapter):
             raise VerifierArgumentError(f"bad regex {pattern!r}: {error}") from None
         if compiled.groups < 1:
             raise VerifierArgumentError(f"the regex {pattern!r} has no group to capture the value")
+        if not text.strip():
+            return Observation.unavailable(f"{stream} is empty; nothing to read a value from", reference)
         match = compiled.search(text)
         if match is None or match.group(1) is None:
             shown = text.strip()[:120]
             return Observation.unavailable(f"nothing in {stream} matches {pattern!r}: {shown!r}", reference)
+        if has_control(match.group(1)):
+            return Observation.unavailable(
+                f"{stream} matched {match.group(1)[:60]!r}, which holds control characters: garbage, not a value",
+                reference,
+            )
         try:
             typed = parse_text_value(match.group(1), request.value_type, request.choices)
         except ValueError as error:
@@ -177,6 +191,8 @@ class Command(Adapter):
             value = json_path_get(document, steps)
         except _NoValue as missing:
             return Observation.unavailable(f"{path} selects nothing in the output ({missing})", reference)
+        if isinstance(value, str) and has_control(value):
+            return Observation.unavailable(f"{path} = {value[:60]!r} holds control characters: not a value", reference)
         try:
             typed = coerce_native(value, request.value_type, request.choices)
         except ValueError as error:

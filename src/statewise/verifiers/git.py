@@ -6,6 +6,11 @@ environment of :func:`statewise.verifiers.base.run_command` (``GIT_OPTIONAL_LOCK
 ``origin/HEAD`` are as last fetched, and the detail says so. Branch and remote names that
 come from records or qualifiers are validated before they reach an argv, so a name such as
 ``--upload-pack=...`` can never be read as an option.
+
+What git prints is parsed strictly: output that is not UTF-8, or does not have the shape the
+command documents (a branch name, ``<ref>\0<upstream>`` lines, porcelain status entries), is
+UNAVAILABLE, never a value. Empty output is a value only where git documents it as the
+answer (no remotes, a clean tree, an empty remote).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from statewise.verifiers.base import (
     Observation,
     VerifierArgumentError,
     VerifierRequest,
+    has_control,
     run_command,
 )
 
@@ -36,6 +42,8 @@ __all__ = [
     "check_remote_name",
 ]
 
+_LS_REMOTE_LINE = re.compile(r"^(?:ref: refs/\S+\tHEAD|[0-9a-f]{40}(?:[0-9a-f]{24})?\t\S+)$")
+_STATUS_ENTRY = re.compile(rb"^[ MTADRCU?!][ MTADRCU?!] .+$", re.DOTALL)
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
 _BAD_BRANCH = re.compile(r"(\.\.|[\x00-\x20\x7f~^:?*\[\\]|@\{|//|/\.|\.lock$|\.lock/|/$|^/|^-|^@$|\.$|^\.)")
 
@@ -52,6 +60,22 @@ def check_remote_name(name: str) -> str:
     if not isinstance(name, str) or not _REMOTE_NAME.match(name) or ".." in name:
         raise VerifierArgumentError(f"{name!r} is not a valid remote name")
     return name
+
+
+def _garbled(result: CommandResult, what: str) -> Observation:
+    return Observation.unavailable(
+        f"{what}: git printed something that is not the documented output "
+        f"({result.stdout.strip()[:80]!r}); nothing was read from it",
+        result.reference,
+    )
+
+
+def _is_branch_name(text: str) -> bool:
+    try:
+        check_branch_name(text)
+    except VerifierArgumentError:
+        return False
+    return True
 
 
 class GitAdapter(Adapter):
@@ -74,10 +98,11 @@ class GitAdapter(Adapter):
         return Observation.unavailable(result.describe_failure(), result.reference)
 
     def current_branch(self, request: VerifierRequest, deadline: Deadline) -> tuple[str | None, CommandResult]:
-        """The checked-out branch (None on a detached HEAD) and the result that said so."""
+        """The checked-out branch (None on a detached HEAD or unreadable output) and the result."""
         result = self.git(request, deadline, "symbolic-ref", "--quiet", "--short", "HEAD")
-        if result.ok and result.stdout.strip():
-            return result.stdout.strip(), result
+        name = (result.strict_stdout() or "").strip() if result.ok else ""
+        if name and _is_branch_name(name):
+            return name, result
         return None, result
 
     def branch_arg(
@@ -90,6 +115,8 @@ class GitAdapter(Adapter):
         branch, result = self.current_branch(request, deadline)
         if branch is not None:
             return branch, None
+        if result.ok:
+            return None, _garbled(result, "git symbolic-ref HEAD")
         if result.error is None and result.returncode == 1:
             return None, Observation.unavailable("no branch given and HEAD is detached", result.reference)
         return None, self.failure(request, result)
@@ -108,6 +135,8 @@ class CurrentBranch(GitAdapter):
         branch, result = self.current_branch(request, deadline)
         if branch is not None:
             return Observation.of(branch, f"HEAD of {self.workspace(request)} is branch {branch}", result.reference)
+        if result.ok:
+            return _garbled(result, "git symbolic-ref HEAD")
         if result.error is None and result.returncode == 1:
             head = self.git(request, deadline, "rev-parse", "--short", "HEAD")
             at = f" at {head.stdout.strip()}" if head.ok else ""
@@ -140,11 +169,14 @@ class DefaultBranch(GitAdapter):
             if url_result.returncode == 2:
                 return Observation.unavailable(f"the repository has no remote named {remote}", url_result.reference)
             return self.failure(request, url_result)
-        url = url_result.stdout.strip()
+        url = (url_result.strict_stdout() or "").strip()
+        if not url or has_control(url) or "\n" in url:
+            return _garbled(url_result, f"git remote get-url {remote}")
         if not is_local_url(url):
             cached = self.git(request, deadline, "symbolic-ref", "--quiet", "--short", f"refs/remotes/{remote}/HEAD")
-            if cached.ok and cached.stdout.strip().startswith(remote + "/"):
-                branch = cached.stdout.strip()[len(remote) + 1 :]
+            cached_text = (cached.strict_stdout() or "").strip() if cached.ok else ""
+            if cached_text.startswith(remote + "/") and _is_branch_name(cached_text[len(remote) + 1 :]):
+                branch = cached_text[len(remote) + 1 :]
                 return Observation.of(
                     branch,
                     f"refs/remotes/{remote}/HEAD points to {remote}/{branch} (as last fetched from {url}; "
@@ -159,13 +191,17 @@ class DefaultBranch(GitAdapter):
             return Observation.unavailable(
                 f"cannot ask {remote} ({url}): {result.describe_failure()}", result.reference
             )
-        for line in result.stdout.splitlines():
+        text = result.strict_stdout()
+        lines = (text or "").splitlines()
+        if text is None or not all(_LS_REMOTE_LINE.match(line) for line in lines):
+            return _garbled(result, f"git ls-remote {remote}")
+        for line in lines:
             if line.startswith("ref: ") and line.endswith("\tHEAD"):
                 target = line[len("ref: ") : -len("\tHEAD")].strip()
-                if target.startswith("refs/heads/"):
+                if target.startswith("refs/heads/") and _is_branch_name(target[len("refs/heads/") :]):
                     branch = target[len("refs/heads/") :]
                     return Observation.of(branch, f"{remote} ({url}) HEAD points to {branch}", result.reference)
-        if not result.stdout.strip():
+        if not lines:
             return Observation.absent(f"{remote} ({url}) has no HEAD branch (an empty repository)", result.reference)
         return Observation.unavailable(
             f"{remote} ({url}) HEAD is detached; it names no default branch", result.reference
@@ -212,7 +248,13 @@ class Upstream(GitAdapter):
         result = self.git(request, deadline, "for-each-ref", "--format=%(refname)%00%(upstream:short)", ref)
         if not result.ok:
             return self.failure(request, result)
-        for line in result.stdout.splitlines():
+        text = result.strict_stdout()
+        lines = (text or "").splitlines()
+        # for-each-ref with one exact ref prints that ref's line, or nothing when it does not exist.
+        if text is None or any(line.partition("\x00")[0] != ref or "\x00" not in line or has_control(
+                line.partition("\x00")[2]) for line in lines):
+            return _garbled(result, f"git for-each-ref {ref}")
+        for line in lines:
             name, _, upstream = line.partition("\x00")
             if name == ref:
                 if upstream:
@@ -235,7 +277,9 @@ class RemoteUrl(GitAdapter):
         remote = check_remote_name(self.text_arg(request, "remote", "origin") or "origin")
         result = self.git(request, deadline, "remote", "get-url", remote)
         if result.ok:
-            url = result.stdout.strip()
+            url = (result.strict_stdout() or "").strip()
+            if not url or "\n" in url or has_control(url):
+                return _garbled(result, f"git remote get-url {remote}")
             return Observation.of(url, f"remote {remote} fetches from {url}", result.reference)
         if result.error is None and result.returncode == 2:
             return Observation.absent(f"there is no remote named {remote}", result.reference)
@@ -251,7 +295,10 @@ class Remotes(GitAdapter):
         result = self.git(request, Deadline(request.timeout), "remote")
         if not result.ok:
             return self.failure(request, result)
-        names = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+        text = result.strict_stdout()
+        names = [line.strip() for line in (text or "").splitlines() if line.strip()]
+        if text is None or any(has_control(name) or any(ch.isspace() for ch in name) for name in names):
+            return _garbled(result, "git remote")
         shown = ", ".join(names) if names else "none"
         return Observation.of(names, f"configured remotes: {shown}", result.reference)
 
@@ -270,13 +317,17 @@ class CleanTree(GitAdapter):
         )
         if not result.ok:
             return self.failure(request, result)
+        # Paths are raw bytes (not necessarily UTF-8): the structure is checked on bytes.
+        raw = result.raw_stdout
+        if raw and not raw.endswith(b"\x00"):
+            return _garbled(result, "git status --porcelain")
         entries = []
-        tokens = iter(result.stdout.split("\x00"))
+        tokens = iter(raw[:-1].split(b"\x00") if raw else [])
         for token in tokens:
-            if len(token) < 4:
-                continue
-            entries.append(token)
-            if token[0] in "RC" or token[1] in "RC":
+            if not _STATUS_ENTRY.match(token):
+                return _garbled(result, "git status --porcelain")
+            entries.append(token.decode("utf-8", errors="replace"))
+            if token[:1] in (b"R", b"C") or token[1:2] in (b"R", b"C"):
                 next(tokens, None)  # the rename's or copy's original path
         if not entries:
             return Observation.of(True, "git status: nothing staged, changed or untracked", result.reference)

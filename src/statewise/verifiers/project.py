@@ -27,7 +27,7 @@ class _Unreadable(Exception):
     """A file that exists but cannot be read or parsed: nothing can be decided."""
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, *, strict: bool = True) -> str | None:
     try:
         with open(path, "rb") as handle:
             raw = handle.read(_MAX_BYTES + 1)
@@ -37,7 +37,13 @@ def _read(path: Path) -> str | None:
         raise _Unreadable(f"cannot read {path}: {error.strerror or error}") from None
     if len(raw) > _MAX_BYTES:
         raise _Unreadable(f"{path} is larger than {_MAX_BYTES} bytes")
-    return raw.decode("utf-8-sig", errors="replace")
+    if not strict:
+        # Only searched for a target name: a stray Latin-1 comment must not hide it.
+        return raw.decode("utf-8-sig", errors="replace")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise _Unreadable(f"{path} is not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def _toml(path: Path) -> dict[str, Any] | None:
@@ -140,7 +146,7 @@ class TestCommand(Adapter):
                 str(root / "package.json"),
             )
         for name in ("GNUmakefile", "makefile", "Makefile"):
-            text = _read(root / name)
+            text = _read(root / name, strict=False)
             if text is not None and _MAKE_TEST_TARGET.search(text):
                 return Observation.of("make test", f"{root / name} has a test target", str(root / name))
         if (root / "pytest.ini").is_file():

@@ -21,7 +21,9 @@ from statewise.verifiers.base import (
     Observation,
     VerifierArgumentError,
     VerifierRequest,
+    has_control,
     run_command,
+    strict_output,
     which,
 )
 
@@ -29,6 +31,8 @@ __all__ = ["Interpreter", "PackageVersion", "PythonVersion", "Venv", "find_venv"
 
 DEFAULT_VENV_NAMES = (".venv", "venv")
 _PYTHON_VERSION = re.compile(r"Python\s+(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?)")
+# What importlib.metadata.version() can return for a real distribution (PEP 440 and legacy).
+_PRINTED_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+!_-]*$")
 _DISTRIBUTION = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 # Runs inside the workspace's interpreter: the distribution name arrives as argv[1] and is
@@ -139,7 +143,8 @@ class PythonVersion(_PythonAdapter):
         )
         if not result.ok:
             return Observation.unavailable(result.describe_failure(), result.reference)
-        match = _PYTHON_VERSION.search(result.stdout + "\n" + result.stderr)
+        printed = (result.strict_stdout() or "") + "\n" + (result.strict_stderr() or "")
+        match = _PYTHON_VERSION.search(printed)
         if match is None:
             printed = (result.stdout + result.stderr).strip()[:100]
             return Observation.unavailable(
@@ -172,7 +177,17 @@ class Interpreter(_PythonAdapter):
         )
         if not result.ok:
             return Observation.unavailable(result.describe_failure(), result.reference)
-        executable = result.stdout.strip() or resolved.path
+        text = strict_output(result, resolved.path)
+        if isinstance(text, Observation):
+            return text
+        executable = text.strip()
+        if not executable:
+            # Python leaves sys.executable empty when it cannot tell; that is not a path.
+            return Observation.unavailable(f"{resolved.path} could not tell its own sys.executable", result.reference)
+        if not os.path.isabs(executable) or has_control(executable) or "\n" in executable:
+            return Observation.unavailable(
+                f"{resolved.path} printed {executable[:100]!r}, not an absolute path", result.reference
+            )
         return Observation.of(executable, f"{resolved.how}: sys.executable is {executable}", result.reference)
 
 
@@ -244,7 +259,14 @@ class PackageVersion(_PythonAdapter):
             return Observation.unavailable(f"{resolved.path} has no importlib.metadata", result.reference)
         if not result.ok:
             return Observation.unavailable(result.describe_failure(), result.reference)
-        version = result.stdout.strip()
+        text = strict_output(result, resolved.path)
+        if isinstance(text, Observation):
+            return text
+        version = text.strip()
+        if not _PRINTED_VERSION.match(version):
+            return Observation.unavailable(
+                f"{resolved.path} printed {version[:80]!r} for {package}, not a version", result.reference
+            )
         return Observation.of(
             version, f"{package} {version} is installed for {resolved.path} ({resolved.how})", result.reference
         )

@@ -9,6 +9,9 @@ a malformed answer or an observed value that is not of the key's declared type a
 from __future__ import annotations
 
 import math
+import posixpath
+import re
+import string
 import threading
 import time
 from collections.abc import Mapping
@@ -21,9 +24,9 @@ from statewise.errors import ValueTypeError
 from statewise.records import base_key
 from statewise.scopes import TaskScope
 from statewise.values import ValueType, check_value
-from statewise.verifiers.base import Observation, ObservationStatus, VerifierRequest
+from statewise.verifiers.base import Observation, ObservationStatus, VerifierRequest, within
 
-__all__ = ["PlaceholderError", "fill_placeholders", "run_verifier", "verify_key"]
+__all__ = ["PlaceholderError", "UnsafeValueError", "fill_placeholders", "run_verifier", "verify_key"]
 
 # Extra time, beyond the request's timeout, before run_verifier stops waiting for an adapter
 # (run_command itself waits up to one second to reap a killed process group).
@@ -37,6 +40,20 @@ class PlaceholderError(ValueError):
         self.placeholder = placeholder
         self.adapter = adapter
         super().__init__(f"the {adapter} binding uses {{{placeholder}}}, but the task has no {placeholder}")
+
+
+class UnsafeValueError(PlaceholderError):
+    """A placeholder value that would change what a command means, not just what it asks.
+
+    A value that turns an argv element into an option (``{qualifier}`` filled with
+    ``--logs-dir=/tmp/x``), or that holds a NUL, a newline or another control character, is
+    never placed in an argv: the verifier is UNAVAILABLE instead (issue 11, defect 8)."""
+
+    def __init__(self, placeholder: str, adapter: str, why: str) -> None:
+        self.why = why
+        ValueError.__init__(self, f"the {adapter} binding's {{{placeholder}}} value is refused: {why}")
+        self.placeholder = placeholder
+        self.adapter = adapter
 
 
 def fill_placeholders(
@@ -87,12 +104,52 @@ def fill_placeholders(
         if spec.read.json_path is not None:
             read["json_path"] = fill(spec.read.json_path)
     argv = list(spec.argv or ())
+    filled_argv = argv[:1]
+    for template in argv[1:]:
+        filled = fill(template)
+        _check_argv_item(template, filled, known, spec.adapter)
+        filled_argv.append(filled)
+    cwd = spec.cwd
+    if cwd not in (None, "workspace"):
+        cwd = _checked_cwd(cwd, fill(cwd), known, spec.adapter)
     return {
-        "argv": argv[:1] + [fill(item) for item in argv[1:]],
-        "cwd": fill(spec.cwd) if spec.cwd not in (None, "workspace") else spec.cwd,
+        "argv": filled_argv,
+        "cwd": cwd,
         "stream": spec.stream,
         "read": read,
     }
+
+
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _check_argv_item(template: str, filled: str, values: Mapping[str, str], adapter: str) -> None:
+    """Refuse a filled argv element whose placeholder values change the command's meaning."""
+    used = sorted({name for _, name, _, _ in string.Formatter().parse(template) if name})
+    for name in used:
+        value = values.get(name, "")
+        if _CONTROL_CHARACTERS.search(value):
+            raise UnsafeValueError(name, adapter, f"{value[:60]!r} holds a control character")
+    if filled.startswith("-") and not template.startswith("-"):
+        # The template did not write an option; a value made it one.
+        name = used[0] if used else "?"
+        raise UnsafeValueError(
+            name, adapter, f"{filled[:60]!r} would be read as an option by the program, not as a value"
+        )
+
+
+def _checked_cwd(template: str, filled: str, values: Mapping[str, str], adapter: str) -> str:
+    """A filled ``cwd``: no control characters, and under the workspace when the template says so."""
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name and _CONTROL_CHARACTERS.search(values.get(name, "")):
+            raise UnsafeValueError(name, adapter, f"{values[name][:60]!r} holds a control character")
+    workspace = values.get("workspace")
+    if template.startswith("{workspace}") and workspace:
+        root = posixpath.normpath(workspace)
+        if not within(posixpath.normpath(filled), root):
+            name = next((n for _, n, _, _ in string.Formatter().parse(template) if n and n != "workspace"), "cwd")
+            raise UnsafeValueError(name, adapter, f"cwd {filled[:80]!r} leaves the workspace {root}")
+    return filled
 
 
 def _unavailable(detail: str, started: float) -> Observation:

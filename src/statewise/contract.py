@@ -29,6 +29,9 @@ import os
 import posixpath
 import re
 import string
+import sys
+import threading
+import time
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -60,6 +63,7 @@ from statewise.expressions import (
     Activation,
     Expression,
     ExpressionError,
+    ExpressionTimeout,
     compile_expression,
     equality_constraint,
     state_keys_read,
@@ -70,6 +74,13 @@ from statewise.values import ValueType, check_value
 
 __all__ = [
     "ARG_PLACEHOLDERS",
+    "MAX_CONTRACT_ALIASES",
+    "MAX_CONTRACT_BYTES",
+    "MAX_CONTRACT_DEPTH",
+    "MAX_CONTRACT_NODES",
+    "REGEX_TIMEOUT_SECONDS",
+    "INVARIANT_TIME_BUDGET",
+    "RegexTimeout",
     "QUESTION_PLACEHOLDERS",
     "Contract",
     "InvariantResult",
@@ -83,6 +94,8 @@ __all__ = [
     "StateSpec",
     "VerifierSpec",
     "builtin_contract",
+    "cache_directory",
+    "contract_regex",
     "format_duration",
     "list_builtin_contracts",
     "load_contract",
@@ -102,11 +115,174 @@ QUESTION_PLACEHOLDERS = frozenset({"key", "qualifier", "scope", "value"})
 DEFAULT_QUESTION = "Is {key} = {value} still right for {scope}? If not, what is the current value?"
 
 COMMAND_ADAPTER = "command"
+#: Seconds all invariant evaluations of one check_invariants call may take together, when
+#: the caller gives no deadline of its own.
+INVARIANT_TIME_BUDGET = 3.0
 _MAX_TIMEOUT_SECONDS = 600
 # Programs that would turn "-c <string>" back into a shell command line.
 _SHELLS = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "cmd", "cmd.exe", "powershell", "pwsh"}
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "ash", "fish", "csh", "tcsh", "rc", "es", "xonsh",
+     "nu", "elvish", "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"}
 )
+# Wrappers that run the rest of their argv as a command: (options that take a value, positional
+# arguments before the command). A verifier's argv is checked after peeling them, so
+# ``[env, sh, -c, ...]`` is refused like ``[sh, -c, ...]``.
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-a", "--argv0"}), 0),
+    "sudo": (frozenset({"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from",
+                        "-D", "--chdir", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T",
+                        "--command-timeout", "-R", "--chroot"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "command": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "builtin": (frozenset(), 0),
+    "nohup": (frozenset(), 0),
+    "setsid": (frozenset(), 0),
+    "stdbuf": (frozenset({"-i", "--input", "-o", "--output", "-e", "--error"}), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset({"-c", "--cpu-list"}), 1),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "xargs": (frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "--eof", "-I", "--replace", "-L",
+                         "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars",
+                         "--process-slot-var"}), 0),
+    "busybox": (frozenset(), 0),
+    "unbuffer": (frozenset(), 0),
+    "firejail": (frozenset(), 0),
+    "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),
+}
+# Wrappers (or wrapper options) that take a command line as one string: always refused.
+_STRING_RUNNERS = {
+    "env": frozenset({"-S", "--split-string"}),
+    "sudo": frozenset({"-s", "--shell", "-i", "--login"}),
+    "doas": frozenset({"-s"}),
+    "flock": frozenset({"-c", "--command"}),
+    "su": None,  # su -c STRING, or a login shell: never a verifier
+    "runuser": None,
+    "watch": None,  # runs its arguments through sh -c
+    "script": None,
+    "ssh": None,
+    "eval": None,
+    "source": None,
+    ".": None,
+}
+
+
+def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
+    """Why ``argv`` runs a shell string (after peeling wrappers), or None if it does not."""
+    index = 0
+    wrappers: list[str] = []
+    while index < len(argv):
+        program = posixpath.basename(argv[index])
+        lowered = program.lower()
+        if lowered in _SHELLS:
+            shown = " ".join(wrappers + [program])
+            for item in argv[index + 1 :]:
+                if _is_command_option(lowered, item):
+                    return f"{shown} {item} runs a shell string; give the command's own argv instead"
+            if len(argv) == index + 1 or any(arg in ("-s", "-i") for arg in argv[index + 1 :]):
+                return f"{shown} reads commands from its input; give the command's own argv instead"
+            return None
+        if lowered in _STRING_RUNNERS and lowered not in _WRAPPERS:
+            return f"{' '.join(wrappers + [program])} runs a command line given as a string; give the command's own argv"
+        spec = _WRAPPERS.get(lowered)
+        if spec is None:
+            return None
+        valued, positionals = spec
+        refused = _STRING_RUNNERS.get(lowered) or frozenset()
+        wrappers.append(program)
+        index += 1
+        if lowered == "busybox":
+            continue  # the next argument is the applet
+        while index < len(argv):
+            item = argv[index]
+            name = item.split("=", 1)[0]
+            if name in refused or (item.startswith("-") and not item.startswith("--") and
+                                   any(f"-{ch}" in refused for ch in item[1:])):
+                return f"{' '.join(wrappers)} {item} runs a command line given as a string; give the command's own argv"
+            if item == "--":
+                index += 1
+                break
+            if lowered == "env" and "=" in item and not item.startswith("-"):
+                index += 1  # NAME=VALUE
+                continue
+            if lowered == "nice" and re.fullmatch(r"-\d+", item):
+                index += 1
+                continue
+            if item in valued:
+                index += 2
+                continue
+            if item.startswith("-") and item != "-":
+                index += 1
+                continue
+            break
+        index += positionals
+    return None
+
+
+def _is_command_option(shell: str, item: str) -> bool:
+    """Whether ``item`` makes ``shell`` run a string: ``-c``, ``-lc``, ``--command``, ``/c``, ``-Command``..."""
+    lowered = item.lower()
+    if shell.startswith("cmd"):
+        return lowered in ("/c", "/k", "/r")
+    if shell.startswith(("powershell", "pwsh")):
+        name = lowered.lstrip("-/")
+        return len(lowered) > 1 and bool(name) and (
+            "command".startswith(name) or "encodedcommand".startswith(name) or name in ("ec", "e")
+        )
+    if lowered == "--command" or lowered.startswith("--command="):
+        return True
+    return bool(re.fullmatch(r"[-+][A-Za-z]*c[A-Za-z]*", item))
+
+
+# --- regular expressions -----------------------------------------------------------------
+# A contract's patterns (verifier reads, observation rules) run on command output the
+# contract's author does not control. They are compiled with the `regex` package, whose
+# matching takes a timeout: a pathological pattern is cut off instead of blocking the hook.
+
+#: Time bound of one match of a contract pattern.
+REGEX_TIMEOUT_SECONDS = 0.25
+
+
+class RegexTimeout(TimeoutError):
+    """A contract pattern did not finish matching within its time bound (no answer, not "no match")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContractPattern:
+    """A compiled contract pattern whose searches are time-bounded."""
+
+    pattern: str
+    compiled: Any
+
+    @property
+    def groups(self) -> int:
+        return self.compiled.groups
+
+    def search(self, text: str, *, timeout: float = REGEX_TIMEOUT_SECONDS) -> Any:
+        """The first match in ``text`` or None; RegexTimeout past ``timeout`` seconds."""
+        try:
+            return self.compiled.search(text, timeout=timeout)
+        except TimeoutError:
+            raise RegexTimeout(
+                f"the pattern {self.pattern!r} did not finish matching within {timeout}s"
+            ) from None
+
+
+@functools.lru_cache(maxsize=256)
+def contract_regex(pattern: str, *, multiline: bool = False) -> ContractPattern:
+    """Compile a contract pattern (ValueError if it is not valid) for time-bounded searches."""
+    import regex  # noqa: PLC0415 - only processes that match contract patterns need it
+
+    try:
+        compiled = regex.compile(pattern, regex.MULTILINE if multiline else 0)
+    except (regex.error, TypeError, ValueError, OverflowError) as error:
+        raise ValueError(f"not a valid regular expression: {error}") from None
+    return ContractPattern(pattern, compiled)
+
 
 _NAME_PATTERNS = {
     "contract": (re.compile(r"^[a-z0-9][a-z0-9_.-]*$"), "lower-case letters, digits, '.', '_' or '-'"),
@@ -258,7 +434,9 @@ def render_template(text: str, values: Mapping[str, str]) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False)
+    # defer_build: the validators are built at the first validation, so a process that gets
+    # its contract from the compiled cache never pays for building them.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False, defer_build=True)
 
 
 class Risk(str, enum.Enum):
@@ -309,10 +487,7 @@ class ReadSpec(_Model):
     def _compiles(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        try:
-            compiled = re.compile(value)
-        except re.error as error:
-            raise ValueError(f"not a valid regular expression: {error}") from None
+        compiled = contract_regex(value, multiline=True)
         if compiled.groups != 1:
             raise ValueError(
                 f"the pattern must have exactly one capturing group (the value); it has {compiled.groups}"
@@ -401,8 +576,9 @@ class VerifierSpec(_Model):
             )
         if "{" in program:
             raise ValueError("argv[0] must be a fixed program name, not a placeholder")
-        if posixpath.basename(program) in _SHELLS and "-c" in value[1:]:
-            raise ValueError(f"{program} -c runs a shell string; give the command's own argv instead")
+        problem = _shell_string_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         for item in value[1:]:
             _template_fields(item, ARG_PLACEHOLDERS)
         return value
@@ -598,10 +774,7 @@ class ScopeSources(_Model):
 
 
 def _compiles(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as error:
-        raise ValueError(f"not a valid regular expression: {error}") from None
+    contract_regex(value)
     return value
 
 
@@ -682,22 +855,53 @@ _CEL_VARIABLES = frozenset({"action", "state"})
 _OPERATION_PATH = ("action", "operation")
 
 
+class _LazyExpression:
+    """A CEL expression compiled at its first use.
+
+    A contract read from the compiled cache was validated (every expression compiled) when
+    the cache entry was written, so its expressions are compiled only when an invariant is
+    first evaluated: a hook that never evaluates one never imports the CEL engine. A
+    compile failure then (a different engine build) is an evaluation error: the invariant
+    does not hold.
+    """
+
+    __slots__ = ("_expression", "_lock", "text")
+
+    def __init__(self, text: str, expression: Expression | None = None) -> None:
+        self.text = text
+        self._expression = expression
+        self._lock = threading.Lock()
+
+    def get(self) -> Expression:
+        if self._expression is None:
+            with self._lock:
+                if self._expression is None:
+                    self._expression = compile_expression(
+                        self.text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS
+                    )
+        return self._expression
+
+
 @dataclass(frozen=True, slots=True)
 class _CompiledInvariant:
     spec: InvariantSpec
-    when: Expression
-    check: Expression
+    when: _LazyExpression
+    check: _LazyExpression
     # The operations `when` requires at its top level (`action.operation == "x" && ...`), or
     # None if it requires none: for any other operation `when` is false without evaluating.
     operations: frozenset[str] | None
     keys: tuple[str, ...]  # the state keys read as state["k"] in when and check
 
 
-def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, StateSpec]) -> Expression:
-    try:
-        expression = compile_expression(text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS)
-    except ExpressionError as error:
-        raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
+def _compile_cel(
+    text: str, source: str, field: str, declared: Mapping[str, StateSpec], *, validated: bool = False
+) -> _LazyExpression:
+    expression = None
+    if not validated:
+        try:
+            expression = compile_expression(text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS)
+        except ExpressionError as error:
+            raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
     # A misspelt key would be missing at every evaluation, so the rule would block every
     # action it applies to; say so now instead.
     for key in state_keys_read(text):
@@ -709,14 +913,20 @@ def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, Stat
         if spec.qualified != ("[" in key):
             need = "needs a [qualifier]" if spec.qualified else "is not qualified: true"
             raise ContractError(source, field, f"reads state[{key!r}], but {base_key(key)} {need}")
-    return expression
+    return _LazyExpression(text, expression)
 
 
 def _compile_invariant(
-    invariant: InvariantSpec, source: str, index: int, declared: Mapping[str, StateSpec]
+    invariant: InvariantSpec,
+    source: str,
+    index: int,
+    declared: Mapping[str, StateSpec],
+    validated: frozenset[str] = frozenset(),
 ) -> _CompiledInvariant:
-    when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared)
-    check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared)
+    when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared,
+                        validated=invariant.when in validated)
+    check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared,
+                         validated=invariant.check in validated)
     keys = state_keys_read(invariant.when) + state_keys_read(invariant.check)
     return _CompiledInvariant(
         spec=invariant,
@@ -773,8 +983,10 @@ class InvariantResult:
     """The outcome of one invariant for one action.
 
     ``holds`` is False when the check evaluated to false *or* could not be evaluated (fail
-    closed); ``error`` then carries the evaluation error. ``applies`` is False when ``when``
-    evaluated to false, in which case ``holds`` is True.
+    closed); ``error`` then carries the evaluation error and the result is *unresolved*.
+    That includes an evaluation stopped at its time bound (``timed_out``): its value is
+    unknown, so the invariant never holds. ``applies`` is False when ``when`` evaluated to
+    false, in which case ``holds`` is True.
     """
 
     name: str
@@ -782,6 +994,12 @@ class InvariantResult:
     message: str
     error: str | None = None
     applies: bool = True
+    timed_out: bool = False
+
+    @property
+    def unresolved(self) -> bool:
+        """True when the invariant could not be evaluated (an error or the time bound)."""
+        return self.error is not None
 
 
 # --- the contract ---------------------------------------------------------------------------
@@ -887,6 +1105,7 @@ class Contract:
         bases: tuple[str, ...],
         parts: _Parts,
         compiled: Mapping[str, _CompiledInvariant] | None = None,
+        validated: frozenset[str] = frozenset(),
     ) -> Contract:
         _check_references(parts, source)
         programs: dict[str, _CompiledInvariant] = {}
@@ -901,7 +1120,7 @@ class Contract:
             if reusable is not None and reusable.spec == invariant:
                 programs[invariant.name] = reusable
                 continue
-            programs[invariant.name] = _compile_invariant(invariant, source, index, parts.state)
+            programs[invariant.name] = _compile_invariant(invariant, source, index, parts.state, validated)
         contract = object.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(contract, "_name", name)
@@ -1148,7 +1367,9 @@ class Contract:
 
     # --- invariants ---------------------------------------------------------------------------
 
-    def check_invariants(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+    def check_invariants(
+        self, action: Any, state: Mapping[str, Any], *, deadline: float | None = None
+    ) -> list[InvariantResult]:
         """Evaluate every invariant against one action and the resolved state.
 
         ``action`` is a mapping (or an Action model) with ``tool``, ``operation``, ``target``,
@@ -1161,7 +1382,14 @@ class Contract:
         that evaluates to false makes an invariant not apply. An invariant whose ``when``
         requires other operations at its top level (``action.operation == "git.push" && ...``)
         is not evaluated at all: its ``when`` is false for this action whatever the state.
+
+        Time bound: all evaluations of this call share ``deadline`` (a :func:`time.monotonic`
+        instant; default :data:`INVARIANT_TIME_BUDGET` seconds from now). An evaluation that
+        reaches it is stopped, and every invariant not evaluated by then is *unresolved*:
+        ``holds`` False, ``timed_out`` True, ``error`` saying so. It never holds.
         """
+        if deadline is None:
+            deadline = time.monotonic() + INVARIANT_TIME_BUDGET
         try:
             action_map = dict(_action_data(action))
             name = self.operation_name(action_map.get("tool"), str(action_map.get("operation", "")))
@@ -1191,7 +1419,7 @@ class Contract:
                     )
                 except ExpressionError as error:
                     return self._input_failures(str(error))
-            results.append(self._evaluate(compiled, activation))
+            results.append(self._evaluate(compiled, activation, deadline))
         return results
 
     def _input_failures(self, problem: str) -> list[InvariantResult]:
@@ -1200,7 +1428,7 @@ class Contract:
             for inv in self._invariants
         ]
 
-    def invariant_keys(self, action: Any) -> tuple[str, ...]:
+    def invariant_keys(self, action: Any, *, deadline: float | None = None) -> tuple[str, ...]:
         """The state keys read by the invariants that may apply to ``action``.
 
         An invariant may apply unless its ``when`` is false for this action whatever the state
@@ -1209,36 +1437,43 @@ class Contract:
         keys before it evaluates the invariants.
         """
         keys: dict[str, None] = {}
-        for inv, result in zip(self._invariants, self.check_invariants(action, {}), strict=True):
+        results = self.check_invariants(action, {}, deadline=deadline)
+        for inv, result in zip(self._invariants, results, strict=True):
             if result.applies:
                 keys.update(dict.fromkeys(self._compiled[inv.name].keys))
         return tuple(keys)
 
-    def violations(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+    def violations(
+        self, action: Any, state: Mapping[str, Any], *, deadline: float | None = None
+    ) -> list[InvariantResult]:
         """The invariants that do not hold (including those that could not be evaluated)."""
-        return [result for result in self.check_invariants(action, state) if not result.holds]
+        return [result for result in self.check_invariants(action, state, deadline=deadline) if not result.holds]
 
     @staticmethod
-    def _evaluate(compiled: _CompiledInvariant, activation: Activation) -> InvariantResult:
+    def _evaluate(compiled: _CompiledInvariant, activation: Activation, deadline: float) -> InvariantResult:
         spec = compiled.spec
 
-        def run(expression: Expression, part: str) -> tuple[bool | None, str | None]:
+        def run(expression: _LazyExpression, part: str) -> tuple[bool | None, str | None, bool]:
             try:
-                result = expression.evaluate(activation)
+                result = expression.get().evaluate(activation, deadline=deadline, timeout=INVARIANT_TIME_BUDGET)
+            except ExpressionTimeout as error:
+                return None, f"{part}: {error}", True
             except ExpressionError as error:
-                return None, f"{part}: {error}"
+                return None, f"{part}: {error}", False
             if isinstance(result, bool):
-                return result, None
-            return None, f"{part}: evaluated to {result!r}, not a bool"[:300]
+                return result, None, False
+            return None, f"{part}: evaluated to {result!r}, not a bool"[:300], False
 
-        applies, error = run(compiled.when, "when")
+        applies, error, timed_out = run(compiled.when, "when")
         if error is not None:
-            return InvariantResult(name=spec.name, holds=False, message=spec.message, error=error)
+            return InvariantResult(name=spec.name, holds=False, message=spec.message, error=error,
+                                   timed_out=timed_out)
         if not applies:
             return InvariantResult(name=spec.name, holds=True, message=spec.message, applies=False)
-        holds, error = run(compiled.check, "check")
+        holds, error, timed_out = run(compiled.check, "check")
         return InvariantResult(
-            name=spec.name, holds=bool(holds) and error is None, message=spec.message, error=error
+            name=spec.name, holds=bool(holds) and error is None, message=spec.message, error=error,
+            timed_out=timed_out,
         )
 
     # --- composition -------------------------------------------------------------------------

@@ -20,12 +20,14 @@ domain-specific lives in contract files such as the built-in ``coding`` contract
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import fnmatch
 import functools
-import importlib.resources
+import hashlib
 import os
+import pickle
 import posixpath
 import re
 import string
@@ -40,7 +42,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -893,6 +894,20 @@ class _CompiledInvariant:
     keys: tuple[str, ...]  # the state keys read as state["k"] in when and check
 
 
+# What the static readers found in an expression's text, memoized: filled from the compiled
+# cache so that a process that loads from it never runs the tokenizer.
+_TEXT_ANALYSIS: dict[str, tuple[tuple[str, ...], frozenset[str] | None]] = {}
+
+
+def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str] | None]:
+    """(the state keys ``text`` reads, the operations it requires at its top level)."""
+    found = _TEXT_ANALYSIS.get(text)
+    if found is None:
+        found = (tuple(state_keys_read(text)), equality_constraint(text, _OPERATION_PATH))
+        _TEXT_ANALYSIS[text] = found
+    return found
+
+
 def _compile_cel(
     text: str, source: str, field: str, declared: Mapping[str, StateSpec], *, validated: bool = False
 ) -> _LazyExpression:
@@ -904,7 +919,7 @@ def _compile_cel(
             raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
     # A misspelt key would be missing at every evaluation, so the rule would block every
     # action it applies to; say so now instead.
-    for key in state_keys_read(text):
+    for key in _analysis(text)[0]:
         spec = declared.get(base_key(key))
         if spec is None:
             raise ContractError(
@@ -927,12 +942,12 @@ def _compile_invariant(
                         validated=invariant.when in validated)
     check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared,
                          validated=invariant.check in validated)
-    keys = state_keys_read(invariant.when) + state_keys_read(invariant.check)
+    keys = _analysis(invariant.when)[0] + _analysis(invariant.check)[0]
     return _CompiledInvariant(
         spec=invariant,
         when=when,
         check=check,
-        operations=equality_constraint(invariant.when, _OPERATION_PATH),
+        operations=_analysis(invariant.when)[1],
         keys=tuple(dict.fromkeys(keys)),
     )
 
@@ -1598,25 +1613,18 @@ def _check_key_reference(parts: _Parts, entry: str, source: str, field: str) -> 
 # --- loading ---------------------------------------------------------------------------------
 
 
-class _ContractLoader(yaml.SafeLoader):
-    """Safe YAML with two fixes for configuration files.
-
-    Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
-    ``repository.protected`` entry override the first unnoticed), and only true/false are
-    booleans (YAML 1.1 would read ``no`` or ``on`` as booleans).
-    """
-
-
-_ContractLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_ContractLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
+#: Largest contract text accepted (the built-in coding contract is about 25 KB).
+MAX_CONTRACT_BYTES = 512 * 1024
+#: Deepest nesting of mappings and lists (a real contract needs about 7).
+MAX_CONTRACT_DEPTH = 32
+#: Most alias uses (``*name``) in one contract.
+MAX_CONTRACT_ALIASES = 200
+#: Most YAML nodes once every alias is expanded ("billion laughs" expands exponentially).
+MAX_CONTRACT_NODES = 50_000
 
 def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    import yaml  # noqa: PLC0415 - see _loaders
+
     seen: dict[Any, Any] = {}
     for key_node, _value_node in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -1637,19 +1645,174 @@ def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, d
     return loader.construct_mapping(node, deep=deep)
 
 
-_ContractLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+def _contract_loader(base: type) -> type:
+    """Safe YAML with two fixes for configuration files, on ``base`` (C or pure-Python).
+
+    Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
+    ``repository.protected`` entry override the first unnoticed), and only true/false are
+    booleans (YAML 1.1 would read ``no`` or ``on`` as booleans).
+    """
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    loader = type(f"_Contract{base.__name__}", (base,), {"__doc__": _contract_loader.__doc__})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+    return loader
 
 
-def _parse_yaml(text: str, source: str) -> dict[str, Any]:
+@functools.cache
+def _loaders() -> tuple[type, type]:
+    """(the loader to use, the pure-Python loader), built at the first parse.
+
+    YAML is imported only when a contract text is parsed: a process that gets its contract
+    from the compiled cache never imports it. The loader is libyaml's (CSafeLoader) when
+    PyYAML was built with it, about ten times faster than the pure-Python one, which is the
+    fallback.
+    """
+    import yaml  # noqa: PLC0415
+
+    pure = _contract_loader(yaml.SafeLoader)
+    fast = _contract_loader(yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else pure
+    return fast, pure
+
+
+class _Frame:
+    """One open mapping or list while scanning the event stream."""
+
+    __slots__ = ("anchor", "expanded", "expect_key", "index", "key", "mapping")
+
+    def __init__(self, mapping: bool, anchor: str | None) -> None:
+        self.mapping = mapping
+        self.anchor = anchor
+        self.expanded = 1
+        self.expect_key = True
+        self.key: str = "?"
+        self.index = 0
+
+    def step(self) -> str:
+        if self.mapping:
+            return self.key if not self.expect_key else "<key>"
+        return f"[{self.index}]"
+
+
+def _path_of(frames: list[_Frame]) -> str:
+    path = ""
+    for frame in frames:
+        step = frame.step()
+        path += step if step.startswith("[") or not path else f".{step}"
+    return path
+
+
+def _check_yaml_shape(text: str, source: str, loader_class: type) -> None:
+    """Refuse, before anything is built, YAML whose shape no contract has.
+
+    One pass over the parser's events (iterative, so it cannot recurse): nesting deeper
+    than MAX_CONTRACT_DEPTH (named by its field path), more than MAX_CONTRACT_ALIASES alias
+    uses, a document that expands to more than MAX_CONTRACT_NODES nodes once its aliases
+    are followed (the "billion laughs"), and an alias inside its own anchor. Malformed YAML
+    raises the parser's error, which the caller reports with its line and column.
+    """
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    loader = loader_class(text)
+    frames: list[_Frame] = []
+    sizes: dict[str, int] = {}
+    open_anchors: set[str] = set()
+    total = 0
+    aliases = 0
+
+    def completed(added: int, subtree: int, scalar: str | None) -> None:
+        # ``added``: nodes not counted yet; ``subtree``: the finished node's expanded size.
+        nonlocal total
+        total += added
+        if total > MAX_CONTRACT_NODES:
+            where = _path_of(frames) or "the document"
+            raise ContractError(
+                source, _path_of(frames),
+                f"the document expands to more than {MAX_CONTRACT_NODES} YAML nodes ({aliases} alias uses "
+                f"so far, near {where}); a contract that large is refused, aliases included",
+            )
+        if frames:
+            parent = frames[-1]
+            parent.expanded += subtree
+            if parent.mapping:
+                if parent.expect_key:
+                    parent.key = scalar if scalar is not None else "?"
+                parent.expect_key = not parent.expect_key
+            else:
+                parent.index += 1
+
     try:
-        document = yaml.load(text, Loader=_ContractLoader)  # noqa: S506 - a SafeLoader subclass
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_CONTRACT_ALIASES:
+                    raise ContractError(
+                        source, _path_of(frames),
+                        f"more than {MAX_CONTRACT_ALIASES} alias uses (*name); a contract needs far fewer",
+                    )
+                if event.anchor in open_anchors:
+                    raise ContractError(
+                        source, _path_of(frames), f"alias *{event.anchor} is inside its own anchor &{event.anchor}"
+                    )
+                expansion = sizes.get(event.anchor, 1)
+                completed(expansion, expansion, None)
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor:
+                    sizes[event.anchor] = 1
+                completed(1, 1, event.value)
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(frames) >= MAX_CONTRACT_DEPTH:
+                    raise ContractError(
+                        source, _path_of(frames),
+                        f"nested more than {MAX_CONTRACT_DEPTH} levels deep; a contract needs far fewer",
+                    )
+                frames.append(_Frame(isinstance(event, yaml.MappingStartEvent), event.anchor))
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = frames.pop()
+                if frame.anchor:
+                    open_anchors.discard(frame.anchor)
+                    sizes[frame.anchor] = frame.expanded
+                completed(1, frame.expanded, None)  # its children were counted as they ended
+    finally:
+        loader.dispose()
+
+
+def _parse_yaml(text: str, source: str, loader_class: type | None = None) -> dict[str, Any]:
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    fast, pure = _loaders()
+    loader_class = loader_class or fast
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_CONTRACT_BYTES:
+        raise ContractError(
+            source, "", f"the contract is {size:,} bytes; the limit is {MAX_CONTRACT_BYTES:,} bytes"
+        )
+    try:
+        _check_yaml_shape(text, source, loader_class)
+        document = yaml.load(text, Loader=loader_class)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as error:
+        if "nesting depth" in str(error.problem) and loader_class is not pure:
+            # libyaml stops at its own depth limit while scanning ahead, before the shape check
+            # sees the levels; the pure-Python scanner reaches the check, which names the field.
+            _check_yaml_shape(text, source, pure)
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         problem = ": ".join(part for part in (error.context, error.problem) if part)
         raise ContractError(source, "", f"malformed YAML at {where}: {problem}") from None
     except yaml.YAMLError as error:
         raise ContractError(source, "", f"malformed YAML: {error}") from None
+    except RecursionError:
+        raise ContractError(source, "", "nested too deeply to read") from None
     if document is None:
         raise ContractError(source, "", "the file is empty; a contract needs at least name and version")
     if not isinstance(document, dict):
@@ -1741,29 +1904,158 @@ def _document_parts(document: _ContractDocument) -> _Parts:
     )
 
 
-def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+# --- the compiled contract cache ----------------------------------------------------------
+# Parsing and validating the built-in contract costs a hook process hundreds of milliseconds
+# on every call. A validated document is pickled under the user's cache directory, keyed by
+# the SHA-256 of the contract text together with the StateWise, pydantic and Python versions.
+# An entry is used only when its header names that key and its payload's own SHA-256 checks
+# out; anything else (missing, truncated, corrupt, another version, unreadable) is ignored
+# and the text is parsed as if there were no cache. Entries are written atomically (a
+# temporary file renamed into place) and only after the whole contract loaded.
+
+_CACHE_MAGIC = b"statewise-contract-cache 2\n"
+_CACHE_ENV_DIR = "STATEWISE_CACHE_DIR"
+_CACHE_ENV_OFF = "STATEWISE_NO_CACHE"
+
+
+def cache_directory() -> Path | None:
+    """Where compiled contracts are cached, or None when caching is off.
+
+    ``STATEWISE_NO_CACHE=1`` turns it off; ``STATEWISE_CACHE_DIR`` sets the directory;
+    otherwise ``$XDG_CACHE_HOME/statewise`` or ``~/.cache/statewise``. Entries live in its
+    ``contracts/`` subdirectory.
+    """
+    if os.environ.get(_CACHE_ENV_OFF, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    explicit = os.environ.get(_CACHE_ENV_DIR)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "statewise"
+    try:
+        return Path.home() / ".cache" / "statewise"
+    except (RuntimeError, KeyError):
+        return None
+
+
+def _cache_key(text: str) -> str:
+    from statewise import __version__  # noqa: PLC0415 - the package is imported already
+    import pydantic  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    for part in (_CACHE_MAGIC.decode().strip(), __version__, pydantic.VERSION, sys.version, sys.implementation.cache_tag or ""):
+        digest.update(part.encode() + b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _cache_path(key: str) -> Path | None:
+    folder = cache_directory()
+    return None if folder is None else folder / "contracts" / f"{key}.pickle"
+
+
+def _cache_read(key: str) -> _ContractDocument | None:
+    """The cached document for ``key``, or None (never an exception, never another document)."""
+    path = _cache_path(key)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES * 8)
+        header_end = len(_CACHE_MAGIC) + 2 * 65
+        if not data.startswith(_CACHE_MAGIC) or len(data) <= header_end:
+            return None
+        stored_key = data[len(_CACHE_MAGIC) : len(_CACHE_MAGIC) + 64].decode("ascii")
+        payload_digest = data[len(_CACHE_MAGIC) + 65 : len(_CACHE_MAGIC) + 129].decode("ascii")
+        payload = data[header_end:]
+        if stored_key != key or hashlib.sha256(payload).hexdigest() != payload_digest:
+            return None
+        entry_key, document, analysis = pickle.loads(payload)  # noqa: S301 - our own file, digest checked
+        if entry_key != key or type(document) is not _ContractDocument or type(analysis) is not dict:
+            return None
+        for text, found in analysis.items():
+            _TEXT_ANALYSIS.setdefault(text, found)
+        return document
+    except Exception:  # noqa: BLE001 - any failure means: parse the text instead
+        return None
+
+
+def _cache_write(key: str, document: _ContractDocument) -> None:
+    """Store ``document`` for ``key`` atomically; failures are ignored (the cache is optional)."""
+    path = _cache_path(key)
+    if path is None:
+        return
+    temporary = None
+    try:
+        analysis = {text: _analysis(text) for text in _expression_texts(document)}
+        payload = pickle.dumps((key, document, analysis), protocol=pickle.HIGHEST_PROTOCOL)
+        header = _CACHE_MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        import tempfile  # noqa: PLC0415 - only a process that writes the cache needs it
+
+        descriptor, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".pickle", dir=path.parent)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(header + payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        temporary = None
+    except Exception:  # noqa: BLE001 - a read-only or full disk only costs the next process time
+        pass
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _validated_document(text: str, source: str) -> tuple[_ContractDocument, str | None, bool]:
+    """(document, cache key, from the cache). Raises ContractError for invalid text."""
+    key = _cache_key(text) if cache_directory() is not None else None
+    if key is not None:
+        cached = _cache_read(key)
+        if cached is not None:
+            return cached, key, True
     raw = _parse_yaml(text, source)
     try:
         document = _ContractDocument.model_validate(raw)
     except ValidationError as error:
         raise _contract_error_from(error, source) from None
+    except RecursionError:
+        raise ContractError(source, "", "nested too deeply to validate") from None
+    return document, key, False
+
+
+def _expression_texts(document: _ContractDocument) -> frozenset[str]:
+    return frozenset(text for inv in document.invariants for text in (inv.when, inv.check))
+
+
+def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    document, key, cached = _validated_document(text, source)
+    # A cached document's expressions compiled when it was stored; they compile lazily now.
+    validated = _expression_texts(document) if cached else frozenset()
     parts = _document_parts(document)
     if document.extends is None:
-        return Contract._assemble(
+        contract = Contract._assemble(
             name=document.name, version=document.version, description=document.description,
-            source=source, bases=(), parts=parts,
+            source=source, bases=(), parts=parts, validated=validated,
         )
-    base = _resolve_extends(document.extends, source, base_dir, seen)
-    merged = _merge(base._parts, base.source, parts, source)
-    return Contract._assemble(
-        name=document.name,
-        version=document.version,
-        description=document.description,
-        source=source,
-        bases=base.bases + (base.name,),
-        parts=merged,
-        compiled=base._compiled,
-    )
+    else:
+        base = _resolve_extends(document.extends, source, base_dir, seen)
+        merged = _merge(base._parts, base.source, parts, source)
+        contract = Contract._assemble(
+            name=document.name,
+            version=document.version,
+            description=document.description,
+            source=source,
+            bases=base.bases + (base.name,),
+            parts=merged,
+            compiled=base._compiled,
+            validated=validated,
+        )
+    if key is not None and not cached:
+        _cache_write(key, document)
+    return contract
 
 
 def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
@@ -1782,11 +2074,7 @@ def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: froz
     resolved = str(path.resolve())
     if resolved in seen:
         raise ContractError(source, "extends", f"{target!r} extends itself (directly or through other files)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        reason = error.strerror or error
-        raise ContractError(source, "extends", f"cannot read {str(path)!r}: {reason}") from None
+    text = _read_contract_file(path, source, "extends")
     return _load(text, str(path), path.parent, seen | {resolved})
 
 
@@ -1797,13 +2085,27 @@ def load_contract(path: str | os.PathLike[str]) -> Contract:
     including unreadable files and malformed YAML.
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ContractError(str(file), "", f"cannot read the contract: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise ContractError(str(file), "", f"not UTF-8 text: {error}") from None
+    text = _read_contract_file(file, str(file), "")
     return _load(text, str(file), file.parent, frozenset({str(file.resolve())}))
+
+
+def _read_contract_file(file: Path, source: str, field: str) -> str:
+    """The file's text; ContractError (naming ``source`` and ``field``) if it cannot be read,
+    is larger than MAX_CONTRACT_BYTES (refused before reading it all) or is not UTF-8."""
+    what = "the contract" if not field else repr(str(file))
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES + 1)
+    except OSError as error:
+        raise ContractError(source, field, f"cannot read {what}: {error.strerror or error}") from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(
+            source, field, f"{what} is larger than the limit of {MAX_CONTRACT_BYTES:,} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ContractError(source, field, f"{what} is not UTF-8 text: {error}") from None
 
 
 def load_contract_text(
@@ -1823,9 +2125,20 @@ def load_contract_text(
 _BUILTIN_PACKAGE = "statewise.contracts"
 
 
+def _builtin_folder() -> Any:
+    # The package's own directory when installed as files (the usual case, and cheap);
+    # importlib.resources otherwise (a zip, say).
+    folder = Path(__file__).with_name("contracts")
+    if folder.is_dir():
+        return folder
+    import importlib.resources  # noqa: PLC0415
+
+    return importlib.resources.files(_BUILTIN_PACKAGE)
+
+
 def list_builtin_contracts() -> list[str]:
     """Names of the contracts shipped with StateWise (e.g. ``["coding"]``)."""
-    folder = importlib.resources.files(_BUILTIN_PACKAGE)
+    folder = _builtin_folder()
     return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
@@ -1842,7 +2155,7 @@ def _builtin_contract(name: str) -> Contract:
             "",
             f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
         )
-    resource = importlib.resources.files(_BUILTIN_PACKAGE) / f"{name}.yaml"
+    resource = _builtin_folder() / f"{name}.yaml"
     return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())
 
 

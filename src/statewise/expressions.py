@@ -35,19 +35,12 @@ reads, and :func:`equality_constraint` finds top-level conjuncts such as
 from __future__ import annotations
 
 import functools
-import importlib.machinery
-import importlib.util
-import logging
 import math
 import os
-import pickle
 import re
-import select
-import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,12 +63,6 @@ __all__ = [
     "state_keys_read",
 ]
 
-# The engine logs a warning on logger "cel" whenever a Python function raises. Those errors
-# reach the caller as ExpressionError anyway; without a handler, logging's last resort would
-# also print every one of them to stderr. An application that configures logging still sees
-# them (the records propagate as usual).
-logging.getLogger("cel").addHandler(logging.NullHandler())
-
 _ENGINE: Any = None
 _ENGINE_LOCK = threading.Lock()
 
@@ -94,6 +81,15 @@ def _engine() -> Any:
         return _ENGINE
     with _ENGINE_LOCK:
         if _ENGINE is None:
+            import importlib.machinery  # noqa: PLC0415 - imports here stay off the import path
+            import importlib.util  # noqa: PLC0415
+            import logging  # noqa: PLC0415
+
+            # The engine logs a warning on logger "cel" whenever a Python function raises.
+            # Those errors reach the caller as ExpressionError anyway; without a handler,
+            # logging's last resort would also print every one of them to stderr. An
+            # application that configures logging still sees them (they propagate as usual).
+            logging.getLogger("cel").addHandler(logging.NullHandler())
             module = sys.modules.get("cel.cel")
             if module is None:
                 package = importlib.util.find_spec("cel")
@@ -172,7 +168,7 @@ class ExpressionNameError(ExpressionError):
 
 # --- tokenizer -----------------------------------------------------------------------------
 
-_TOKEN = re.compile(
+_TOKEN_PATTERN = (
     r"""
       (?P<space>\s+|//[^\n]*)
     | (?P<string>
@@ -188,9 +184,16 @@ _TOKEN = re.compile(
     | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%<>!?:.,\[\](){}])
     | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    """
 )
+
+
+@functools.cache
+def _token_regex() -> re.Pattern[str]:
+    # Compiled at first use: a large verbose pattern, and a process that takes its contract
+    # from the compiled cache may never tokenize an expression.
+    return re.compile(_TOKEN_PATTERN, re.VERBOSE | re.DOTALL)
+
 _LITERAL_WORDS = frozenset({"true", "false", "null"})
 
 
@@ -203,7 +206,7 @@ class _Token:
 
 def _tokens(text: str) -> list[_Token]:
     tokens = []
-    for match in _TOKEN.finditer(text):
+    for match in _token_regex().finditer(text):
         kind = match.lastgroup
         if kind == "space":
             continue
@@ -713,6 +716,11 @@ def _limit_child_memory() -> None:
 
 def _run_in_child(program: Any, context: Any, seconds: float, estimate: float) -> Any:
     """Execute ``program`` in a forked child; kill it at ``seconds``. Raises ExpressionError."""
+    import pickle  # noqa: PLC0415 - only evaluations too costly to run in process need these
+    import select  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
     bound = f"{seconds:.2f}s"
     if not hasattr(os, "fork"):
         raise ExpressionTimeout(

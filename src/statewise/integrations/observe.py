@@ -12,11 +12,10 @@ nothing. This is how records enter the store in real use, and how stale ones get
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from statewise.contract import Contract, ObservationRule
+from statewise.contract import Contract, ObservationRule, RegexTimeout, contract_regex
 from statewise.errors import StateWiseError, ValueTypeError
 from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
 from statewise.scopes import Scope, ScopeLevel
@@ -53,10 +52,13 @@ def match_observations(contract: Contract, command: str, output: str, task_scope
     """Every fact the contract's observation rules find in one command's output."""
     found: list[Observed] = []
     for rule in contract.observations:
-        command_match = re.search(rule.command, command)
-        if command_match is None:
+        try:  # time-bounded: a pathological contract pattern finds nothing rather than hang
+            command_match = contract_regex(rule.command).search(command)
+            if command_match is None:
+                continue
+            output_match = contract_regex(rule.output, multiline=True).search(output)
+        except RegexTimeout:
             continue
-        output_match = re.search(rule.output, output, flags=re.MULTILINE)
         if output_match is None:
             continue
         groups = {**{k: v for k, v in command_match.groupdict().items() if v},

@@ -198,6 +198,7 @@ def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
         index += 1
         if lowered == "busybox":
             continue  # the next argument is the applet
+        remaining = positionals
         while index < len(argv):
             item = argv[index]
             name = item.split("=", 1)[0]
@@ -219,8 +220,11 @@ def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
             if item.startswith("-") and item != "-":
                 index += 1
                 continue
+            if remaining:  # the wrapper's own operands (a duration, a lock file); options may follow
+                remaining -= 1
+                index += 1
+                continue
             break
-        index += positionals
     return None
 
 

@@ -21,7 +21,11 @@ Prints p50 and p90 per variant, each p50 as a ratio to ``python -c pass``, and t
 load's p50 over the pydantic import's, against the 40 ms target. It also checks that the
 warm process never imported the CEL engine or prompt_toolkit.
 
-    python benchmarks/contract_speed.py [--rounds 15] [--json]
+    python benchmarks/contract_speed.py [--rounds 15] [--json] [--baseline-src DIR]
+
+``--baseline-src DIR`` adds two rows for another checkout's ``src`` directory (for example
+``git archive <commit> src | tar -x -C /tmp/base`` then ``--baseline-src /tmp/base/src``):
+its ``import statewise.contract`` and ``builtin_contract()``, run the same way.
 """
 
 from __future__ import annotations
@@ -74,7 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline-src", help="another checkout's src directory to compare with")
     options = parser.parse_args(argv)
+    variants = list(VARIANTS)
+    if options.baseline_src:
+        variants += [
+            ("baseline: import contract", "import statewise.contract", {"PYTHONPATH": options.baseline_src}),
+            ("baseline: builtin_contract()", "import statewise.contract as c; c.builtin_contract()",
+             {"PYTHONPATH": options.baseline_src}),
+        ]
 
     with tempfile.TemporaryDirectory(prefix="statewise-bench-cache-") as cache:
         base = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
@@ -84,30 +96,30 @@ def main(argv: list[str] | None = None) -> int:
         base.pop("PYTHONDONTWRITEBYTECODE", None)
         base["PYTHONPYCACHEPREFIX"] = os.path.join(cache, "pycache")
         envs = []
-        for _label, _code, extra in VARIANTS:
+        for _label, _code, extra in variants:
             env = dict(base)
             if extra.get("warm"):
                 env["STATEWISE_CACHE_DIR"] = cache
             else:
                 env.update(extra)
             envs.append(env)
-        warm_env = envs[-1]
+        warm_env = envs[len(VARIANTS) - 1]
         subprocess.run([sys.executable, "-c", VARIANTS[-1][1]], env=warm_env, check=True)  # fill the cache
         leaked = subprocess.run([sys.executable, "-c", _CHECK_MODULES], env=warm_env, check=True,
                                 capture_output=True, text=True).stdout.strip()
-        for index, (_label, code, _extra) in enumerate(VARIANTS):
+        for index, (_label, code, _extra) in enumerate(variants):
             _run(code, envs[index])  # compile the bytecode; fill the page cache
-        timings: list[list[float]] = [[] for _ in VARIANTS]
-        cpu: list[list[float]] = [[] for _ in VARIANTS]
+        timings: list[list[float]] = [[] for _ in variants]
+        cpu: list[list[float]] = [[] for _ in variants]
         for _ in range(options.rounds):
-            for index, (_label, code, _extra) in enumerate(VARIANTS):
+            for index, (_label, code, _extra) in enumerate(variants):
                 wall, used = _run(code, envs[index])
                 timings[index].append(wall)
                 cpu[index].append(used)
 
     rows = []
     floor = statistics.median(timings[0])
-    for (label, _code, _extra), values, used in zip(VARIANTS, timings, cpu, strict=True):
+    for (label, _code, _extra), values, used in zip(variants, timings, cpu, strict=True):
         p50 = statistics.median(values)
         rows.append({"variant": label, "p50_ms": round(p50 * 1000, 1),
                      "p90_ms": round(_percentile(values, 0.9) * 1000, 1), "ratio": round(p50 / floor, 2),

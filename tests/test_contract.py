@@ -1078,3 +1078,12 @@ def test_ordinary_invariants_are_unaffected_by_the_bound() -> None:
         {"repository.protected": True, "user.allow_force_push": False, "git.current_branch": "main"})
     assert all(r.error is None and not r.timed_out for r in results)
     assert any(r.applies and not r.holds for r in results)
+
+
+def test_a_shell_running_a_script_file_is_not_a_shell_string() -> None:
+    for argv in ("[bash, -o, pipefail, ./check.sh, -s]", "[sh, --, ./check.sh]"):
+        text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+        assert load_contract_text(text, "ok.yaml").verifiers["protection"].argv[0] in ("bash", "sh")
+    for argv in ("[bash, -o, pipefail, -c, id]", "[bash, -e]", "[sh, --]"):
+        text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+        assert contract_error(text).field == "verifiers.protection.argv"

@@ -125,6 +125,8 @@ _SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "ash", "fish", "csh", "tcsh", "rc", "es", "xonsh",
      "nu", "elvish", "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"}
 )
+# Shell options that take the next argument as their value (bash -o pipefail script.sh).
+_SHELL_VALUED_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 # Wrappers that run the rest of their argv as a command: (options that take a value, positional
 # arguments before the command). A verifier's argv is checked after peeling them, so
 # ``[env, sh, -c, ...]`` is refused like ``[sh, -c, ...]``.
@@ -184,7 +186,16 @@ def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
             for item in argv[index + 1 :]:
                 if _is_command_option(lowered, item):
                     return f"{shown} {item} runs a shell string; give the command's own argv instead"
-            if len(argv) == index + 1 or any(arg in ("-s", "-i") for arg in argv[index + 1 :]):
+            # Conservative on purpose: a string option anywhere above is refused; here, a shell
+            # with no script operand (or told -s/-i) reads its commands from its input.
+            position = index + 1
+            while position < len(argv) and argv[position].startswith(("-", "+")) and argv[position] != "--":
+                if argv[position] in ("-s", "-i"):
+                    return f"{shown} {argv[position]} reads commands from its input; give the command's own argv"
+                position += 2 if argv[position] in _SHELL_VALUED_OPTIONS else 1
+            if position < len(argv) and argv[position] == "--":
+                position += 1
+            if position >= len(argv):
                 return f"{shown} reads commands from its input; give the command's own argv instead"
             return None
         if lowered in _STRING_RUNNERS and lowered not in _WRAPPERS:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -11,10 +16,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from statewise.contract import (
+    MAX_CONTRACT_BYTES,
     Contract,
     InvariantResult,
+    RegexTimeout,
     Risk,
     builtin_contract,
+    cache_directory,
+    contract_regex,
     format_duration,
     list_builtin_contracts,
     load_contract,
@@ -66,6 +75,15 @@ PROTECTED_CHECK = """check: '!state["repository.protected"]'"""
 def small_with(old: str, new: str) -> str:
     assert old in SMALL, old
     return SMALL.replace(old, new, 1)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch) -> Path:
+    """Every test gets its own compiled-contract cache directory (never the user's)."""
+    folder = tmp_path / "statewise-cache"
+    monkeypatch.setenv("STATEWISE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("STATEWISE_NO_CACHE", raising=False)
+    return folder
 
 
 def contract_error(text: str, source: str = "my.yaml") -> ContractError:
@@ -676,3 +694,399 @@ def test_extends_file_rejects_conflicting_operation(tmp_path: Path) -> None:
     with pytest.raises(ContractError) as caught:
         load_contract(path)
     assert caught.value.source == str(path) and caught.value.field == "operations.stop"
+
+
+# --- start-up cost: lazy imports and the compiled cache -------------------------------------
+
+HEAVY_MODULES = ("cel", "cel.cel", "cel.cli", "prompt_toolkit", "typer", "yaml", "regex")
+
+
+def _fresh_process(code: str, env: dict[str, str]) -> dict:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object."""
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _env(**values: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
+    env.update(values)
+    return env
+
+
+LOADED = f"sorted(m for m in {HEAVY_MODULES!r} if m in sys.modules)"
+
+
+def test_importing_the_contract_module_imports_no_cel_yaml_or_regex(private_cache) -> None:
+    found = _fresh_process(f"import json, sys, statewise.contract; print(json.dumps({LOADED}))", _env())
+    assert found == []
+
+
+def test_a_warm_builtin_contract_parses_nothing_and_the_engine_loads_without_its_cli(private_cache) -> None:
+    env = _env(STATEWISE_CACHE_DIR=str(private_cache))
+    code = (
+        "import json, sys, statewise.contract as c\n"
+        "contract = c.builtin_contract()\n"
+        f"before = {LOADED}\n"
+        "results = contract.check_invariants({'tool': 'git', 'operation': 'push',"
+        " 'args': {'branch': 'main', 'force': True}}, {'repository.protected': True})\n"
+        f"after = {LOADED}\n"
+        "print(json.dumps({'before': before, 'after': after, 'summary': c.summarize(contract),"
+        " 'held': sorted(r.name for r in results if r.applies and r.holds),"
+        " 'failed': sorted(r.name for r in results if not r.holds)}))"
+    )
+    cold = _fresh_process(code, env)
+    entries = list((private_cache / "contracts").glob("*.pickle"))
+    assert len(entries) == 1
+    assert "yaml" in cold["before"]  # the first process parsed the text and wrote the entry
+    warm = _fresh_process(code, env)
+    assert warm["before"] == []  # neither YAML, nor the CEL engine, nor regex
+    assert warm["after"] == ["cel.cel"]  # the engine, at the first evaluation, without cel.cli
+    assert warm["summary"] == cold["summary"]
+    assert warm["failed"] == cold["failed"] and warm["held"] == cold["held"]
+    assert warm["failed"]  # a force push to a protected main breaks an invariant
+
+
+def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path) -> None:
+    monkeypatch.delenv("STATEWISE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_directory() == tmp_path / "xdg" / "statewise"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_directory() == tmp_path / "home" / ".cache" / "statewise"
+    monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache_directory() == tmp_path / "mine"
+    monkeypatch.setenv("STATEWISE_NO_CACHE", "1")
+    assert cache_directory() is None
+
+
+def test_no_cache_writes_nothing(private_cache, monkeypatch) -> None:
+    monkeypatch.setenv("STATEWISE_NO_CACHE", "1")
+    assert load_contract_text(SMALL, "small.yaml").name == "small"
+    assert not private_cache.exists()
+
+
+def test_a_cache_entry_is_keyed_by_the_text_and_reused(private_cache) -> None:
+    first = load_contract_text(SMALL, "small.yaml")
+    entries = sorted((private_cache / "contracts").glob("*.pickle"))
+    assert len(entries) == 1
+    again = load_contract_text(SMALL, "other-name.yaml")  # from the entry, under its own source
+    assert again.source == "other-name.yaml" and summarize(again)["keys"] == summarize(first)["keys"]
+    changed = small_with("ttl: 1d", "ttl: 2d")
+    assert load_contract_text(changed, "small.yaml").state["repository.protected"].ttl_seconds == 2 * 86400
+    assert len(list((private_cache / "contracts").glob("*.pickle"))) == 2
+    assert not list((private_cache / "contracts").glob(".tmp-*"))  # written atomically, nothing left over
+
+
+def test_an_invalid_contract_is_never_cached(private_cache) -> None:
+    contract_error(small_with(PROTECTED_CHECK, "check: 'state[\"repository.protected\"] =='"))
+    assert not list((private_cache / "contracts").glob("*.pickle")) if (private_cache / "contracts").exists() else True
+
+
+def _only_entry(private_cache: Path) -> Path:
+    (entry,) = (private_cache / "contracts").glob("*.pickle")
+    return entry
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip_payload_byte", "garbage", "empty", "directory"])
+def test_a_damaged_cache_entry_falls_back_to_parsing(private_cache, damage) -> None:
+    expected = summarize(load_contract_text(SMALL, "small.yaml"))
+    entry = _only_entry(private_cache)
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "flip_payload_byte":
+        entry.write_bytes(data[:-10] + bytes([data[-10] ^ 0xFF]) + data[-9:])
+    elif damage == "garbage":
+        entry.write_bytes(os.urandom(len(data)))
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:
+        entry.unlink()
+        entry.mkdir()
+    assert summarize(load_contract_text(SMALL, "small.yaml")) == expected
+
+
+def test_an_entry_for_another_text_is_never_used(private_cache) -> None:
+    load_contract_text(SMALL, "small.yaml")
+    small_entry = _only_entry(private_cache)
+    changed = small_with("risk: high", "risk: critical")
+    load_contract_text(changed, "changed.yaml")
+    changed_entry = next(p for p in (private_cache / "contracts").glob("*.pickle") if p != small_entry)
+    # Put SMALL's (valid, digest-correct) entry under the changed text's name.
+    changed_entry.write_bytes(small_entry.read_bytes())
+    assert load_contract_text(changed, "changed.yaml").operations["git.push"].risk is Risk.CRITICAL
+
+
+def test_an_unwritable_cache_directory_only_costs_time(private_cache, tmp_path, monkeypatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("STATEWISE_CACHE_DIR", str(blocker / "cache"))
+    assert load_contract_text(SMALL, "small.yaml").name == "small"
+
+
+def test_a_cached_contract_still_checks_its_expressions_against_the_merged_keys(private_cache) -> None:
+    extension = textwrap.dedent(
+        """\
+        extends: coding
+        name: acme
+        version: 1
+        invariants:
+          - name: reads_a_coding_key
+            when: action.operation == "git.push"
+            check: '!state["repository.protected"]'
+            message: from the base contract
+        """
+    )
+    load_contract_text(extension, "acme.yaml")
+    again = load_contract_text(extension, "acme.yaml")  # from the cache: compiled lazily
+    result = {r.name: r for r in again.check_invariants({"tool": "git", "operation": "push"},
+                                                         {"repository.protected": True})}
+    assert result["reads_a_coding_key"].holds is False and result["reads_a_coding_key"].error is None
+
+
+# --- hostile contracts -----------------------------------------------------------------------
+
+BILLION_LAUGHS = textwrap.dedent(
+    """\
+    name: laughs
+    version: 1
+    a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+    b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+    c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+    d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+    e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+    f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+    g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+    h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+    i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+    """
+)
+
+
+def _refused_quickly(path: Path) -> ContractError:
+    start = time.monotonic()
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert time.monotonic() - start < 1.0
+    assert caught.value.source == str(path)
+    return caught.value
+
+
+def test_billion_laughs_is_refused_at_once_naming_the_file(tmp_path, private_cache) -> None:
+    path = tmp_path / "laughs.yaml"
+    path.write_text(BILLION_LAUGHS)
+    assert len(BILLION_LAUGHS.encode()) < 600
+    error = _refused_quickly(path)
+    assert "expands to more than" in error.problem and "aliases included" in error.problem
+    assert not (private_cache / "contracts").exists()  # nothing half-written
+
+
+def test_too_many_aliases_are_refused(tmp_path) -> None:
+    path = tmp_path / "aliases.yaml"
+    path.write_text("name: many\nversion: 1\nx: &x 1\ny: [" + ", ".join(["*x"] * 500) + "]\n")
+    error = _refused_quickly(path)
+    assert error.field == "y[200]" and "alias uses" in error.problem
+
+
+def test_an_alias_inside_its_own_anchor_is_refused(tmp_path) -> None:
+    path = tmp_path / "loop.yaml"
+    path.write_text("name: loop\nversion: 1\nstate: &s\n  k.x: *s\n")
+    error = _refused_quickly(path)
+    assert "inside its own anchor" in error.problem and error.field == "state.k.x"
+
+
+@pytest.mark.parametrize("levels", [40, 5_000, 200_000])
+def test_deep_nesting_names_the_field(tmp_path, levels) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(
+        "name: deep\nversion: 1\nstate:\n  k.x:\n    type: string\n    description: "
+        + "[" * levels + "]" * levels + "\n"
+    )
+    error = _refused_quickly(path)
+    assert error.field.startswith("state.k.x.description[0][0]")
+    assert "nested more than 32 levels" in error.problem
+
+
+def test_deep_block_nesting_names_the_field(tmp_path) -> None:
+    lines = ["name: deep", "version: 1", "operations:"]
+    lines += [("  " * (depth + 1)) + f"level{depth}:" for depth in range(60)]
+    path = tmp_path / "block.yaml"
+    path.write_text("\n".join(lines) + " 1\n")
+    error = _refused_quickly(path)
+    assert error.field.startswith("operations.level0.level1.level2")
+
+
+def test_a_huge_contract_file_is_refused_before_it_is_read(tmp_path) -> None:
+    path = tmp_path / "huge.yaml"
+    with open(path, "w") as handle:
+        handle.write("name: huge\nversion: 1\ndescription: '")
+        handle.write("x" * (10 * 1024 * 1024))
+        handle.write("'\n")
+    error = _refused_quickly(path)
+    assert f"{MAX_CONTRACT_BYTES:,} bytes" in error.problem
+    text_error = contract_error("name: huge\nversion: 1\ndescription: '" + "x" * MAX_CONTRACT_BYTES + "'\n")
+    assert "limit" in text_error.problem
+
+
+def test_a_huge_contract_through_extends_names_the_extends_field(tmp_path) -> None:
+    (tmp_path / "base.yaml").write_text("name: base\nversion: 1\ndescription: '" + "x" * (MAX_CONTRACT_BYTES + 10) + "'\n")
+    (tmp_path / "top.yaml").write_text("extends: base.yaml\nname: top\nversion: 1\n")
+    error = _refused_quickly(tmp_path / "top.yaml")
+    assert error.field == "extends" and "larger than the limit" in error.problem
+
+
+def test_the_pure_python_loader_refuses_the_same_shapes(tmp_path) -> None:
+    from statewise.contract import _loaders, _parse_yaml
+
+    _fast, pure = _loaders()
+    with pytest.raises(ContractError, match="expands to more than"):
+        _parse_yaml(BILLION_LAUGHS, "laughs.yaml", pure)
+    with pytest.raises(ContractError, match="nested more than"):
+        _parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml", pure)
+    with pytest.raises(ContractError, match="duplicate key"):
+        _parse_yaml("a: 1\na: 2\n", "dup.yaml", pure)
+    assert _parse_yaml("a: no\nb: true\n", "bools.yaml", pure) == {"a": "no", "b": True}
+
+
+def test_the_builtin_contract_uses_libyaml_when_available() -> None:
+    import yaml
+
+    from statewise.contract import _loaders
+
+    fast, pure = _loaders()
+    assert issubclass(fast, yaml.CSafeLoader) == bool(yaml.__with_libyaml__)
+    assert issubclass(pure, yaml.SafeLoader)
+
+
+SHELL_ARGVS = [
+    "[env, sh, -c, 'git status']",
+    "[/usr/bin/env, FOO=1, bash, -c, 'git status']",
+    "[env, -u, HOME, -i, bash, -lc, 'git status']",
+    "[env, -S, 'sh -c true']",
+    "[sudo, -u, root, sh, -c, 'id']",
+    "[sudo, -s, id]",
+    "[nice, -n, '5', timeout, '10', zsh, -c, 'id']",
+    "[nice, '-5', dash, -ec, 'id']",
+    "[timeout, -s, KILL, '5', sh, -c, 'id']",
+    "[command, -p, sh, -c, 'id']",
+    "[exec, -a, x, bash, -c, 'id']",
+    "[xargs, '-0', -n, '1', sh, -c, 'id']",
+    "[busybox, sh, -c, 'id']",
+    "[stdbuf, -o, L, fish, --command, 'id']",
+    "[nohup, setsid, ksh, -c, 'id']",
+    "[flock, /tmp/lock, -c, 'id']",
+    "[su, -c, 'id']",
+    "[watch, git, status]",
+    "[cmd.exe, /c, dir]",
+    "[pwsh, -Command, Get-Item]",
+    "[powershell, -EncodedCommand, ZABpAHIA]",
+    "[bash]",
+    "[env, sh, -s]",
+]
+
+
+@pytest.mark.parametrize("argv", SHELL_ARGVS)
+def test_wrapped_shells_are_refused_in_a_verifier_argv(argv) -> None:
+    text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+    error = contract_error(text)
+    assert error.field == "verifiers.protection.argv"
+    assert "string" in error.problem or "reads commands from its input" in error.problem
+
+
+@pytest.mark.parametrize("argv", [
+    "[env, GIT_PAGER=cat, git, status]",
+    "[timeout, '5', git, ls-remote, origin]",
+    "[nice, -n, '5', git, log, '-1']",
+    "[git, config, --get, 'branch.{branch}.remote']",
+    "[python3, -c, 'import sys; print(sys.version)']",
+    "[bash, ./scripts/check.sh]",
+])
+def test_ordinary_verifier_argvs_are_accepted(argv) -> None:
+    text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+    assert load_contract_text(text, "ok.yaml").verifiers["protection"].argv[0]
+
+
+def test_contract_patterns_are_time_bounded() -> None:
+    pattern = contract_regex(r"^(a|aa)+$")
+    start = time.monotonic()
+    with pytest.raises(RegexTimeout, match="did not finish matching"):
+        pattern.search("a" * 5000 + "!", timeout=0.2)
+    assert time.monotonic() - start < 1.0
+    assert contract_regex(r"v(\d+)").search("node v20").group(1) == "20"
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        contract_regex("(unclosed")
+
+
+# --- bounded invariant evaluation --------------------------------------------------------------
+
+NESTED = "[" + ", ".join(str(n) for n in range(60)) + "]"
+EXPENSIVE = f"{NESTED}.all(a, {NESTED}.all(b, {NESTED}.all(c, {NESTED}.all(d, {NESTED}.all(e, a + b + c + d + e >= 0)))))"
+
+
+def _with_invariant(check: str, when: str = 'action.operation == "git.push"') -> Contract:
+    text = small_with(
+        "  - name: no_push_to_protected",
+        f"  - name: expensive\n    when: '{when}'\n    check: '{check}'\n    message: costly\n"
+        "  - name: no_push_to_protected",
+    )
+    return load_contract_text(text, "costly.yaml")
+
+
+def test_an_expensive_invariant_is_unresolved_at_its_deadline_and_never_holds() -> None:
+    contract = _with_invariant(EXPENSIVE)
+    start = time.monotonic()
+    results = {r.name: r for r in contract.check_invariants(
+        {"tool": "git", "operation": "push"}, {"repository.protected": False}, deadline=time.monotonic() + 0.5)}
+    elapsed = time.monotonic() - start
+    assert elapsed < 1.5
+    expensive = results["expensive"]
+    assert expensive.holds is False and expensive.timed_out and expensive.unresolved
+    assert "time bound" in expensive.error
+    # The deadline is shared: what comes after the expensive one is unresolved too, never holds.
+    cheap = results["no_push_to_protected"]
+    assert cheap.holds is False and cheap.timed_out
+    assert [r.name for r in contract.violations({"tool": "git", "operation": "push"},
+                                                {"repository.protected": False},
+                                                deadline=time.monotonic() + 0.3)] == ["expensive",
+                                                                                      "no_push_to_protected"]
+
+
+def test_without_a_deadline_an_invariant_check_is_still_bounded() -> None:
+    from statewise import contract as contract_module
+
+    contract = _with_invariant(EXPENSIVE)
+    start = time.monotonic()
+    results = contract.check_invariants({"tool": "git", "operation": "push"}, {"repository.protected": False})
+    assert time.monotonic() - start < contract_module.INVARIANT_TIME_BUDGET + 1.0
+    assert not next(r for r in results if r.name == "expensive").holds
+
+
+def test_a_costly_but_finishing_invariant_gives_its_real_answer() -> None:
+    small = "[" + ", ".join(str(n) for n in range(120)) + "]"
+    contract = _with_invariant(f"{small}.all(a, {small}.all(b, {small}.all(c, a + b + c >= 0)))")
+    results = {r.name: r for r in contract.check_invariants(
+        {"tool": "git", "operation": "push"}, {"repository.protected": False}, deadline=time.monotonic() + 20)}
+    assert results["expensive"].holds is True and results["expensive"].error is None
+    failing = _with_invariant(f"{small}.all(a, {small}.all(b, {small}.all(c, a + b + c < 300)))")
+    result = next(r for r in failing.check_invariants({"tool": "git", "operation": "push"},
+                                                      {"repository.protected": False},
+                                                      deadline=time.monotonic() + 20) if r.name == "expensive")
+    assert result.holds is False and result.error is None
+
+
+def test_ordinary_invariants_are_unaffected_by_the_bound() -> None:
+    results = builtin_contract().check_invariants(
+        {"tool": "git", "operation": "push", "args": {"branch": "main", "force": True}},
+        {"repository.protected": True, "user.allow_force_push": False, "git.current_branch": "main"})
+    assert all(r.error is None and not r.timed_out for r in results)
+    assert any(r.applies and not r.holds for r in results)
+
+
+def test_a_shell_running_a_script_file_is_not_a_shell_string() -> None:
+    for argv in ("[bash, -o, pipefail, ./check.sh, -s]", "[sh, --, ./check.sh]"):
+        text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+        assert load_contract_text(text, "ok.yaml").verifiers["protection"].argv[0] in ("bash", "sh")
+    for argv in ("[bash, -o, pipefail, -c, id]", "[bash, -e]", "[sh, --]"):
+        text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
+        assert contract_error(text).field == "verifiers.protection.argv"

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +23,8 @@ from statewise.expressions import (
     ExpressionError,
     ExpressionNameError,
     ExpressionSyntaxError,
+    ExpressionTimeout,
+    INLINE_COST_LIMIT,
     compile_expression,
     equality_constraint,
     state_keys_read,
@@ -438,3 +444,73 @@ def test_playbook_conditions_are_checked_for_names_at_load_time() -> None:
     ok = "name: x\nfamilies: {f: {rules: [{when: 'masked.exists(k, k == task.branch) && size(param) == 0', " \
          "action: {tool: a, operation: b}}]}}"
     load_playbook_text(ok, "book.yaml")
+
+
+# --- the engine import ---------------------------------------------------------------------
+
+
+def test_the_engine_is_imported_at_first_use_and_without_its_command_line_module():
+    code = textwrap.dedent(
+        """\
+        import json, sys
+        import statewise.expressions as e
+        seen = {"import": sorted(m for m in sys.modules if m.split(".")[0] in ("cel", "prompt_toolkit", "typer"))}
+        value = e.compile_expression("1 + 2 == 3", variables=()).evaluate({})
+        seen["use"] = sorted(m for m in sys.modules if m.split(".")[0] in ("cel", "prompt_toolkit", "typer"))
+        import cel  # a later full import elsewhere in the process still works
+        seen["same"] = cel.compile is e._engine().compile and cel.compile("2 > 1").execute({}) is True
+        seen["value"] = value
+        print(json.dumps(seen))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["import"] == []
+    assert seen["use"] == ["cel.cel"]
+    assert seen["same"] is True and seen["value"] is True
+
+
+# --- cost estimates and time bounds --------------------------------------------------------
+
+RANGE = "[" + ", ".join(str(n) for n in range(50)) + "]"
+
+
+def test_the_cost_estimate_grows_with_nesting_and_with_the_data():
+    flat = compile_(f"{RANGE}.all(a, a >= 0)")
+    nested = compile_(f"{RANGE}.all(a, {RANGE}.all(b, {RANGE}.all(c, a + b + c >= 0)))")
+    over_data = compile_("action.args.paths.all(p, state[\"fs.protected_paths\"].all(q, p != q))")
+    assert flat.estimated_cost({}) < 1_000 < nested.estimated_cost({})
+    assert nested.estimated_cost({}) > 50 ** 3
+    small = {"action": {"args": {"paths": ["a"] * 3}}, "state": {"fs.protected_paths": ["b"] * 3}}
+    large = {"action": {"args": {"paths": ["a"] * 3000}}, "state": {"fs.protected_paths": ["b"] * 3000}}
+    assert over_data.estimated_cost(small) < 1_000 < INLINE_COST_LIMIT < over_data.estimated_cost(large)
+
+
+def test_a_costly_expression_is_stopped_at_its_bound():
+    runaway = compile_(f"{RANGE}.all(a, {RANGE}.all(b, {RANGE}.all(c, {RANGE}.all(d, {RANGE}.all(e, a+b+c+d+e >= 0)))))")
+    start = time.monotonic()
+    with pytest.raises(ExpressionTimeout, match="time bound"):
+        runaway.evaluate({}, timeout=0.3)
+    assert time.monotonic() - start < 1.0
+    with pytest.raises(ExpressionTimeout, match="spent before"):
+        runaway.evaluate({}, deadline=time.monotonic() - 1)
+
+
+def test_a_costly_expression_that_finishes_in_time_gives_its_value_and_its_errors():
+    medium = "[" + ", ".join(str(n) for n in range(110)) + "]"
+    expression = compile_(f"{medium}.all(a, {medium}.all(b, {medium}.all(c, a + b + c >= 0)))")
+    assert expression.estimated_cost({}) > INLINE_COST_LIMIT  # so it runs in a child process
+    assert expression.evaluate({}, timeout=30) is True
+    counted = compile_(f"{medium}.filter(a, {medium}.all(b, {medium}.exists(c, a + b + c == 300))).size()")
+    assert counted.evaluate({}, timeout=30) == 0
+    missing = compile_(f'{medium}.all(a, {medium}.all(b, {medium}.all(c, state["nope"] == a)))')
+    with pytest.raises(ExpressionError, match="no such key 'nope'") as caught:
+        missing.evaluate({"state": {}}, timeout=30)
+    assert not isinstance(caught.value, ExpressionTimeout)
+
+
+def test_an_expression_longer_than_the_limit_is_refused():
+    with pytest.raises(ExpressionSyntaxError, match="characters long"):
+        compile_(" || ".join(["true"] * 6000))

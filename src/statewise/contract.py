@@ -20,15 +20,20 @@ domain-specific lives in contract files such as the built-in ``coding`` contract
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import fnmatch
 import functools
-import importlib.resources
+import hashlib
 import os
+import pickle
 import posixpath
 import re
 import string
+import sys
+import threading
+import time
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -37,7 +42,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -60,6 +64,7 @@ from statewise.expressions import (
     Activation,
     Expression,
     ExpressionError,
+    ExpressionTimeout,
     compile_expression,
     equality_constraint,
     state_keys_read,
@@ -70,6 +75,13 @@ from statewise.values import ValueType, check_value
 
 __all__ = [
     "ARG_PLACEHOLDERS",
+    "MAX_CONTRACT_ALIASES",
+    "MAX_CONTRACT_BYTES",
+    "MAX_CONTRACT_DEPTH",
+    "MAX_CONTRACT_NODES",
+    "REGEX_TIMEOUT_SECONDS",
+    "INVARIANT_TIME_BUDGET",
+    "RegexTimeout",
     "QUESTION_PLACEHOLDERS",
     "Contract",
     "InvariantResult",
@@ -83,6 +95,8 @@ __all__ = [
     "StateSpec",
     "VerifierSpec",
     "builtin_contract",
+    "cache_directory",
+    "contract_regex",
     "format_duration",
     "list_builtin_contracts",
     "load_contract",
@@ -102,11 +116,198 @@ QUESTION_PLACEHOLDERS = frozenset({"key", "qualifier", "scope", "value"})
 DEFAULT_QUESTION = "Is {key} = {value} still right for {scope}? If not, what is the current value?"
 
 COMMAND_ADAPTER = "command"
+#: Seconds all invariant evaluations of one check_invariants call may take together, when
+#: the caller gives no deadline of its own.
+INVARIANT_TIME_BUDGET = 3.0
 _MAX_TIMEOUT_SECONDS = 600
 # Programs that would turn "-c <string>" back into a shell command line.
 _SHELLS = frozenset(
-    {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "cmd", "cmd.exe", "powershell", "pwsh"}
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "ash", "fish", "csh", "tcsh", "rc", "es", "xonsh",
+     "nu", "elvish", "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"}
 )
+# Shell options that take the next argument as their value (bash -o pipefail script.sh).
+_SHELL_VALUED_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+# Wrappers that run the rest of their argv as a command: (options that take a value, positional
+# arguments before the command). A verifier's argv is checked after peeling them, so
+# ``[env, sh, -c, ...]`` is refused like ``[sh, -c, ...]``.
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-a", "--argv0"}), 0),
+    "sudo": (frozenset({"-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from",
+                        "-D", "--chdir", "-r", "--role", "-t", "--type", "-U", "--other-user", "-T",
+                        "--command-timeout", "-R", "--chroot"}), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "command": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "builtin": (frozenset(), 0),
+    "nohup": (frozenset(), 0),
+    "setsid": (frozenset(), 0),
+    "stdbuf": (frozenset({"-i", "--input", "-o", "--output", "-e", "--error"}), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset({"-c", "--cpu-list"}), 1),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "xargs": (frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-e", "--eof", "-I", "--replace", "-L",
+                         "--max-lines", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars",
+                         "--process-slot-var"}), 0),
+    "busybox": (frozenset(), 0),
+    "unbuffer": (frozenset(), 0),
+    "firejail": (frozenset(), 0),
+    "flock": (frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}), 1),
+}
+# Wrappers (or wrapper options) that take a command line as one string: always refused.
+_STRING_RUNNERS = {
+    "env": frozenset({"-S", "--split-string"}),
+    "sudo": frozenset({"-s", "--shell", "-i", "--login"}),
+    "doas": frozenset({"-s"}),
+    "flock": frozenset({"-c", "--command"}),
+    "su": None,  # su -c STRING, or a login shell: never a verifier
+    "runuser": None,
+    "watch": None,  # runs its arguments through sh -c
+    "script": None,
+    "ssh": None,
+    "eval": None,
+    "source": None,
+    ".": None,
+}
+
+
+def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
+    """Why ``argv`` runs a shell string (after peeling wrappers), or None if it does not."""
+    index = 0
+    wrappers: list[str] = []
+    while index < len(argv):
+        program = posixpath.basename(argv[index])
+        lowered = program.lower()
+        if lowered in _SHELLS:
+            shown = " ".join(wrappers + [program])
+            for item in argv[index + 1 :]:
+                if _is_command_option(lowered, item):
+                    return f"{shown} {item} runs a shell string; give the command's own argv instead"
+            # Conservative on purpose: a string option anywhere above is refused; here, a shell
+            # with no script operand (or told -s/-i) reads its commands from its input.
+            position = index + 1
+            while position < len(argv) and argv[position].startswith(("-", "+")) and argv[position] != "--":
+                if argv[position] in ("-s", "-i"):
+                    return f"{shown} {argv[position]} reads commands from its input; give the command's own argv"
+                position += 2 if argv[position] in _SHELL_VALUED_OPTIONS else 1
+            if position < len(argv) and argv[position] == "--":
+                position += 1
+            if position >= len(argv):
+                return f"{shown} reads commands from its input; give the command's own argv instead"
+            return None
+        if lowered in _STRING_RUNNERS and lowered not in _WRAPPERS:
+            return f"{' '.join(wrappers + [program])} runs a command line given as a string; give the command's own argv"
+        spec = _WRAPPERS.get(lowered)
+        if spec is None:
+            return None
+        valued, positionals = spec
+        refused = _STRING_RUNNERS.get(lowered) or frozenset()
+        wrappers.append(program)
+        index += 1
+        if lowered == "busybox":
+            continue  # the next argument is the applet
+        remaining = positionals
+        while index < len(argv):
+            item = argv[index]
+            name = item.split("=", 1)[0]
+            if name in refused or (item.startswith("-") and not item.startswith("--") and
+                                   any(f"-{ch}" in refused for ch in item[1:])):
+                return f"{' '.join(wrappers)} {item} runs a command line given as a string; give the command's own argv"
+            if item == "--":
+                index += 1
+                break
+            if lowered == "env" and "=" in item and not item.startswith("-"):
+                index += 1  # NAME=VALUE
+                continue
+            if lowered == "nice" and re.fullmatch(r"-\d+", item):
+                index += 1
+                continue
+            if item in valued:
+                index += 2
+                continue
+            if item.startswith("-") and item != "-":
+                index += 1
+                continue
+            if remaining:  # the wrapper's own operands (a duration, a lock file); options may follow
+                remaining -= 1
+                index += 1
+                continue
+            break
+    return None
+
+
+def _is_command_option(shell: str, item: str) -> bool:
+    """Whether ``item`` makes ``shell`` run a string: ``-c``, ``-lc``, ``--command``, ``/c``, ``-Command``..."""
+    lowered = item.lower()
+    if shell.startswith("cmd"):
+        return lowered in ("/c", "/k", "/r")
+    if shell.startswith(("powershell", "pwsh")):
+        name = lowered.lstrip("-/")
+        return len(lowered) > 1 and bool(name) and (
+            "command".startswith(name) or "encodedcommand".startswith(name) or name in ("ec", "e")
+        )
+    if lowered == "--command" or lowered.startswith("--command="):
+        return True
+    return bool(re.fullmatch(r"[-+][A-Za-z]*c[A-Za-z]*", item))
+
+
+# --- regular expressions -----------------------------------------------------------------
+# A contract's patterns (verifier reads, observation rules) run on command output the
+# contract's author does not control. They are compiled with the `regex` package, whose
+# matching takes a timeout: a pathological pattern is cut off instead of blocking the hook.
+
+#: Time bound of one match of a contract pattern.
+REGEX_TIMEOUT_SECONDS = 0.25
+
+
+class RegexTimeout(TimeoutError):
+    """A contract pattern did not finish matching within its time bound (no answer, not "no match")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContractPattern:
+    """A compiled contract pattern whose searches are time-bounded."""
+
+    pattern: str
+    compiled: Any
+
+    @property
+    def groups(self) -> int:
+        return self.compiled.groups
+
+    def search(self, text: str, *, timeout: float = REGEX_TIMEOUT_SECONDS) -> Any:
+        """The first match in ``text`` or None; RegexTimeout past ``timeout`` seconds."""
+        try:
+            return self.compiled.search(text, timeout=timeout)
+        except TimeoutError:
+            raise RegexTimeout(
+                f"the pattern {self.pattern!r} did not finish matching within {timeout}s"
+            ) from None
+
+    def finditer(self, text: str, *, timeout: float = REGEX_TIMEOUT_SECONDS) -> list[Any]:
+        """Every match in ``text``; RegexTimeout when all of them take past ``timeout`` seconds."""
+        try:
+            return list(self.compiled.finditer(text, timeout=timeout))
+        except TimeoutError:
+            raise RegexTimeout(
+                f"the pattern {self.pattern!r} did not finish matching within {timeout}s"
+            ) from None
+
+
+@functools.lru_cache(maxsize=256)
+def contract_regex(pattern: str, *, multiline: bool = False) -> ContractPattern:
+    """Compile a contract pattern (ValueError if it is not valid) for time-bounded searches."""
+    import regex  # noqa: PLC0415 - only processes that match contract patterns need it
+
+    try:
+        compiled = regex.compile(pattern, regex.MULTILINE if multiline else 0)
+    except (regex.error, TypeError, ValueError, OverflowError) as error:
+        raise ValueError(f"not a valid regular expression: {error}") from None
+    return ContractPattern(pattern, compiled)
+
 
 _NAME_PATTERNS = {
     "contract": (re.compile(r"^[a-z0-9][a-z0-9_.-]*$"), "lower-case letters, digits, '.', '_' or '-'"),
@@ -258,7 +459,9 @@ def render_template(text: str, values: Mapping[str, str]) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False)
+    # defer_build: the validators are built at the first validation, so a process that gets
+    # its contract from the compiled cache never pays for building them.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False, defer_build=True)
 
 
 class Risk(str, enum.Enum):
@@ -309,10 +512,7 @@ class ReadSpec(_Model):
     def _compiles(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        try:
-            compiled = re.compile(value)
-        except re.error as error:
-            raise ValueError(f"not a valid regular expression: {error}") from None
+        compiled = contract_regex(value, multiline=True)
         if compiled.groups != 1:
             raise ValueError(
                 f"the pattern must have exactly one capturing group (the value); it has {compiled.groups}"
@@ -401,8 +601,9 @@ class VerifierSpec(_Model):
             )
         if "{" in program:
             raise ValueError("argv[0] must be a fixed program name, not a placeholder")
-        if posixpath.basename(program) in _SHELLS and "-c" in value[1:]:
-            raise ValueError(f"{program} -c runs a shell string; give the command's own argv instead")
+        problem = _shell_string_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         for item in value[1:]:
             _template_fields(item, ARG_PLACEHOLDERS)
         return value
@@ -598,10 +799,7 @@ class ScopeSources(_Model):
 
 
 def _compiles(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as error:
-        raise ValueError(f"not a valid regular expression: {error}") from None
+    contract_regex(value)
     return value
 
 
@@ -682,25 +880,70 @@ _CEL_VARIABLES = frozenset({"action", "state"})
 _OPERATION_PATH = ("action", "operation")
 
 
+class _LazyExpression:
+    """A CEL expression compiled at its first use.
+
+    A contract read from the compiled cache was validated (every expression compiled) when
+    the cache entry was written, so its expressions are compiled only when an invariant is
+    first evaluated: a hook that never evaluates one never imports the CEL engine. A
+    compile failure then (a different engine build) is an evaluation error: the invariant
+    does not hold.
+    """
+
+    __slots__ = ("_expression", "_lock", "text")
+
+    def __init__(self, text: str, expression: Expression | None = None) -> None:
+        self.text = text
+        self._expression = expression
+        self._lock = threading.Lock()
+
+    def get(self) -> Expression:
+        if self._expression is None:
+            with self._lock:
+                if self._expression is None:
+                    self._expression = compile_expression(
+                        self.text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS
+                    )
+        return self._expression
+
+
 @dataclass(frozen=True, slots=True)
 class _CompiledInvariant:
     spec: InvariantSpec
-    when: Expression
-    check: Expression
+    when: _LazyExpression
+    check: _LazyExpression
     # The operations `when` requires at its top level (`action.operation == "x" && ...`), or
     # None if it requires none: for any other operation `when` is false without evaluating.
     operations: frozenset[str] | None
     keys: tuple[str, ...]  # the state keys read as state["k"] in when and check
 
 
-def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, StateSpec]) -> Expression:
-    try:
-        expression = compile_expression(text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS)
-    except ExpressionError as error:
-        raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
+# What the static readers found in an expression's text, memoized: filled from the compiled
+# cache so that a process that loads from it never runs the tokenizer.
+_TEXT_ANALYSIS: dict[str, tuple[tuple[str, ...], frozenset[str] | None]] = {}
+
+
+def _analysis(text: str) -> tuple[tuple[str, ...], frozenset[str] | None]:
+    """(the state keys ``text`` reads, the operations it requires at its top level)."""
+    found = _TEXT_ANALYSIS.get(text)
+    if found is None:
+        found = (tuple(state_keys_read(text)), equality_constraint(text, _OPERATION_PATH))
+        _TEXT_ANALYSIS[text] = found
+    return found
+
+
+def _compile_cel(
+    text: str, source: str, field: str, declared: Mapping[str, StateSpec], *, validated: bool = False
+) -> _LazyExpression:
+    expression = None
+    if not validated:
+        try:
+            expression = compile_expression(text, variables=_CEL_VARIABLES, functions=_CEL_FUNCTIONS)
+        except ExpressionError as error:
+            raise ContractError(source, field, f"not a valid CEL expression: {error}") from None
     # A misspelt key would be missing at every evaluation, so the rule would block every
     # action it applies to; say so now instead.
-    for key in state_keys_read(text):
+    for key in _analysis(text)[0]:
         spec = declared.get(base_key(key))
         if spec is None:
             raise ContractError(
@@ -709,20 +952,26 @@ def _compile_cel(text: str, source: str, field: str, declared: Mapping[str, Stat
         if spec.qualified != ("[" in key):
             need = "needs a [qualifier]" if spec.qualified else "is not qualified: true"
             raise ContractError(source, field, f"reads state[{key!r}], but {base_key(key)} {need}")
-    return expression
+    return _LazyExpression(text, expression)
 
 
 def _compile_invariant(
-    invariant: InvariantSpec, source: str, index: int, declared: Mapping[str, StateSpec]
+    invariant: InvariantSpec,
+    source: str,
+    index: int,
+    declared: Mapping[str, StateSpec],
+    validated: frozenset[str] = frozenset(),
 ) -> _CompiledInvariant:
-    when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared)
-    check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared)
-    keys = state_keys_read(invariant.when) + state_keys_read(invariant.check)
+    when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared,
+                        validated=invariant.when in validated)
+    check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared,
+                         validated=invariant.check in validated)
+    keys = _analysis(invariant.when)[0] + _analysis(invariant.check)[0]
     return _CompiledInvariant(
         spec=invariant,
         when=when,
         check=check,
-        operations=equality_constraint(invariant.when, _OPERATION_PATH),
+        operations=_analysis(invariant.when)[1],
         keys=tuple(dict.fromkeys(keys)),
     )
 
@@ -773,8 +1022,10 @@ class InvariantResult:
     """The outcome of one invariant for one action.
 
     ``holds`` is False when the check evaluated to false *or* could not be evaluated (fail
-    closed); ``error`` then carries the evaluation error. ``applies`` is False when ``when``
-    evaluated to false, in which case ``holds`` is True.
+    closed); ``error`` then carries the evaluation error and the result is *unresolved*.
+    That includes an evaluation stopped at its time bound (``timed_out``): its value is
+    unknown, so the invariant never holds. ``applies`` is False when ``when`` evaluated to
+    false, in which case ``holds`` is True.
     """
 
     name: str
@@ -782,6 +1033,12 @@ class InvariantResult:
     message: str
     error: str | None = None
     applies: bool = True
+    timed_out: bool = False
+
+    @property
+    def unresolved(self) -> bool:
+        """True when the invariant could not be evaluated (an error or the time bound)."""
+        return self.error is not None
 
 
 # --- the contract ---------------------------------------------------------------------------
@@ -887,6 +1144,7 @@ class Contract:
         bases: tuple[str, ...],
         parts: _Parts,
         compiled: Mapping[str, _CompiledInvariant] | None = None,
+        validated: frozenset[str] = frozenset(),
     ) -> Contract:
         _check_references(parts, source)
         programs: dict[str, _CompiledInvariant] = {}
@@ -901,7 +1159,7 @@ class Contract:
             if reusable is not None and reusable.spec == invariant:
                 programs[invariant.name] = reusable
                 continue
-            programs[invariant.name] = _compile_invariant(invariant, source, index, parts.state)
+            programs[invariant.name] = _compile_invariant(invariant, source, index, parts.state, validated)
         contract = object.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(contract, "_name", name)
@@ -1148,7 +1406,9 @@ class Contract:
 
     # --- invariants ---------------------------------------------------------------------------
 
-    def check_invariants(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+    def check_invariants(
+        self, action: Any, state: Mapping[str, Any], *, deadline: float | None = None
+    ) -> list[InvariantResult]:
         """Evaluate every invariant against one action and the resolved state.
 
         ``action`` is a mapping (or an Action model) with ``tool``, ``operation``, ``target``,
@@ -1161,7 +1421,14 @@ class Contract:
         that evaluates to false makes an invariant not apply. An invariant whose ``when``
         requires other operations at its top level (``action.operation == "git.push" && ...``)
         is not evaluated at all: its ``when`` is false for this action whatever the state.
+
+        Time bound: all evaluations of this call share ``deadline`` (a :func:`time.monotonic`
+        instant; default :data:`INVARIANT_TIME_BUDGET` seconds from now). An evaluation that
+        reaches it is stopped, and every invariant not evaluated by then is *unresolved*:
+        ``holds`` False, ``timed_out`` True, ``error`` saying so. It never holds.
         """
+        if deadline is None:
+            deadline = time.monotonic() + INVARIANT_TIME_BUDGET
         try:
             action_map = dict(_action_data(action))
             name = self.operation_name(action_map.get("tool"), str(action_map.get("operation", "")))
@@ -1191,7 +1458,7 @@ class Contract:
                     )
                 except ExpressionError as error:
                     return self._input_failures(str(error))
-            results.append(self._evaluate(compiled, activation))
+            results.append(self._evaluate(compiled, activation, deadline))
         return results
 
     def _input_failures(self, problem: str) -> list[InvariantResult]:
@@ -1200,7 +1467,7 @@ class Contract:
             for inv in self._invariants
         ]
 
-    def invariant_keys(self, action: Any) -> tuple[str, ...]:
+    def invariant_keys(self, action: Any, *, deadline: float | None = None) -> tuple[str, ...]:
         """The state keys read by the invariants that may apply to ``action``.
 
         An invariant may apply unless its ``when`` is false for this action whatever the state
@@ -1209,36 +1476,43 @@ class Contract:
         keys before it evaluates the invariants.
         """
         keys: dict[str, None] = {}
-        for inv, result in zip(self._invariants, self.check_invariants(action, {}), strict=True):
+        results = self.check_invariants(action, {}, deadline=deadline)
+        for inv, result in zip(self._invariants, results, strict=True):
             if result.applies:
                 keys.update(dict.fromkeys(self._compiled[inv.name].keys))
         return tuple(keys)
 
-    def violations(self, action: Any, state: Mapping[str, Any]) -> list[InvariantResult]:
+    def violations(
+        self, action: Any, state: Mapping[str, Any], *, deadline: float | None = None
+    ) -> list[InvariantResult]:
         """The invariants that do not hold (including those that could not be evaluated)."""
-        return [result for result in self.check_invariants(action, state) if not result.holds]
+        return [result for result in self.check_invariants(action, state, deadline=deadline) if not result.holds]
 
     @staticmethod
-    def _evaluate(compiled: _CompiledInvariant, activation: Activation) -> InvariantResult:
+    def _evaluate(compiled: _CompiledInvariant, activation: Activation, deadline: float) -> InvariantResult:
         spec = compiled.spec
 
-        def run(expression: Expression, part: str) -> tuple[bool | None, str | None]:
+        def run(expression: _LazyExpression, part: str) -> tuple[bool | None, str | None, bool]:
             try:
-                result = expression.evaluate(activation)
+                result = expression.get().evaluate(activation, deadline=deadline, timeout=INVARIANT_TIME_BUDGET)
+            except ExpressionTimeout as error:
+                return None, f"{part}: {error}", True
             except ExpressionError as error:
-                return None, f"{part}: {error}"
+                return None, f"{part}: {error}", False
             if isinstance(result, bool):
-                return result, None
-            return None, f"{part}: evaluated to {result!r}, not a bool"[:300]
+                return result, None, False
+            return None, f"{part}: evaluated to {result!r}, not a bool"[:300], False
 
-        applies, error = run(compiled.when, "when")
+        applies, error, timed_out = run(compiled.when, "when")
         if error is not None:
-            return InvariantResult(name=spec.name, holds=False, message=spec.message, error=error)
+            return InvariantResult(name=spec.name, holds=False, message=spec.message, error=error,
+                                   timed_out=timed_out)
         if not applies:
             return InvariantResult(name=spec.name, holds=True, message=spec.message, applies=False)
-        holds, error = run(compiled.check, "check")
+        holds, error, timed_out = run(compiled.check, "check")
         return InvariantResult(
-            name=spec.name, holds=bool(holds) and error is None, message=spec.message, error=error
+            name=spec.name, holds=bool(holds) and error is None, message=spec.message, error=error,
+            timed_out=timed_out,
         )
 
     # --- composition -------------------------------------------------------------------------
@@ -1363,25 +1637,18 @@ def _check_key_reference(parts: _Parts, entry: str, source: str, field: str) -> 
 # --- loading ---------------------------------------------------------------------------------
 
 
-class _ContractLoader(yaml.SafeLoader):
-    """Safe YAML with two fixes for configuration files.
-
-    Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
-    ``repository.protected`` entry override the first unnoticed), and only true/false are
-    booleans (YAML 1.1 would read ``no`` or ``on`` as booleans).
-    """
-
-
-_ContractLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_ContractLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
+#: Largest contract text accepted (the built-in coding contract is about 25 KB).
+MAX_CONTRACT_BYTES = 512 * 1024
+#: Deepest nesting of mappings and lists (a real contract needs about 7).
+MAX_CONTRACT_DEPTH = 32
+#: Most alias uses (``*name``) in one contract.
+MAX_CONTRACT_ALIASES = 200
+#: Most YAML nodes once every alias is expanded ("billion laughs" expands exponentially).
+MAX_CONTRACT_NODES = 50_000
 
 def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    import yaml  # noqa: PLC0415 - see _loaders
+
     seen: dict[Any, Any] = {}
     for key_node, _value_node in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -1402,19 +1669,174 @@ def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, d
     return loader.construct_mapping(node, deep=deep)
 
 
-_ContractLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+def _contract_loader(base: type) -> type:
+    """Safe YAML with two fixes for configuration files, on ``base`` (C or pure-Python).
+
+    Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
+    ``repository.protected`` entry override the first unnoticed), and only true/false are
+    booleans (YAML 1.1 would read ``no`` or ``on`` as booleans).
+    """
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    loader = type(f"_Contract{base.__name__}", (base,), {"__doc__": _contract_loader.__doc__})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+    return loader
 
 
-def _parse_yaml(text: str, source: str) -> dict[str, Any]:
+@functools.cache
+def _loaders() -> tuple[type, type]:
+    """(the loader to use, the pure-Python loader), built at the first parse.
+
+    YAML is imported only when a contract text is parsed: a process that gets its contract
+    from the compiled cache never imports it. The loader is libyaml's (CSafeLoader) when
+    PyYAML was built with it, about ten times faster than the pure-Python one, which is the
+    fallback.
+    """
+    import yaml  # noqa: PLC0415
+
+    pure = _contract_loader(yaml.SafeLoader)
+    fast = _contract_loader(yaml.CSafeLoader) if getattr(yaml, "__with_libyaml__", False) else pure
+    return fast, pure
+
+
+class _Frame:
+    """One open mapping or list while scanning the event stream."""
+
+    __slots__ = ("anchor", "expanded", "expect_key", "index", "key", "mapping")
+
+    def __init__(self, mapping: bool, anchor: str | None) -> None:
+        self.mapping = mapping
+        self.anchor = anchor
+        self.expanded = 1
+        self.expect_key = True
+        self.key: str = "?"
+        self.index = 0
+
+    def step(self) -> str:
+        if self.mapping:
+            return self.key if not self.expect_key else "<key>"
+        return f"[{self.index}]"
+
+
+def _path_of(frames: list[_Frame]) -> str:
+    path = ""
+    for frame in frames:
+        step = frame.step()
+        path += step if step.startswith("[") or not path else f".{step}"
+    return path
+
+
+def _check_yaml_shape(text: str, source: str, loader_class: type) -> None:
+    """Refuse, before anything is built, YAML whose shape no contract has.
+
+    One pass over the parser's events (iterative, so it cannot recurse): nesting deeper
+    than MAX_CONTRACT_DEPTH (named by its field path), more than MAX_CONTRACT_ALIASES alias
+    uses, a document that expands to more than MAX_CONTRACT_NODES nodes once its aliases
+    are followed (the "billion laughs"), and an alias inside its own anchor. Malformed YAML
+    raises the parser's error, which the caller reports with its line and column.
+    """
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    loader = loader_class(text)
+    frames: list[_Frame] = []
+    sizes: dict[str, int] = {}
+    open_anchors: set[str] = set()
+    total = 0
+    aliases = 0
+
+    def completed(added: int, subtree: int, scalar: str | None) -> None:
+        # ``added``: nodes not counted yet; ``subtree``: the finished node's expanded size.
+        nonlocal total
+        total += added
+        if total > MAX_CONTRACT_NODES:
+            where = _path_of(frames) or "the document"
+            raise ContractError(
+                source, _path_of(frames),
+                f"the document expands to more than {MAX_CONTRACT_NODES} YAML nodes ({aliases} alias uses "
+                f"so far, near {where}); a contract that large is refused, aliases included",
+            )
+        if frames:
+            parent = frames[-1]
+            parent.expanded += subtree
+            if parent.mapping:
+                if parent.expect_key:
+                    parent.key = scalar if scalar is not None else "?"
+                parent.expect_key = not parent.expect_key
+            else:
+                parent.index += 1
+
     try:
-        document = yaml.load(text, Loader=_ContractLoader)  # noqa: S506 - a SafeLoader subclass
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_CONTRACT_ALIASES:
+                    raise ContractError(
+                        source, _path_of(frames),
+                        f"more than {MAX_CONTRACT_ALIASES} alias uses (*name); a contract needs far fewer",
+                    )
+                if event.anchor in open_anchors:
+                    raise ContractError(
+                        source, _path_of(frames), f"alias *{event.anchor} is inside its own anchor &{event.anchor}"
+                    )
+                expansion = sizes.get(event.anchor, 1)
+                completed(expansion, expansion, None)
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor:
+                    sizes[event.anchor] = 1
+                completed(1, 1, event.value)
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(frames) >= MAX_CONTRACT_DEPTH:
+                    raise ContractError(
+                        source, _path_of(frames),
+                        f"nested more than {MAX_CONTRACT_DEPTH} levels deep; a contract needs far fewer",
+                    )
+                frames.append(_Frame(isinstance(event, yaml.MappingStartEvent), event.anchor))
+                if event.anchor:
+                    open_anchors.add(event.anchor)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = frames.pop()
+                if frame.anchor:
+                    open_anchors.discard(frame.anchor)
+                    sizes[frame.anchor] = frame.expanded
+                completed(1, frame.expanded, None)  # its children were counted as they ended
+    finally:
+        loader.dispose()
+
+
+def _parse_yaml(text: str, source: str, loader_class: type | None = None) -> dict[str, Any]:
+    import yaml  # noqa: PLC0415 - see _loaders
+
+    fast, pure = _loaders()
+    loader_class = loader_class or fast
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_CONTRACT_BYTES:
+        raise ContractError(
+            source, "", f"the contract is {size:,} bytes; the limit is {MAX_CONTRACT_BYTES:,} bytes"
+        )
+    try:
+        _check_yaml_shape(text, source, loader_class)
+        document = yaml.load(text, Loader=loader_class)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as error:
+        if "nesting depth" in str(error.problem) and loader_class is not pure:
+            # libyaml stops at its own depth limit while scanning ahead, before the shape check
+            # sees the levels; the pure-Python scanner reaches the check, which names the field.
+            _check_yaml_shape(text, source, pure)
         mark = error.problem_mark or error.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown position"
         problem = ": ".join(part for part in (error.context, error.problem) if part)
         raise ContractError(source, "", f"malformed YAML at {where}: {problem}") from None
     except yaml.YAMLError as error:
         raise ContractError(source, "", f"malformed YAML: {error}") from None
+    except RecursionError:
+        raise ContractError(source, "", "nested too deeply to read") from None
     if document is None:
         raise ContractError(source, "", "the file is empty; a contract needs at least name and version")
     if not isinstance(document, dict):
@@ -1506,29 +1928,158 @@ def _document_parts(document: _ContractDocument) -> _Parts:
     )
 
 
-def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+# --- the compiled contract cache ----------------------------------------------------------
+# Parsing and validating the built-in contract costs a hook process hundreds of milliseconds
+# on every call. A validated document is pickled under the user's cache directory, keyed by
+# the SHA-256 of the contract text together with the StateWise, pydantic and Python versions.
+# An entry is used only when its header names that key and its payload's own SHA-256 checks
+# out; anything else (missing, truncated, corrupt, another version, unreadable) is ignored
+# and the text is parsed as if there were no cache. Entries are written atomically (a
+# temporary file renamed into place) and only after the whole contract loaded.
+
+_CACHE_MAGIC = b"statewise-contract-cache 2\n"
+_CACHE_ENV_DIR = "STATEWISE_CACHE_DIR"
+_CACHE_ENV_OFF = "STATEWISE_NO_CACHE"
+
+
+def cache_directory() -> Path | None:
+    """Where compiled contracts are cached, or None when caching is off.
+
+    ``STATEWISE_NO_CACHE=1`` turns it off; ``STATEWISE_CACHE_DIR`` sets the directory;
+    otherwise ``$XDG_CACHE_HOME/statewise`` or ``~/.cache/statewise``. Entries live in its
+    ``contracts/`` subdirectory.
+    """
+    if os.environ.get(_CACHE_ENV_OFF, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    explicit = os.environ.get(_CACHE_ENV_DIR)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "statewise"
+    try:
+        return Path.home() / ".cache" / "statewise"
+    except (RuntimeError, KeyError):
+        return None
+
+
+def _cache_key(text: str) -> str:
+    from statewise import __version__  # noqa: PLC0415 - the package is imported already
+    import pydantic  # noqa: PLC0415
+
+    digest = hashlib.sha256()
+    for part in (_CACHE_MAGIC.decode().strip(), __version__, pydantic.VERSION, sys.version, sys.implementation.cache_tag or ""):
+        digest.update(part.encode() + b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _cache_path(key: str) -> Path | None:
+    folder = cache_directory()
+    return None if folder is None else folder / "contracts" / f"{key}.pickle"
+
+
+def _cache_read(key: str) -> _ContractDocument | None:
+    """The cached document for ``key``, or None (never an exception, never another document)."""
+    path = _cache_path(key)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES * 8)
+        header_end = len(_CACHE_MAGIC) + 2 * 65
+        if not data.startswith(_CACHE_MAGIC) or len(data) <= header_end:
+            return None
+        stored_key = data[len(_CACHE_MAGIC) : len(_CACHE_MAGIC) + 64].decode("ascii")
+        payload_digest = data[len(_CACHE_MAGIC) + 65 : len(_CACHE_MAGIC) + 129].decode("ascii")
+        payload = data[header_end:]
+        if stored_key != key or hashlib.sha256(payload).hexdigest() != payload_digest:
+            return None
+        entry_key, document, analysis = pickle.loads(payload)  # noqa: S301 - our own file, digest checked
+        if entry_key != key or type(document) is not _ContractDocument or type(analysis) is not dict:
+            return None
+        for text, found in analysis.items():
+            _TEXT_ANALYSIS.setdefault(text, found)
+        return document
+    except Exception:  # noqa: BLE001 - any failure means: parse the text instead
+        return None
+
+
+def _cache_write(key: str, document: _ContractDocument) -> None:
+    """Store ``document`` for ``key`` atomically; failures are ignored (the cache is optional)."""
+    path = _cache_path(key)
+    if path is None:
+        return
+    temporary = None
+    try:
+        analysis = {text: _analysis(text) for text in _expression_texts(document)}
+        payload = pickle.dumps((key, document, analysis), protocol=pickle.HIGHEST_PROTOCOL)
+        header = _CACHE_MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        import tempfile  # noqa: PLC0415 - only a process that writes the cache needs it
+
+        descriptor, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".pickle", dir=path.parent)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(header + payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        temporary = None
+    except Exception:  # noqa: BLE001 - a read-only or full disk only costs the next process time
+        pass
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _validated_document(text: str, source: str) -> tuple[_ContractDocument, str | None, bool]:
+    """(document, cache key, from the cache). Raises ContractError for invalid text."""
+    key = _cache_key(text) if cache_directory() is not None else None
+    if key is not None:
+        cached = _cache_read(key)
+        if cached is not None:
+            return cached, key, True
     raw = _parse_yaml(text, source)
     try:
         document = _ContractDocument.model_validate(raw)
     except ValidationError as error:
         raise _contract_error_from(error, source) from None
+    except RecursionError:
+        raise ContractError(source, "", "nested too deeply to validate") from None
+    return document, key, False
+
+
+def _expression_texts(document: _ContractDocument) -> frozenset[str]:
+    return frozenset(text for inv in document.invariants for text in (inv.when, inv.check))
+
+
+def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    document, key, cached = _validated_document(text, source)
+    # A cached document's expressions compiled when it was stored; they compile lazily now.
+    validated = _expression_texts(document) if cached else frozenset()
     parts = _document_parts(document)
     if document.extends is None:
-        return Contract._assemble(
+        contract = Contract._assemble(
             name=document.name, version=document.version, description=document.description,
-            source=source, bases=(), parts=parts,
+            source=source, bases=(), parts=parts, validated=validated,
         )
-    base = _resolve_extends(document.extends, source, base_dir, seen)
-    merged = _merge(base._parts, base.source, parts, source)
-    return Contract._assemble(
-        name=document.name,
-        version=document.version,
-        description=document.description,
-        source=source,
-        bases=base.bases + (base.name,),
-        parts=merged,
-        compiled=base._compiled,
-    )
+    else:
+        base = _resolve_extends(document.extends, source, base_dir, seen)
+        merged = _merge(base._parts, base.source, parts, source)
+        contract = Contract._assemble(
+            name=document.name,
+            version=document.version,
+            description=document.description,
+            source=source,
+            bases=base.bases + (base.name,),
+            parts=merged,
+            compiled=base._compiled,
+            validated=validated,
+        )
+    if key is not None and not cached:
+        _cache_write(key, document)
+    return contract
 
 
 def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
@@ -1547,11 +2098,7 @@ def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: froz
     resolved = str(path.resolve())
     if resolved in seen:
         raise ContractError(source, "extends", f"{target!r} extends itself (directly or through other files)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        reason = error.strerror or error
-        raise ContractError(source, "extends", f"cannot read {str(path)!r}: {reason}") from None
+    text = _read_contract_file(path, source, "extends")
     return _load(text, str(path), path.parent, seen | {resolved})
 
 
@@ -1562,13 +2109,27 @@ def load_contract(path: str | os.PathLike[str]) -> Contract:
     including unreadable files and malformed YAML.
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ContractError(str(file), "", f"cannot read the contract: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise ContractError(str(file), "", f"not UTF-8 text: {error}") from None
+    text = _read_contract_file(file, str(file), "")
     return _load(text, str(file), file.parent, frozenset({str(file.resolve())}))
+
+
+def _read_contract_file(file: Path, source: str, field: str) -> str:
+    """The file's text; ContractError (naming ``source`` and ``field``) if it cannot be read,
+    is larger than MAX_CONTRACT_BYTES (refused before reading it all) or is not UTF-8."""
+    what = "the contract" if not field else repr(str(file))
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES + 1)
+    except OSError as error:
+        raise ContractError(source, field, f"cannot read {what}: {error.strerror or error}") from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(
+            source, field, f"{what} is larger than the limit of {MAX_CONTRACT_BYTES:,} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ContractError(source, field, f"{what} is not UTF-8 text: {error}") from None
 
 
 def load_contract_text(
@@ -1588,9 +2149,20 @@ def load_contract_text(
 _BUILTIN_PACKAGE = "statewise.contracts"
 
 
+def _builtin_folder() -> Any:
+    # The package's own directory when installed as files (the usual case, and cheap);
+    # importlib.resources otherwise (a zip, say).
+    folder = Path(__file__).with_name("contracts")
+    if folder.is_dir():
+        return folder
+    import importlib.resources  # noqa: PLC0415
+
+    return importlib.resources.files(_BUILTIN_PACKAGE)
+
+
 def list_builtin_contracts() -> list[str]:
     """Names of the contracts shipped with StateWise (e.g. ``["coding"]``)."""
-    folder = importlib.resources.files(_BUILTIN_PACKAGE)
+    folder = _builtin_folder()
     return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
@@ -1607,7 +2179,7 @@ def _builtin_contract(name: str) -> Contract:
             "",
             f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
         )
-    resource = importlib.resources.files(_BUILTIN_PACKAGE) / f"{name}.yaml"
+    resource = _builtin_folder() / f"{name}.yaml"
     return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())
 
 

@@ -16,6 +16,15 @@ Contracts (invariants) and the rule planner (playbook conditions) write their co
 * :meth:`Expression.evaluate` returns a plain Python value or raises
   :class:`ExpressionError` for any evaluation failure (a missing key, a type error, a
   failing function), with a short message such as ``no such key 'git.current_branch'``.
+  Evaluation is time-bounded: the engine has no cost limits and holds the GIL while it
+  runs, so an expression whose estimated cost (from its comprehension nesting and the size
+  of the data) is high runs in a forked child that is killed at the deadline, which raises
+  :class:`ExpressionTimeout`. Cheap expressions (every built-in invariant on ordinary data)
+  run in-process.
+
+The engine is imported lazily, at the first compile or evaluation, and without the
+package's ``__init__`` (which imports its command-line module and, through it,
+prompt_toolkit, typer and rich: about half a second for a hook process).
 
 Static helpers that read the expression text (through a small CEL tokenizer that knows
 string literals, comments and brackets): :func:`state_keys_read` lists ``state["k"]``
@@ -26,14 +35,15 @@ reads, and :func:`equality_constraint` finds top-level conjuncts such as
 from __future__ import annotations
 
 import functools
-import logging
+import math
+import os
 import re
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import cel
 
 __all__ = [
     "CEL_MACROS",
@@ -45,16 +55,58 @@ __all__ = [
     "ExpressionError",
     "ExpressionNameError",
     "ExpressionSyntaxError",
+    "ExpressionTimeout",
+    "DEFAULT_EVALUATION_SECONDS",
+    "INLINE_COST_LIMIT",
     "compile_expression",
     "equality_constraint",
     "state_keys_read",
 ]
 
-# The engine logs a warning on logger "cel" whenever a Python function raises. Those errors
-# reach the caller as ExpressionError anyway; without a handler, logging's last resort would
-# also print every one of them to stderr. An application that configures logging still sees
-# them (the records propagate as usual).
-logging.getLogger("cel").addHandler(logging.NullHandler())
+_ENGINE: Any = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def _engine() -> Any:
+    """The CEL extension module (``cel.cel``), imported on first use.
+
+    ``import cel`` runs the package's ``__init__``, which imports ``cel.cli`` and with it
+    prompt_toolkit, typer, pygments and rich. The compiled extension alone has everything
+    this module uses (``compile``, ``Context``), so it is loaded directly and registered as
+    ``cel.cel``; a later ``import cel`` elsewhere then reuses it (the extension cannot be
+    initialized twice in one process).
+    """
+    global _ENGINE
+    if _ENGINE is not None:
+        return _ENGINE
+    with _ENGINE_LOCK:
+        if _ENGINE is None:
+            import importlib.machinery  # noqa: PLC0415 - imports here stay off the import path
+            import importlib.util  # noqa: PLC0415
+            import logging  # noqa: PLC0415
+
+            # The engine logs a warning on logger "cel" whenever a Python function raises.
+            # Those errors reach the caller as ExpressionError anyway; without a handler,
+            # logging's last resort would also print every one of them to stderr. An
+            # application that configures logging still sees them (they propagate as usual).
+            logging.getLogger("cel").addHandler(logging.NullHandler())
+            module = sys.modules.get("cel.cel")
+            if module is None:
+                package = importlib.util.find_spec("cel")
+                locations = list(package.submodule_search_locations or ()) if package else []
+                spec = importlib.machinery.PathFinder.find_spec("cel.cel", locations) if locations else None
+                if spec is None or spec.loader is None:
+                    import cel as module  # noqa: PLC0415 - unusual layout: take the whole package
+                else:
+                    module = importlib.util.module_from_spec(spec)
+                    sys.modules["cel.cel"] = module
+                    try:
+                        spec.loader.exec_module(module)
+                    except BaseException:
+                        sys.modules.pop("cel.cel", None)
+                        raise
+            _ENGINE = module
+    return _ENGINE
 
 # Functions the engine implements natively (the CEL standard library, as far as cel-rust
 # provides it). A name outside this list, the caller's functions and the macros is a load
@@ -88,6 +140,14 @@ class ExpressionError(ValueError):
     """A CEL expression could not be compiled or evaluated; the message says why."""
 
 
+class ExpressionTimeout(ExpressionError):
+    """Evaluation did not finish within its time bound (or could not be bounded).
+
+    The value is unknown: callers must treat the expression as unresolved, never as true
+    or false.
+    """
+
+
 class ExpressionSyntaxError(ExpressionError):
     """The text is not a CEL expression. ``line`` and ``column`` are 1-based."""
 
@@ -108,7 +168,7 @@ class ExpressionNameError(ExpressionError):
 
 # --- tokenizer -----------------------------------------------------------------------------
 
-_TOKEN = re.compile(
+_TOKEN_PATTERN = (
     r"""
       (?P<space>\s+|//[^\n]*)
     | (?P<string>
@@ -124,9 +184,16 @@ _TOKEN = re.compile(
     | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%<>!?:.,\[\](){}])
     | (?P<other>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    """
 )
+
+
+@functools.cache
+def _token_regex() -> re.Pattern[str]:
+    # Compiled at first use: a large verbose pattern, and a process that takes its contract
+    # from the compiled cache may never tokenize an expression.
+    return re.compile(_TOKEN_PATTERN, re.VERBOSE | re.DOTALL)
+
 _LITERAL_WORDS = frozenset({"true", "false", "null"})
 
 
@@ -139,7 +206,7 @@ class _Token:
 
 def _tokens(text: str) -> list[_Token]:
     tokens = []
-    for match in _TOKEN.finditer(text):
+    for match in _token_regex().finditer(text):
         kind = match.lastgroup
         if kind == "space":
             continue
@@ -468,30 +535,316 @@ def _check_constructs(tokens: Sequence[_Token]) -> None:
             )
 
 
+# --- cost and time bounds ------------------------------------------------------------------
+# The engine (cel-rust through PyO3) has no cost limit, cannot be interrupted and holds the
+# GIL while it runs, so neither a thread nor a signal can stop a runaway evaluation. Every
+# expression therefore gets a static cost shape at compile time; with the size of the data
+# at evaluation time it gives an upper estimate of the work. Cheap evaluations run in
+# process; the others run in a forked child that is killed at the deadline.
+
+#: Estimated work units (about 15-20 million a second on one core) above which an
+#: evaluation runs in a forked, killable child instead of in process.
+INLINE_COST_LIMIT = 1_000_000
+#: The time bound of one evaluation when the caller gives no deadline.
+DEFAULT_EVALUATION_SECONDS = 2.0
+# Tokens whose work grows with the size of their operands (list equality, `in`, concatenation,
+# conversions and function calls that walk their arguments).
+_HEAVY_OPERATORS = frozenset({"==", "!=", "<", ">", "<=", ">=", "+", "in"})
+# Memory a forked evaluation may add to the process before the kernel refuses it.
+_CHILD_EXTRA_MEMORY = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class _CostShape:
+    """Σ count · weight · literal · N^data · C^computed over the expression's tokens.
+
+    Each token runs once per iteration of every comprehension around it. A comprehension
+    over a list literal iterates its item count; over data (a variable, a field, an index)
+    at most N, the largest collection in the data; over a computed list (a call, a
+    concatenation, a nested map) at most C = (concatenations + 1) · max(N, longest literal).
+    Heavy tokens weigh S, the size of the largest value in the data.
+    """
+
+    terms: tuple[tuple[int, bool, int, int, int], ...]  # (count, heavy, literal product, data, computed)
+    concatenations: int
+    longest_literal: int
+
+    def estimate(self, largest_collection: int, largest_value: int) -> float:
+        n = max(1, largest_collection)
+        c = (self.concatenations + 1) * max(n, self.longest_literal, 1)
+        if self.concatenations:
+            n = c  # a macro variable may hold a concatenated list
+        total = 0.0
+        for count, heavy, literal, data, computed in self.terms:
+            weight = max(1, largest_value) if heavy else 1
+            total += count * weight * literal * float(n) ** data * float(c) ** computed
+        return total
+
+
+def _literal_items(tokens: Sequence[_Token], open_index: int, close_index: int) -> int:
+    """Top-level items between a ``[``/``{`` and its matching close."""
+    if close_index == open_index + 1:
+        return 0
+    depth = 0
+    items = 1
+    for token in tokens[open_index + 1 : close_index]:
+        if token.kind == "op" and token.text in "([{":
+            depth += 1
+        elif token.kind == "op" and token.text in ")]}":
+            depth -= 1
+        elif depth == 0 and _is(token, "op", ","):
+            items += 1
+    return items
+
+
+def _matching_open(tokens: Sequence[_Token], close_index: int) -> int | None:
+    depth = 0
+    for index in range(close_index, -1, -1):
+        token = tokens[index]
+        if token.kind == "op" and token.text in ")]}":
+            depth += 1
+        elif token.kind == "op" and token.text in "([{":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _receiver_range(tokens: Sequence[_Token], dot_index: int) -> tuple[str, int]:
+    """What a comprehension iterates: ``("literal", n)``, ``("data", 0)`` or ``("computed", 0)``."""
+    before = _at(tokens, dot_index - 1)
+    if before is None:
+        return "computed", 0
+    if before.kind == "ident":
+        return "data", 0
+    if before.kind == "op" and before.text in "]}":
+        opening = _matching_open(tokens, dot_index - 1)
+        if opening is None:
+            return "computed", 0
+        previous = _at(tokens, opening - 1)
+        indexed = previous is not None and (
+            previous.kind in ("ident", "string") or (previous.kind == "op" and previous.text in ")]")
+        )
+        if before.text == "]" and indexed:
+            return "data", 0  # x[...] is an element of data
+        return "literal", _literal_items(tokens, opening, dot_index - 1)
+    return "computed", 0
+
+
+def _cost_shape(tokens: Sequence[_Token]) -> _CostShape:
+    stack: list[tuple[str, int] | None] = []
+    terms: dict[tuple[bool, int, int, int], int] = {}
+    longest = 0
+    concatenations = 0
+    for index, token in enumerate(tokens):
+        if token.kind == "op" and token.text in "([{":
+            frame = None
+            if _opens_macro(tokens, index):
+                frame = _receiver_range(tokens, index - 2)
+            if token.text in "[{" and not (
+                token.text == "[" and _is(_at(tokens, index - 1), "ident")
+            ):
+                close = _matching_close(tokens, index)
+                if close is not None:
+                    longest = max(longest, _literal_items(tokens, index, close))
+            stack.append(frame)
+        elif token.kind == "op" and token.text in ")]}":
+            if stack:
+                stack.pop()
+        if _is(token, "op", "+"):
+            concatenations += 1
+        literal, data, computed = 1, 0, 0
+        for frame in stack:
+            if frame is None:
+                continue
+            kind, items = frame
+            if kind == "literal":
+                literal *= max(1, items)
+            elif kind == "data":
+                data += 1
+            else:
+                computed += 1
+        heavy = (token.kind == "op" and token.text in _HEAVY_OPERATORS) or (
+            token.kind == "ident" and _is(_at(tokens, index + 1), "op", "(")
+        )
+        key = (heavy, literal, data, computed)
+        terms[key] = terms.get(key, 0) + 1
+    return _CostShape(
+        terms=tuple((count, *key) for key, count in terms.items()),
+        concatenations=concatenations,
+        longest_literal=longest,
+    )
+
+
+def _data_size(values: Iterable[Any]) -> tuple[int, int]:
+    """(largest collection length, size of the largest top-level value) of plain data.
+
+    A value's size counts its nodes plus one per 64 characters of its strings and bytes.
+    """
+    largest_collection = 0
+    largest_value = 0
+    for value in values:
+        size = 0
+        pending = [value]
+        while pending:
+            item = pending.pop()
+            size += 1
+            if isinstance(item, (str, bytes)):
+                size += len(item) // 64
+            elif isinstance(item, Mapping):
+                largest_collection = max(largest_collection, len(item))
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, (list, tuple, set, frozenset)):
+                largest_collection = max(largest_collection, len(item))
+                pending.extend(item)
+        largest_value = max(largest_value, size)
+    return largest_collection, largest_value
+
+
+def _limit_child_memory() -> None:
+    try:
+        import resource  # noqa: PLC0415 - POSIX only, and only in the forked child
+
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[0])
+        limit = pages * os.sysconf("SC_PAGE_SIZE") + _CHILD_EXTRA_MEMORY
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError, ImportError):
+        pass  # the deadline still bounds the child
+
+
+def _run_in_child(program: Any, context: Any, seconds: float, estimate: float) -> Any:
+    """Execute ``program`` in a forked child; kill it at ``seconds``. Raises ExpressionError."""
+    import pickle  # noqa: PLC0415 - only evaluations too costly to run in process need these
+    import select  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    bound = f"{seconds:.2f}s"
+    if not hasattr(os, "fork"):
+        raise ExpressionTimeout(
+            f"unresolved: estimated cost {estimate:.3g} is above the in-process limit and this "
+            "platform cannot bound a separate evaluation"
+        )
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:  # the child: evaluate, send the outcome, exit without cleanup handlers
+        status = 0
+        try:
+            os.close(read_end)
+            _limit_child_memory()
+            try:
+                outcome: tuple[str, Any] = ("value", program.execute(context))
+            except Exception as error:  # noqa: BLE001 - reported to the parent
+                outcome = ("error", _describe_evaluation_error(error))
+            try:
+                payload = pickle.dumps(outcome)
+            except Exception:  # noqa: BLE001
+                payload = pickle.dumps(("error", "the result cannot be returned from the evaluation"))
+            view = memoryview(payload)
+            while view:
+                written = os.write(write_end, view)
+                view = view[written:]
+        except BaseException:  # noqa: BLE001 - never return into the parent's code
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    finished = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            ready, _, _ = select.select([read_end], [], [], remaining)
+            if not ready:
+                break
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                finished = True
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if not finished:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.waitpid(pid, 0)
+    if not finished:
+        raise ExpressionTimeout(
+            f"unresolved: evaluation stopped at its time bound ({bound}; estimated cost {estimate:.3g})"
+        )
+    try:
+        kind, value = pickle.loads(b"".join(chunks))  # noqa: S301 - our own child's answer
+    except Exception:  # noqa: BLE001 - the child died (memory limit, crash) before answering
+        raise ExpressionError("the evaluation ended without an answer (out of memory or crashed)") from None
+    if kind == "error":
+        raise ExpressionError(value)
+    return value
+
+
 class Expression:
     """A compiled CEL expression. Immutable and safe to share between threads."""
 
-    __slots__ = ("_functions", "_program", "_source")
+    __slots__ = ("_cost", "_functions", "_program", "_source")
 
-    def __init__(self, program: Any, source: str, functions: Mapping[str, Callable[..., Any]]) -> None:
+    def __init__(
+        self, program: Any, source: str, functions: Mapping[str, Callable[..., Any]], cost: _CostShape | None = None
+    ) -> None:
         self._program = program
         self._source = source
         self._functions = dict(functions)
+        self._cost = cost if cost is not None else _cost_shape(_tokens(source))
 
     @property
     def source(self) -> str:
         """The expression's text."""
         return self._source
 
-    def evaluate(self, activation: Activation | Mapping[str, Any]) -> Any:
+    def estimated_cost(self, activation: Activation | Mapping[str, Any]) -> float:
+        """An upper estimate of the work of evaluating against ``activation`` (in work units)."""
+        if type(activation) is not Activation:
+            activation = Activation(activation, functions=self._functions)
+        return self._cost.estimate(activation._largest_collection, activation._largest_value)
+
+    def evaluate(
+        self,
+        activation: Activation | Mapping[str, Any],
+        *,
+        deadline: float | None = None,
+        timeout: float | None = None,
+    ) -> Any:
         """The value of the expression (a plain Python value) for these variables.
 
         ``activation`` is an :class:`Activation` (cheapest when several expressions are
         evaluated against the same values) or a mapping from variable name to value. Raises
         :class:`ExpressionError` if the expression cannot be evaluated.
+
+        The evaluation is bounded by ``deadline`` (a :func:`time.monotonic` instant) or
+        ``timeout`` seconds, whichever is sooner (default :data:`DEFAULT_EVALUATION_SECONDS`).
+        An evaluation whose estimated cost is above :data:`INLINE_COST_LIMIT` runs in a
+        forked child that is killed at the bound; then, or when the deadline has already
+        passed, :class:`ExpressionTimeout` is raised and the value is unknown.
         """
         if type(activation) is not Activation:
             activation = Activation(activation, functions=self._functions)
+        now = time.monotonic()
+        limit = now + (DEFAULT_EVALUATION_SECONDS if timeout is None else timeout)
+        if deadline is not None:
+            limit = min(limit, deadline)
+        seconds = limit - now
+        if seconds <= 0:
+            raise ExpressionTimeout("unresolved: the time bound was spent before this expression was evaluated")
+        estimate = self._cost.estimate(activation._largest_collection, activation._largest_value)
+        if estimate > INLINE_COST_LIMIT or not math.isfinite(estimate):
+            return _run_in_child(self._program, activation._context, seconds, estimate)
         try:
             return self._program.execute(activation._context)
         except Exception as error:  # noqa: BLE001 - every engine failure becomes an ExpressionError
@@ -499,6 +852,10 @@ class Expression:
 
     def __repr__(self) -> str:
         return f"Expression({self._source!r})"
+
+
+#: Longest expression text accepted, so the static checks and the cost shape stay cheap.
+MAX_EXPRESSION_LENGTH = 20_000
 
 
 def compile_expression(
@@ -517,16 +874,20 @@ def compile_expression(
     """
     if not isinstance(text, str):
         raise ExpressionSyntaxError(f"an expression is a string, not a {type(text).__name__}")
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise ExpressionSyntaxError(
+            f"the expression is {len(text)} characters long; the limit is {MAX_EXPRESSION_LENGTH}"
+        )
     allowed = frozenset(variables)
     extra = dict(functions or {})
     try:
-        program = cel.compile(text)
+        program = _engine().compile(text)
     except Exception as error:  # noqa: BLE001 - the engine raises ValueError; be robust to others
         raise _syntax_error(text, error) from None
     tokens = _tokens(text)
     _check_constructs(tokens)
     _check_names(program, tokens, allowed, extra)
-    return Expression(program, text, extra)
+    return Expression(program, text, extra, _cost_shape(tokens))
 
 
 # --- evaluating ------------------------------------------------------------------------------
@@ -556,7 +917,7 @@ class Activation:
     :class:`ExpressionError`.
     """
 
-    __slots__ = ("_context",)
+    __slots__ = ("_context", "_largest_collection", "_largest_value")
 
     def __init__(
         self,
@@ -564,7 +925,7 @@ class Activation:
         *,
         functions: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
-        context = cel.Context()
+        context = _engine().Context()
         for name, function in (functions or {}).items():
             context.add_function(name, _guarded(name, function))
         for name, value in variables.items():
@@ -573,6 +934,7 @@ class Activation:
             except Exception as error:  # noqa: BLE001 - conversion failures are ValueError today
                 raise ExpressionError(f"{name} cannot be passed to CEL: {_first_sentence(str(error))}") from None
         self._context = context
+        self._largest_collection, self._largest_value = _data_size(variables.values())
 
 
 def _first_sentence(message: str) -> str:

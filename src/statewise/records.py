@@ -82,7 +82,7 @@ def new_id(prefix: str) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def _aware(value: datetime | None) -> datetime | None:

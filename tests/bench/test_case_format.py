@@ -121,3 +121,14 @@ def test_docs_list_every_check_kind_and_method():
     text = (REPO / "docs" / "cases.md").read_text(encoding="utf-8")
     assert [kind for kind in CHECKS if f"| `{kind}` |" not in text] == []
     assert [name for name in METHODS if f"`{name}`" not in text] == []
+
+
+def test_a_critical_key_the_contract_does_not_declare_is_refused_naming_case_and_field(tmp_path):
+    write_case(tmp_path / "a", minimal_case(critical=["repository.protected", "no.such_key"]))
+    with pytest.raises(CaseError) as caught:
+        load_cases(tmp_path / "a")
+    message = str(caught.value)
+    assert caught.value.field == "critical[1]"
+    assert "case 'push-small'" in message and "'no.such_key' is not a key" in message
+    write_case(tmp_path / "b", minimal_case(critical=["env.var[KUBE_CONTEXT]"]))
+    assert load_cases(tmp_path / "b").cases[0].critical == ["env.var[KUBE_CONTEXT]"]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from statewise.contract import builtin_contract
+from statewise.contract import builtin_contract, load_contract_text
 from statewise.integrations.hooks import run_hook
 from statewise.integrations.observe import match_observations
+from statewise.scopes import TaskScope
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 from tests.verifiers.helpers import commit, git, make_repo
@@ -147,3 +149,32 @@ def test_output_naming_several_destinations_is_not_attributed():
     one = output.split("To github.com:someone")[0]
     found = match_observations(contract, "git push git@github.com:acme/app.git main", one, scope)
     assert {(f.key, f.scope) for f in found} == {("repository.protected", "repo:github.com/acme/app@main")}
+
+
+PATHOLOGICAL_RULES = """
+extends: coding
+name: patterns
+version: 1
+observations:
+  - name: catastrophic
+    command: '^git push'
+    output: '^((a|aa)+)$'
+    key: repository.protected
+    value: true
+  - name: ordinary
+    command: '^git push'
+    output: 'protected branch hook declined'
+    key: repository.protected
+    value: true
+"""
+
+
+def test_a_pathological_observation_pattern_is_cut_off_and_the_others_still_match():
+    contract = load_contract_text(PATHOLOGICAL_RULES, "patterns.yaml")
+    task = TaskScope(user="dev", repo="github.com/acme/app", branch="main")
+    output = "a" * 5000 + "!\nremote: error: protected branch hook declined\n"
+    start = time.monotonic()
+    found = match_observations(contract, "git push origin main", output, task)
+    assert time.monotonic() - start < 2.0
+    names = [fact.rule.name for fact in found]
+    assert "catastrophic" not in names and "ordinary" in names

@@ -185,3 +185,13 @@ def test_text_parsing_rules():
     assert parse_text_value("a, b,,c", "list") == ["a", "b", "c"]
     assert parse_text_value("line\n", "string") == "line"
     assert parse_json_path('$.a["b.c"][2]') == ["a", "b.c", 2]
+
+
+def test_a_pathological_regex_leaves_the_value_unavailable_quickly(tmp_path: Path, shims: Path):
+    shim(shims, "probe", "printf 'a%.0s' $(seq 1 5000); echo '!'")
+    env = private_env(shims)
+    start = time.monotonic()
+    seen = observe_command(tmp_path, ["probe"], {"regex": r"^((?:a|aa)+)$"}, value_type="string", env=env)
+    assert time.monotonic() - start < 2.0  # the match is cut off at its time bound
+    assert seen.status is UNAVAILABLE
+    assert "did not finish matching" in seen.detail

@@ -582,6 +582,7 @@ def load_cases(directory: str | Path, *, name: str | None = None) -> CaseSet:
         for index, step in enumerate(scenario.steps):
             if step.family not in playbook.families:
                 raise CaseError(sources[sequence.id], f"tasks[{index}]", f"unknown playbook family {step.family!r}")
+            _check_critical(sequence.id, step.critical, contract, sources[sequence.id], f"tasks[{index}].critical")
         result.scenarios.append(scenario)
     return result
 
@@ -596,6 +597,16 @@ def _check_against(case: Case, contract: Contract, playbook: Playbook, source: s
     for where, key in keys:
         if contract.key_type(key) is None:
             raise CaseError(source, where, f"{key!r} is not a key the {contract.name} contract declares")
+    _check_critical(case.id, case.critical, contract, source, "critical")
+
+
+def _check_critical(case_id: str, critical: Iterable[str], contract: Contract, source: str, field: str) -> None:
+    """Every ground-truth critical key must be one the contract declares: a misspelt key would
+    make the case's attribution score wrong silently (nothing could ever match it)."""
+    for index, key in enumerate(critical):
+        if contract.state_spec(key) is None:
+            raise CaseError(source, f"{field}[{index}]",
+                            f"case {case_id!r}: {key!r} is not a key the {contract.name} contract declares")
 
 
 def now_minus(duration: str | None, now: datetime | None = None) -> datetime | None:

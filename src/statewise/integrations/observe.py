@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from statewise.contract import Contract, ObservationRule
+from statewise.contract import Contract, ObservationRule, RegexTimeout, contract_regex
 from statewise.errors import StateWiseError, ValueTypeError
 from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
 from statewise.scopes import Scope, ScopeLevel, normalize_repo_identity
@@ -104,10 +104,14 @@ def match_observations(contract: Contract, command: str, output: str, task_scope
     output = output[-MAX_OUTPUT_CHARS:]
     named, destination = push_destination(output, task_scope, cwd)
     for rule in contract.observations:
-        command_match = re.search(rule.command, command)
-        if command_match is None:
+        try:  # time-bounded: a pathological contract pattern finds nothing rather than hang
+            command_match = contract_regex(rule.command).search(command)
+            if command_match is None:
+                continue
+            output_matches = contract_regex(rule.output, multiline=True).finditer(output)
+        except RegexTimeout:
             continue
-        for output_match in re.finditer(rule.output, output, flags=re.MULTILINE):
+        for output_match in output_matches:
             fact = _fact(contract, rule, command_match, output_match, task_scope,
                          destination if named else task_scope.repo, named)
             if fact is not None and (fact.key, fact.scope) not in seen:

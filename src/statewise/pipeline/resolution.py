@@ -92,7 +92,9 @@ def reliability_findings(
         findings.append(f"provenance: never confirmed by its authority (source {record.provenance.source.value})")
     if record.time.is_stale(now):
         findings.append(f"freshness: last confirmed {record.time.confirmed_at:%Y-%m-%d %H:%M}, TTL {spec.ttl_seconds}s")
-    for other in others:
+    # Conflicts exist only where the key holds one value per scope (single_valued, the
+    # default); a key declared single_valued: false may hold several, none contradicting.
+    for other in others if spec.single_valued else ():
         if other.id != record.id and other.key == record.key and other.value != record.value:
             if other.time.observed_at > record.time.observed_at:
                 findings.append(f"conflict: newer record {other.id} in {other.scope} says {other.value!r}")

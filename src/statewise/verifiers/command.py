@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from statewise.contract import RegexTimeout, contract_regex
 from statewise.verifiers.base import (
     Adapter,
     Observation,
@@ -156,14 +157,18 @@ class Command(Adapter):
     @staticmethod
     def _regex(pattern: str, text: str, request: VerifierRequest, reference: str, stream: str) -> Observation:
         try:
-            compiled = re.compile(pattern, re.MULTILINE)
-        except re.error as error:
+            compiled = contract_regex(pattern, multiline=True)
+        except ValueError as error:
             raise VerifierArgumentError(f"bad regex {pattern!r}: {error}") from None
         if compiled.groups < 1:
             raise VerifierArgumentError(f"the regex {pattern!r} has no group to capture the value")
         if not text.strip():
             return Observation.unavailable(f"{stream} is empty; nothing to read a value from", reference)
-        match = compiled.search(text)
+        try:
+            # Time-bounded: a pathological pattern leaves the value unknown, never "no".
+            match = compiled.search(text)
+        except RegexTimeout as error:
+            return Observation.unavailable(str(error), reference)
         if match is None or match.group(1) is None:
             shown = text.strip()[:120]
             return Observation.unavailable(f"nothing in {stream} matches {pattern!r}: {shown!r}", reference)

@@ -926,11 +926,12 @@ class _Session:
     quiet: frozenset[str] = frozenset()  # options that only print and exit (--version)
     decides: str = "stdin"  # stdin: a terminal stdin opens it; stdout: a terminal stdout (pagers); always
     code_from_pipe: bool = True  # a pipe on stdin is a program only known at run time (curl ... | python3)
+    runs_args: bool = False  # its arguments may be commands it runs (script -c, su -c): scanned as unknown
 
 
 def _session(what: str, valued: str = "", program: str = "", **kwargs: Any) -> _Session:
     sets = {name: frozenset(kwargs.pop(name, "").split()) for name in ("interactive", "quiet")}
-    quiet = sets["quiet"] | {"--version", "-V", "--help", "-h", "-v", "-version", "-help"}
+    quiet = sets["quiet"] | {"--version", "--help"}
     return _Session(what, frozenset(valued.split()), frozenset(program.split()), interactive=sets["interactive"],
                     quiet=quiet, **kwargs)
 
@@ -939,7 +940,7 @@ _INTERPRETER = "an interactive interpreter"
 _SESSIONS: dict[str, _Session] = {
     "node": _session(_INTERPRETER, "-r --require --import --loader --experimental-loader -C --conditions "
                      "--input-type --title --env-file", "-e --eval -p --print --test --run", interactive="-i --interactive",
-                     quiet="--v8-options"),
+                     quiet="--v8-options -v"),
     "nodejs": _session(_INTERPRETER, "-r --require", "-e --eval -p --print", interactive="-i --interactive"),
     "deno": _session(_INTERPRETER, script=False, program="run eval test task fmt lint check compile install "
                      "info doc bench serve", decides="subcommand"),
@@ -978,12 +979,13 @@ _SESSIONS: dict[str, _Session] = {
                         "--eval -f --file", script=True, code_from_pipe=False),
     "mongo": _session("a database shell", "--host --port -u -p --username --password", "--eval", script=True,
                       code_from_pipe=False),
-    **{name: _session("an editor", "-c --cmd -u -U -i -T -w -W -S --servername --remote", decides="always")
+    **{name: _session("an editor", "-c --cmd -u -U -i -T -w -W -S --servername --remote", "-es -Es",
+                      script=False, decides="always")
        for name in ("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim")},
-    **{name: _session("an editor", decides="always")
+    **{name: _session("an editor", script=False, decides="always")
        for name in ("nano", "pico", "micro", "joe", "jed", "kak", "hx", "helix", "mcedit", "ne", "emacsclient")},
     "emacs": _session("an editor", "-l --load -f --funcall --eval -L --directory", "--batch --script -batch",
-                      decides="always"),
+                      script=False, decides="always"),
     "ed": _session("an editor (ed reads its commands from standard input)", "-p", script=False),
     **{name: _session("a pager", "-p -P -x -y -z -b -h -j -k -o -O -t -T", script=False, decides="stdout",
                       code_from_pipe=False)
@@ -991,9 +993,9 @@ _SESSIONS: dict[str, _Session] = {
     **{name: _session("a pager (its page is shown in $PAGER)", "-P -M -S -s -C -L -p -e -m", script=False,
                       decides="stdout", program="-f -k -w --where --path -c --catman --help -h", code_from_pipe=False)
        for name in ("man", "info")},
-    "script": _session("a terminal session recorded by script", "-c --command -E --echo -O --log-out -I --log-in "
-                       "-B --log-io -T --log-timing -m --logging-format -t --timing", script=False,
-                       decides="always"),
+    "script": _session("a terminal session recorded by script", "-E --echo -O --log-out -I --log-in "
+                       "-B --log-io -T --log-timing -m --logging-format -t --timing", "-c --command", script=False,
+                       decides="always", runs_args=True, quiet="-V"),
     **{name: _session("a terminal multiplexer", script=False, decides="always",
                       quiet="ls list-sessions has-session has -V")
        for name in ("tmux", "screen", "byobu", "zellij")},
@@ -1002,8 +1004,8 @@ _SESSIONS: dict[str, _Session] = {
     **{name: _session("a debugger", "-x -ex -ix -iex -p -cd -d -s -c --core --pid --command --eval-command",
                       "-batch --batch -ex --eval-command -x --command", script=False, decides="always")
        for name in ("gdb", "lldb", "pdb")},
-    "su": _session("a shell as another user", "-c --command -s --shell -g --group -G --supp-group -w",
-                   "-c --command", script=False),
+    "su": _session("a shell as another user", "-s --shell -g --group -G --supp-group -w",
+                   "-c --command", script=False, runs_args=True),
 }
 # Words that make docker/podman/kubectl attach the terminal to a container's program.
 _CONTAINER_TTY = frozenset({"-i", "-it", "-ti", "--interactive", "-t", "--tty", "-itd", "-dit"})
@@ -1566,8 +1568,7 @@ class _Analyzer:
         values = [w.value for w in call.args]
         if any(v in s.quiet for v in values if v is not None) and not any(
                 v in s.interactive for v in values if v is not None):
-            self.unguard(call.part)
-            return
+            return  # prints its version or help
         given = interactive = False
         positionals: list[_Word] = []
         i = 0
@@ -1619,7 +1620,10 @@ class _Analyzer:
         if s.what.startswith("an editor"):
             # ed <<EOF, vim -es, emacs --batch: editor commands, which may write the files named
             self.write_paths(call, [w for w in positionals if w.value != "-"], via=call.name)
-        self.unknown(call)
+        if s.runs_args:
+            self.unknown(call)
+        else:
+            self.unguard(call.part)
 
     def ssh(self, call: _Call) -> None:
         spec = _Spec.of(flags="-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y",
@@ -1833,7 +1837,12 @@ class _Analyzer:
         if parsed.has("-K", "--config"):
             self.fail("`curl -K` reads its options from a file StateWise does not read", call.part)
             return
-        self.output_options(call)
+        for option in _OUTPUT_OPTIONS["curl"]:
+            for value in parsed.values(option):
+                if value is None:
+                    self.fail(f"the file `curl {option}` writes is only known at run time", call.part)
+                elif value != "-" and not _DEV_FILES.match(value):
+                    self.write_paths(call, [_Word.literal(value)], via=f"curl {option}")
         directory = parsed.value("--output-dir")
         if parsed.has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name"):
             urls = [w for w in parsed.positionals] + [_Word.literal(v or "") for v in parsed.values("--url")]
@@ -1864,7 +1873,12 @@ class _Analyzer:
             return
         if parsed.has("-h", "--help", "-V", "--version"):
             return
-        self.output_options(call)
+        for option in _OUTPUT_OPTIONS["wget"]:
+            for value in parsed.values(option):
+                if value is None:
+                    self.fail(f"the file `wget {option}` writes is only known at run time", call.part)
+                elif value != "-" and not _DEV_FILES.match(value):
+                    self.write_paths(call, [_Word.literal(value)], via=f"wget {option}")
         directory = parsed.value("-P", "--directory-prefix")
         if parsed.has("--spider") or parsed.has("-O", "--output-document"):
             self.unguard(call.part)

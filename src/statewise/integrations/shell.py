@@ -495,12 +495,6 @@ _DANGEROUS_GIT_CONFIG = re.compile(
     r"url\..*|protocol\..*|pager\..*|include\..*|includeif\..*|mergetool\..*|difftool\..*|web\.browser|"
     r"browser\..*|sendemail\..*|core\.worktree|ssh\..*|http\..*proxy.*|init\.templatedir)$", re.IGNORECASE)
 
-_GIT_READ_ONLY = frozenset(_words("""
-status log diff show blame annotate describe rev-parse ls-files ls-tree ls-remote cat-file shortlog grep
-show-ref for-each-ref merge-base rev-list name-rev whatchanged version help count-objects check-ignore
-check-attr check-ref-format diff-files diff-index diff-tree range-diff cherry var show-branch fsck
-verify-commit verify-tag get-tar-commit-id archive format-patch request-pull bugreport
-"""))
 _GIT_UNGUARDED = frozenset(_words("""
 add am apply bisect bundle cherry-pick clone commit config fetch gc init maintenance merge
 mv? notes prune pull repack replace rerere revert send-email sparse-checkout stash submodule
@@ -927,27 +921,32 @@ class _Session:
     decides: str = "stdin"  # stdin: a terminal stdin opens it; stdout: a terminal stdout (pagers); always
     code_from_pipe: bool = True  # a pipe on stdin is a program only known at run time (curl ... | python3)
     runs_args: bool = False  # its arguments may be commands it runs (script -c, su -c): scanned as unknown
+    program_flags: frozenset[str] = frozenset()  # program options that take no value (node --test, psql -l)
+    in_place: frozenset[str] = frozenset()  # options that make it edit its file arguments (perl -i, ruby -i)
 
 
 def _session(what: str, valued: str = "", program: str = "", **kwargs: Any) -> _Session:
-    sets = {name: frozenset(kwargs.pop(name, "").split()) for name in ("interactive", "quiet")}
+    sets = {name: frozenset(kwargs.pop(name, "").split())
+            for name in ("interactive", "quiet", "program_flags", "in_place")}
     quiet = sets["quiet"] | {"--version", "--help"}
-    return _Session(what, frozenset(valued.split()), frozenset(program.split()), interactive=sets["interactive"],
-                    quiet=quiet, **kwargs)
+    return _Session(what, frozenset(valued.split()), frozenset(program.split()) | sets["program_flags"],
+                    interactive=sets["interactive"], quiet=quiet, program_flags=sets["program_flags"],
+                    in_place=sets["in_place"], **kwargs)
 
 
 _INTERPRETER = "an interactive interpreter"
 _SESSIONS: dict[str, _Session] = {
     "node": _session(_INTERPRETER, "-r --require --import --loader --experimental-loader -C --conditions "
-                     "--input-type --title --env-file", "-e --eval -p --print --test --run", interactive="-i --interactive",
-                     quiet="--v8-options -v"),
+                     "--input-type --title --env-file", "-e --eval -p --print --run", interactive="-i --interactive",
+                     quiet="--v8-options -v", program_flags="--test"),
     "nodejs": _session(_INTERPRETER, "-r --require", "-e --eval -p --print", interactive="-i --interactive"),
     "deno": _session(_INTERPRETER, script=False, program="run eval test task fmt lint check compile install "
                      "info doc bench serve", decides="subcommand"),
-    "ruby": _session(_INTERPRETER, "-I -r -C -E -F -K -T -W -x", "-e"),
+    "ruby": _session(_INTERPRETER, "-I -r -C -E", "-e", in_place="-i"),
     "irb": _session(_INTERPRETER, decides="always"),
-    "perl": _session(_INTERPRETER, "-I -M -m -C -d -D -x -0 -l -i", "-e -E"),
-    "php": _session(_INTERPRETER, "-c -d -z -t", "-r -R -B -E -F -f -S -l -s -w -i -m", interactive="-a"),
+    "perl": _session(_INTERPRETER, "", "-e -E", in_place="-i"),
+    "php": _session(_INTERPRETER, "-c -d -z -t", "-r -R -B -E -F -f -S", interactive="-a",
+                    program_flags="-l -s -w -i -m"),
     "lua": _session(_INTERPRETER, "-l", "-e", interactive="-i"),
     "luajit": _session(_INTERPRETER, "-l -j -O", "-e -b", interactive="-i"),
     "R": _session(_INTERPRETER, "", "-e -f --file", interactive="--interactive"),
@@ -959,7 +958,8 @@ _SESSIONS: dict[str, _Session] = {
     "bpython": _session(_INTERPRETER, decides="always"),
     "jshell": _session(_INTERPRETER, "--class-path --module-path", "", script=True),
     "scala": _session(_INTERPRETER, "-cp -classpath", "-e"),
-    "erl": _session(_INTERPRETER, "-pa -pz -name -sname -setcookie", "-eval -s -run -noshell -detached"),
+    "erl": _session(_INTERPRETER, "-pa -pz -name -sname -setcookie", "-eval -s -run",
+                    program_flags="-noshell -detached"),
     "iex": _session(_INTERPRETER, "--sname --name --cookie -r -pa", "-e --eval -S"),
     "tclsh": _session(_INTERPRETER),
     "guile": _session(_INTERPRETER, "-L -x", "-c -s"),
@@ -968,7 +968,7 @@ _SESSIONS: dict[str, _Session] = {
                         script_index=1, code_from_pipe=False),
     "psql": _session("a database shell", "-h -p -U -d -v -P -F -R -T -L -o --host --port --username --dbname "
                      "--variable --set --pset --field-separator --record-separator --table-attr --log-file --output",
-                     "-c -f -l --command --file --list", script=False, code_from_pipe=False),
+                     "-c -f --command --file", script=False, code_from_pipe=False, program_flags="-l --list"),
     "mysql": _session("a database shell", "-h -P -u -D -S --host --port --user --database --socket "
                       "--default-character-set", "-e --execute", script=False, code_from_pipe=False),
     "mariadb": _session("a database shell", "-h -P -u -D -S --host --port --user --database --socket",
@@ -979,19 +979,19 @@ _SESSIONS: dict[str, _Session] = {
                         "--eval -f --file", script=True, code_from_pipe=False),
     "mongo": _session("a database shell", "--host --port -u -p --username --password", "--eval", script=True,
                       code_from_pipe=False),
-    **{name: _session("an editor", "-c --cmd -u -U -i -T -w -W -S --servername --remote", "-es -Es",
-                      script=False, decides="always")
+    **{name: _session("an editor", "-c --cmd -u -U -i -T -w -W -S --servername --remote", script=False,
+                      decides="always", program_flags="-es -Es")
        for name in ("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim")},
     **{name: _session("an editor", script=False, decides="always")
        for name in ("nano", "pico", "micro", "joe", "jed", "kak", "hx", "helix", "mcedit", "ne", "emacsclient")},
-    "emacs": _session("an editor", "-l --load -f --funcall --eval -L --directory", "--batch --script -batch",
-                      script=False, decides="always"),
+    "emacs": _session("an editor", "-l --load -f --funcall --eval -L --directory", "--script", script=False,
+                      decides="always", program_flags="--batch -batch"),
     "ed": _session("an editor (ed reads its commands from standard input)", "-p", script=False),
     **{name: _session("a pager", "-p -P -x -y -z -b -h -j -k -o -O -t -T", script=False, decides="stdout",
                       code_from_pipe=False)
        for name in ("less", "more", "most", "pg", "zless", "zmore", "lessfile")},
     **{name: _session("a pager (its page is shown in $PAGER)", "-P -M -S -s -C -L -p -e -m", script=False,
-                      decides="stdout", program="-f -k -w --where --path -c --catman --help -h", code_from_pipe=False)
+                      decides="stdout", program_flags="-f -k -w --where --path -c --catman --help -h", code_from_pipe=False)
        for name in ("man", "info")},
     "script": _session("a terminal session recorded by script", "-E --echo -O --log-out -I --log-in "
                        "-B --log-io -T --log-timing -m --logging-format -t --timing", "-c --command", script=False,
@@ -1002,7 +1002,8 @@ _SESSIONS: dict[str, _Session] = {
     **{name: _session("a remote session", "-P -p -i -o -F -J -l -b -c", script=False, decides="always")
        for name in ("sftp", "telnet", "ftp", "mosh", "lftp")},
     **{name: _session("a debugger", "-x -ex -ix -iex -p -cd -d -s -c --core --pid --command --eval-command",
-                      "-batch --batch -ex --eval-command -x --command", script=False, decides="always")
+                      "-ex --eval-command -x --command", script=False, decides="always",
+                      program_flags="-batch --batch")
        for name in ("gdb", "lldb", "pdb")},
     "su": _session("a shell as another user", "-s --shell -g --group -G --supp-group -w",
                    "-c --command", script=False, runs_args=True),
@@ -1569,7 +1570,7 @@ class _Analyzer:
         if any(v in s.quiet for v in values if v is not None) and not any(
                 v in s.interactive for v in values if v is not None):
             return  # prints its version or help
-        given = interactive = False
+        given = interactive = editing = False
         positionals: list[_Word] = []
         i = 0
         while i < len(call.args):
@@ -1578,25 +1579,32 @@ class _Analyzer:
             if value is None or not value.startswith("-") or value == "-":
                 positionals.append(word)
                 i += 1
-                if s.script and value != "-" and len(positionals) > s.script_index:
+                if s.script and not given and value != "-" and len(positionals) > s.script_index:
                     break  # the script's own arguments follow
                 continue
             if value == "--":
                 positionals.extend(call.args[i + 1:])
                 break
             name = value.partition("=")[0]
-            if value.startswith("--") or name in s.program | s.valued | s.interactive:
+            takes_value = s.valued | (s.program - s.program_flags)
+            if value.startswith("--") or name in s.program | s.valued | s.interactive | s.in_place:
                 given = given or name in s.program
                 interactive = interactive or name in s.interactive
-                if name in s.valued and "=" not in value:
+                editing = editing or name in s.in_place
+                if name in takes_value and "=" not in value:
                     i += 1
-            else:  # a cluster of short options: -qc, -ie
+            else:  # a cluster of short options: -qc, -pie, -i.bak
                 for index, char in enumerate(value[1:]):
                     option = "-" + char
                     given = given or option in s.program
                     interactive = interactive or option in s.interactive
-                    if option in s.valued and index == len(value) - 2:
-                        i += 1
+                    editing = editing or option in s.in_place
+                    if option in s.in_place:
+                        break  # -i.bak: the rest is the backup suffix
+                    if option in takes_value:
+                        if index == len(value) - 2:
+                            i += 1
+                        break
             i += 1
         if s.decides == "subcommand":
             first = positionals[0].value if positionals else None
@@ -1608,15 +1616,24 @@ class _Analyzer:
                 self.interactive(call, s.what)
             return
         if s.script and len(positionals) > s.script_index and positionals[s.script_index].value != "-":
+            if positionals[s.script_index].value is None and not given:
+                self.fail(f"`{call.name}` runs a program only known at run time ({positionals[s.script_index].text})",
+                          call.part)
+                return
+            if editing and not given:
+                positionals = positionals[s.script_index + 1:]  # the script, then the files it edits
             given = True
         if interactive or not given and (
                 s.decides == "always" or s.decides == "stdin" and call.ctx.stdin == "tty"
                 or s.decides == "stdout" and call.ctx.stdout == "tty"):
             self.interactive(call, s.what)
             return
-        if not given and s.decides == "stdin" and call.ctx.stdin == "pipe" and s.code_from_pipe:
-            self.fail(f"`{call.name}` runs a program it reads from a pipe, only known at run time", call.part)
+        if not given and s.decides == "stdin" and call.ctx.stdin in ("pipe", "dynamic") and s.code_from_pipe:
+            self.fail(f"`{call.name}` runs a program it reads from its standard input, only known at run time",
+                      call.part)
             return
+        if editing:
+            self.write_paths(call, positionals, via=f"{call.name} -i")
         if s.what.startswith("an editor"):
             # ed <<EOF, vim -es, emacs --batch: editor commands, which may write the files named
             self.write_paths(call, [w for w in positionals if w.value != "-"], via=call.name)
@@ -3503,8 +3520,7 @@ class _Analyzer:
         while i < len(words):
             value = words[i].value
             if value is None:
-                self.unguard(call.part)
-                return
+                break  # the script is only known at run time (below)
             if not value.startswith("-") or value == "-":
                 break
             if value in ("--version", "-V", "-h", "--help", "-VV"):
@@ -3541,6 +3557,9 @@ class _Analyzer:
         if i >= len(words) or words[i].value == "-":
             self.stdin_program(call, "an interactive interpreter")
             return
+        if words[i].value is None:
+            self.fail(f"`{call.name}` runs a program only known at run time ({words[i].text})", call.part)
+            return
         script = words[i].value or ""
         if script.rsplit("/", 1)[-1] == "manage.py":
             self.django(call, words[i + 1:])
@@ -3551,8 +3570,9 @@ class _Analyzer:
         """An interpreter given no program: it reads one from standard input."""
         if call.ctx.stdin == "tty":
             self.interactive(call, what)
-        elif call.ctx.stdin == "pipe":
-            self.fail(f"`{call.name}` runs a program it reads from a pipe, only known at run time", call.part)
+        elif call.ctx.stdin in ("pipe", "dynamic"):
+            self.fail(f"`{call.name}` runs a program it reads from its standard input, only known at run time",
+                      call.part)
         else:
             self.unguard(call.part)  # a heredoc or a file: the program is in the command, like -c
 
@@ -4381,7 +4401,10 @@ def _sed_effects(script: str) -> tuple[list[str], bool] | None:
 def _redirect_streams(node: Any, source: bytes, ctx: _Ctx) -> None:
     """Record in ``ctx`` where a redirect points standard input or output."""
     if node.type in ("heredoc_redirect", "herestring_redirect"):
-        ctx.stdin = "here"
+        body = [c for c in node.children if c.type not in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<")
+                and not (c.type in _REDIRECTS)]
+        dynamic = any(_has_expansion(c) for c in body)
+        ctx.stdin = "dynamic" if dynamic else "here"
         return
     operator = next((c.type for c in node.children if not c.is_named), "")
     descriptor = next((_node_text(c, source) for c in node.children if c.type == "file_descriptor"), "")
@@ -4391,6 +4414,12 @@ def _redirect_streams(node: Any, source: bytes, ctx: _Ctx) -> None:
         ctx.stdout = "file"
     elif operator == ">&" and descriptor in ("", "1"):
         ctx.stdout = "file"
+
+
+def _has_expansion(node: Any) -> bool:
+    if node.type in _DYNAMIC_NODES:
+        return True
+    return any(_has_expansion(child) for child in node.children)
 
 
 def _first_broken(node: Any) -> Any:

@@ -486,7 +486,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DANGEROUS_ENV = re.compile(
     r"^(LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|PROMPT_COMMAND|GIT_SSH|GIT_SSH_COMMAND|GIT_EDITOR|GIT_SEQUENCE_EDITOR|"
     r"GIT_PAGER|GIT_ASKPASS|GIT_EXTERNAL_DIFF|GIT_EXEC_PATH|GIT_PROXY_COMMAND|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|"
-    r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_TEMPLATE_DIR)$")
+    r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_TEMPLATE_DIR|EDITOR|VISUAL|PAGER|MANPAGER|"
+    r"LESSOPEN|LESSCLOSE)$")
 # git -c settings that run a command (or redirect the remote); they make the call unresolved.
 _DANGEROUS_GIT_CONFIG = re.compile(
     r"^(alias\..*|core\.(sshcommand|pager|editor|hookspath|fsmonitor|askpass|gitproxy|alternaterefscommand)|"
@@ -2469,6 +2470,9 @@ class _Analyzer:
         elif sub in _GIT_SESSIONS:
             self.git_session(call, sub, rest)
         elif sub in _GIT_UNGUARDED:
+            if sub in _GIT_MESSAGE_EDITORS and _git_opens_editor(sub, [w.value for w in rest]):
+                self.interactive(call, f"an editor for the {sub} message")
+                return
             if sub == "submodule" and rest and rest[0].value == "foreach":
                 self.git_foreach(call, rest[1:])
                 return
@@ -3081,6 +3085,9 @@ class _Analyzer:
             inner = call.ctx.copy()
             inner.depth += 1
             self.analyze_text(body, inner, call.part)
+        if parsed.has("--edit-todo") or parsed.has("-i", "--interactive") and not parsed.has(
+                "--continue", "--abort", "--skip", "--quit", "--show-current-patch"):
+            self.interactive(call, "an editor on the rebase todo list")
         if parsed.has("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"):
             self.unguard(call.part)
             return
@@ -3917,6 +3924,8 @@ class _Analyzer:
                                        "group": added.value("-G", "--group")})
         elif sub == "run":
             self.runner(inner, start + 1, _Spec.of(stop_at_positional=True))
+        elif sub == "shell":
+            self.interactive(call, "an interactive shell in the environment")
         elif sub in ("show", "check", "about", "help", "list", "version", "search", "config", "env"):
             if sub in ("config", "env"):
                 self.unguard(call.part)
@@ -4198,6 +4207,29 @@ def _git_listing(sub: str, values: list[str | None]) -> bool:
     if sub in ("notes", "reflog"):
         return not words or words[0] in ("list", "show")
     return False
+
+
+_GIT_MESSAGE_EDITORS = frozenset({"commit", "tag"})
+
+
+def _git_opens_editor(sub: str, values: list[str | None]) -> bool:
+    """Whether ``git commit`` / ``git tag -a`` opens an editor for its message (no -m/-F/...)."""
+    words = [v for v in values if v is not None]
+    if len(words) < len(values):
+        return False  # only known at run time: decided by the arguments' own checks
+    if "-e" in words or "--edit" in words:
+        return True
+    short = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
+    longs = {w.partition("=")[0] for w in words if w.startswith("--")}
+    if sub == "tag":
+        annotated = bool(set(short) & {"a", "s", "u"}) or bool(longs & {"--annotate", "--sign", "--local-user"})
+        listing = bool(set(short) & {"l", "d", "v"}) or bool(longs & {"--list", "--delete", "--verify"})
+        if not annotated or listing:
+            return False
+        return not (set(short) & {"m", "F"} or longs & {"--message", "--file"})
+    if longs & {"--message", "--file", "--reuse-message", "--no-edit", "--dry-run", "--fixup", "--help"}:
+        return False
+    return not set(short) & {"m", "F", "C", "h"}
 
 
 def _ref_name(destination: str) -> tuple[str, str | None]:
@@ -4535,6 +4567,8 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
                                if call.args and call.args[0].value == "run" else self.unguard(call.part)),
     "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
                                   if call.args and call.args[0].value == "install"
+                                  else self.interactive(call, "an interactive shell in the environment")
+                                  if call.args and call.args[0].value == "shell"
                                   else self.runner(call, 2, _Spec.of(stop_at_positional=True))
                                   if call.args and call.args[0].value == "run" else self.unguard(call.part)),
     "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")

@@ -4642,7 +4642,8 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     except RecursionError:
         analyzer.fail("the command nests too deeply to analyze", command)
     unresolved_actions = [
-        Action(tool="shell", operation=UNRESOLVED, args={"command": command, "part": part.strip()[:2000]},
+        Action(tool="shell", operation=UNRESOLVED,
+               args={"command": command, "part": part.strip()[:2000], "why": reason[:2000]},
                risk="high", reason=reason)
         for reason, part in analyzer.unresolved
     ]

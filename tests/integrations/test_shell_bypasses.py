@@ -1077,6 +1077,8 @@ READ_ONLY: list[str] = [
     "git format-patch --stdout -1",
     "git stash show -p",
     "git reflog -5",
+    "git shortlog -sn",
+    "git format-patch -n --stdout HEAD~1",
     "git config user.name",
     "git config --get remote.origin.url",
     "git config list",

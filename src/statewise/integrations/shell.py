@@ -779,13 +779,18 @@ _GIT_REV_OPTIONAL = (
 
 
 def _git_ro(flags: str = "", valued: str = "", optional: str = "", *, diff: bool = False, rev: bool = False,
-            writes: str = "", effects: Mapping[str, str] | None = None, numeric: bool = False) -> _ReadOnly:
+            writes: str = "", effects: Mapping[str, str] | None = None, numeric: bool = False,
+            flag_wins: str = "") -> _ReadOnly:
+    """A git subcommand's options; ``flag_wins`` are its own flags that a shared group takes a
+    value for (``git shortlog -n`` is --numbered, not --max-count)."""
     if diff:
         flags, valued, optional = (f"{flags} {_GIT_DIFF_FLAGS}", f"{valued} {_GIT_DIFF_VALUED}",
                                    f"{optional} {_GIT_DIFF_OPTIONAL}")
     if rev:
         flags, valued, optional = (f"{flags} {_GIT_REV_FLAGS}", f"{valued} {_GIT_REV_VALUED}",
                                    f"{optional} {_GIT_REV_OPTIONAL}")
+    dropped = set(flag_wins.split())
+    valued = " ".join(name for name in valued.split() if name not in dropped)
     return _ro(flags + " -h --help", valued, optional, writes=writes, effects=effects, numeric=numeric)
 
 
@@ -835,7 +840,7 @@ _GIT_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
                         "--follow-symlinks --allow-unknown-type -Z --mailmap --no-mailmap --use-mailmap",
                         "--path", "--batch --batch-check --batch-command"),
     "shortlog": _git_ro("-n --numbered -s --summary -e --email -c --committer", "--group", "-w",
-                        rev=True, numeric=True),
+                        rev=True, numeric=True, flag_wins="-n"),
     "grep": _git_ro("--cached --no-index --untracked --no-exclude-standard --exclude-standard "
                     "--recurse-submodules -a --text --textconv --no-textconv -i --ignore-case -I -r --recursive "
                     "--no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E --extended-regexp -G "
@@ -891,7 +896,7 @@ _GIT_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
         "--start-number --signature --signature-file --suffix --subject-prefix -v --reroll-count --to --cc "
         "--in-reply-to --add-header --base --interdiff --range-diff --creation-factor --filename-max-length "
         "--cover-from-description --description-file -o --output-directory",
-        "--rfc --from --thread --attach --inline --notes", diff=True, rev=True, numeric=True),
+        "--rfc --from --thread --attach --inline --notes", diff=True, rev=True, numeric=True, flag_wins="-n"),
     "request-pull": _git_ro("-p"),
     "bugreport": _git_ro("--no-diagnose", "-o --output-directory -s --suffix", "--diagnose"),
 }
@@ -950,7 +955,6 @@ _SESSIONS: dict[str, _Session] = {
                     program_flags="-l -s -w -i -m"),
     "lua": _session(_INTERPRETER, "-l", "-e", interactive="-i"),
     "luajit": _session(_INTERPRETER, "-l -j -O", "-e -b", interactive="-i"),
-    "R": _session(_INTERPRETER, "", "-e -f --file", interactive="--interactive"),
     "r": _session(_INTERPRETER, "", "-e -f --file", interactive="--interactive"),
     "julia": _session(_INTERPRETER, "-J -L -p -t --project --threads", "-e --eval -E --print", interactive="-i"),
     "ghci": _session(_INTERPRETER, decides="always"),

@@ -1078,6 +1078,8 @@ READ_ONLY: list[str] = [
     "git stash show -p",
     "git reflog -5",
     "git shortlog -sn",
+    'git log --oneline -- "$FILE"',
+    "git log --author=\"$ME\" -1",
     "git format-patch -n --stdout HEAD~1",
     "git config user.name",
     "git config --get remote.origin.url",

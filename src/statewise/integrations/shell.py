@@ -1516,6 +1516,8 @@ class _Analyzer:
         words = self.counts_removed(words, ro)
         if ro.effectful:
             for word in words:
+                if word.value == "--":
+                    break  # what follows is never an option
                 if word.value is None and self.may_be_option(word, ro):
                     self.fail(f"{what}: `{word.text}` is only known at run time and may be an option with effects "
                               f"({word.why})", call.part)

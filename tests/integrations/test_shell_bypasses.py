@@ -959,6 +959,8 @@ FAIL_CLOSED: list[str] = [
     "git config --file .git/config remote.origin.push +feature:main && git push origin",
     "git config --remove-section remote.origin && git push",
     "git remote rename origin old && git push",
+    "man -P 'rm -rf x' ls | cat",
+    "man --pager='rm -rf x' ls > /dev/null",
 ]
 
 # Each must give no action, nothing unresolved and nothing unguarded.

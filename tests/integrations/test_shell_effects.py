@@ -138,3 +138,22 @@ def test_the_install_invariant_refuses_target_and_user_installs():
     assert failing() == set()
     assert failing(target_dir="/tmp/t") == {"install_into_resolved_interpreter"}
     assert failing(user=True) == {"install_into_resolved_interpreter"}
+
+
+def test_pip_configuration_files_redirect_the_install_too(repo, tmp_path):
+    home = tmp_path / "home"
+    config = home / ".config" / "pip" / "pip.conf"
+    config.parent.mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    config.write_text("[install]\ntarget = /tmp/pip-target\n")
+    install = analyze_command("python3 -m pip install x", cwd=repo["work"], env=env).first("pip.install")
+    assert install is not None and install.args["target_dir"] == "/tmp/pip-target"
+    config.write_text("[global]\nuser = yes\n")
+    install = analyze_command("python3 -m pip install x", cwd=repo["work"], env=env).first("pip.install")
+    assert install is not None and install.args["user"] is True
+    # the environment wins over the file, the command line over both
+    install = analyze_command("PIP_USER=0 python3 -m pip install --target t x", cwd=repo["work"],
+                              env=env).first("pip.install")
+    assert install is not None and install.args["target_dir"] == "t" and "user" not in install.args
+    config.write_text("target = no section header\n")
+    assert UNRESOLVED in analyze_command("python3 -m pip install x", cwd=repo["work"], env=env).operations

@@ -929,15 +929,16 @@ class _Session:
     runs_args: bool = False  # its arguments may be commands it runs (script -c, su -c): scanned as unknown
     program_flags: frozenset[str] = frozenset()  # program options that take no value (node --test, psql -l)
     in_place: frozenset[str] = frozenset()  # options that make it edit its file arguments (perl -i, ruby -i)
+    runs: frozenset[str] = frozenset()  # options that run a command (man -P PAGER): unresolved
 
 
 def _session(what: str, valued: str = "", program: str = "", **kwargs: Any) -> _Session:
     sets = {name: frozenset(kwargs.pop(name, "").split())
-            for name in ("interactive", "quiet", "program_flags", "in_place")}
+            for name in ("interactive", "quiet", "program_flags", "in_place", "runs")}
     quiet = sets["quiet"] | {"--version", "--help"}
     return _Session(what, frozenset(valued.split()), frozenset(program.split()) | sets["program_flags"],
                     interactive=sets["interactive"], quiet=quiet, program_flags=sets["program_flags"],
-                    in_place=sets["in_place"], **kwargs)
+                    in_place=sets["in_place"], runs=sets["runs"], **kwargs)
 
 
 _INTERPRETER = "an interactive interpreter"
@@ -995,9 +996,11 @@ _SESSIONS: dict[str, _Session] = {
     **{name: _session("a pager", "-p -P -x -y -z -b -h -j -k -o -O -t -T", script=False, decides="stdout",
                       code_from_pipe=False)
        for name in ("less", "more", "most", "pg", "zless", "zmore", "lessfile")},
-    **{name: _session("a pager (its page is shown in $PAGER)", "-P -M -S -s -C -L -p -e -m", script=False,
-                      decides="stdout", program_flags="-f -k -w --where --path -c --catman --help -h", code_from_pipe=False)
-       for name in ("man", "info")},
+    "man": _session("a pager (its page is shown in $PAGER)", "-P -M -S -s -C -L -p -e -m -H", script=False,
+                    decides="stdout", program_flags="-f -k -w --where --path -c --catman --help -h",
+                    code_from_pipe=False, runs="-P --pager -H --html"),
+    "info": _session("a pager", "-d -f -n -o --directory --file --node --output", script=False, decides="stdout",
+                     program_flags="--apropos -k -w --where --help -h", code_from_pipe=False),
     "script": _session("a terminal session recorded by script", "-E --echo -O --log-out -I --log-in "
                        "-B --log-io -T --log-timing -m --logging-format -t --timing", "-c --command", script=False,
                        decides="always", runs_args=True, quiet="-V"),
@@ -1593,6 +1596,9 @@ class _Analyzer:
                 positionals.extend(call.args[i + 1:])
                 break
             name = value.partition("=")[0]
+            if name in s.runs or (not value.startswith("--") and any("-" + c in s.runs for c in value[1:2])):
+                self.fail(f"`{call.name} {name}` runs a command", call.part)
+                return
             takes_value = s.valued | (s.program - s.program_flags)
             if value.startswith("--") or name in s.program | s.valued | s.interactive | s.in_place:
                 given = given or name in s.program
@@ -3668,9 +3674,15 @@ class _Analyzer:
                             extra=extra)
 
     def install_env(self, call: _Call, tool: str) -> dict[str, str] | None:
-        """What the command's environment says about where ``tool`` installs (_INSTALL_ENV);
-        None (and the call unresolved) when it points at settings StateWise does not read."""
+        """What the command's environment (and pip's configuration files) say about where
+        ``tool`` installs (_INSTALL_ENV); None (and the call unresolved) when it points at
+        settings StateWise does not read."""
         found: dict[str, str] = {}
+        if tool == "pip":
+            configured = self.pip_config(call)
+            if configured is None:
+                return None
+            found.update(configured)
         for name, value in call.env.items():
             entry = _INSTALL_ENV.get(name.upper() if name.upper().startswith("NPM_CONFIG_") else name)
             if entry is None or entry[0] != tool:
@@ -3685,6 +3697,7 @@ class _Analyzer:
                           "read, so where it installs is not known", call.part)
                 return None
             if what in ("user", "system", "global"):
+                found.pop(what, None)  # the environment wins over pip's configuration files
                 if value.strip().lower() in _TRUE_WORDS:
                     found[what] = "true"
             elif what == "location":
@@ -3694,6 +3707,47 @@ class _Analyzer:
                 found[what] = self.represent_path(call, value)
             elif value:
                 found[what] = value
+        return found
+
+    def pip_config(self, call: _Call) -> dict[str, str] | None:
+        """install settings in pip's configuration files that redirect an install (target,
+        prefix, root, user, python), lowest precedence first; None if a file cannot be read."""
+        import configparser
+
+        home = call.env.get("HOME", "")
+        xdg = call.env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+        files = ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
+        if home:
+            files.append(os.path.join(home, ".pip", "pip.conf"))
+        if xdg:
+            files.append(os.path.join(xdg, "pip", "pip.conf"))
+        virtual_env = call.env.get("VIRTUAL_ENV")
+        if virtual_env and "\0" not in virtual_env:
+            files.append(os.path.join(virtual_env, "pip.conf"))
+        found: dict[str, str] = {}
+        for path in files:
+            if not os.path.isfile(path):
+                continue
+            parser = configparser.RawConfigParser()
+            try:
+                parser.read(path, encoding="utf-8")
+            except (OSError, UnicodeError, configparser.Error) as error:
+                self.fail(f"pip's configuration {path} cannot be read ({type(error).__name__}), so where "
+                          f"`{call.name}` installs is not known", call.part)
+                return None
+            for section in ("global", "install"):
+                if not parser.has_section(section):
+                    continue
+                for key, value in parser.items(section):
+                    name = key.replace("_", "-")
+                    if name in ("target", "prefix", "root") and value:
+                        found["target"] = self.represent_path(call, value)
+                    elif name == "user":
+                        found.pop("user", None)
+                        if value.strip().lower() in _TRUE_WORDS:
+                            found["user"] = "true"
+                    elif name == "python" and value:
+                        found["python"] = value
         return found
 
     def represent_path(self, call: _Call, value: str) -> str:

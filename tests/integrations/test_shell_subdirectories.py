@@ -135,3 +135,26 @@ def test_the_invariants_compare_against_the_repository_root(repo):
     # Without the repository root the check cannot be made: it fails closed.
     unknown = {k: v for k, v in state.items() if k != "workspace.repo_root"}
     assert "no_write_to_protected_path" in {r.name for r in contract.check_invariants(other, unknown) if not r.holds}
+
+
+def test_protected_names_reached_through_symlinks_stay_protected(repo, tmp_path):
+    work = repo["work"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "prod.yaml").write_text("db: real\n")
+    (work / "config" / "prod.yaml").unlink()
+    (work / "config").rmdir()
+    (work / "config").symlink_to(elsewhere)  # the protected config/prod.yaml now lives elsewhere
+    (work / "secrets").mkdir()
+    (work / "secrets" / "real.env").write_text("SECRET=2\n")
+    (work / ".env").unlink()
+    (work / ".env").symlink_to(work / "secrets" / "real.env")  # the protected .env is a symlink
+    for sub, command in (("", "echo x > config/prod.yaml"), ("src", "echo x > ../config/prod.yaml"),
+                         ("", "echo x > .env"), ("src", "sed -i s/2/3/ ../.env"), ("", "rm config/prod.yaml")):
+        output = _bash(repo, sub, command)
+        assert output.get("permissionDecision") == "deny", (sub, command, output)
+    edit = _hook(repo, work / "src", "Edit", {"file_path": str(work / ".env"), "old_string": "2", "new_string": "3"})
+    assert edit.get("permissionDecision") == "deny", edit
+    assert (elsewhere / "prod.yaml").read_text() == "db: real\n"
+    action = file_action("Write", {"file_path": ".env"}, cwd=work, workspace=work)
+    assert action.args["path"] == "secrets/real.env" and action.args["link_path"] == ".env"

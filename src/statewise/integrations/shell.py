@@ -1180,6 +1180,7 @@ class _Analyzer:
         # repositories whose push settings an earlier part changed in a way that is not simulated.
         self.config_overlay: dict[str, dict[str, list[str]]] = {}
         self.config_unknown: dict[str, str] = {}
+        self.links: dict[str, str | None] = {}  # resolved path -> the path as written, when symlinks differ
 
     # -- results --
 
@@ -1988,21 +1989,31 @@ class _Analyzer:
                 self.fail(f"the path `{word.text}` is relative to a directory that is not known", call.part)
                 return None
             found.append(self.represent(absolute))
+            self.links[found[-1][0]] = self.link_name(call.ctx, value, found[-1][0])
         return found
+
+    def link_name(self, ctx: _Ctx, value: str, path: str) -> str | None:
+        """The path as written (``..`` folded, symlinks not followed) when symlinks make it name
+        another file: writing ``config/prod.yaml`` through a symlinked ``config`` still changes
+        what the developer protects as ``config/prod.yaml``."""
+        joined = os.path.normpath(os.path.join(str(ctx.cwd) if ctx.cwd else "/", value))
+        lexical = self.represent(joined)[0]
+        return lexical if lexical != path else None
 
     def delete_paths(self, call: _Call, words: Iterable[_Word], *, recursive: bool, via: str,
                      extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=False) or ():
                 self.emit("fs.delete", "fs", {"path": path, "recursive": recursive, "inside_workspace": inside,
-                                              "via": via, **(extra or {})},
+                                              "via": via, "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} deletes {path}")
 
     def write_paths(self, call: _Call, words: Iterable[_Word], *, via: str,
                     extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=True) or ():
-                self.emit("fs.write", "fs", {"path": path, "inside_workspace": inside, "via": via, **(extra or {})},
+                self.emit("fs.write", "fs", {"path": path, "inside_workspace": inside, "via": via,
+                                             "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} writes {path}")
 
     def which(self, call: _Call, name: str) -> str | None:
@@ -4740,6 +4751,9 @@ def file_action(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Pat
     path, inside = analyzer.represent(absolute)
     edits = tool_input.get("edits")
     args: dict[str, Any] = {"path": path, "inside_workspace": inside, "via": tool_name}
+    link = analyzer.link_name(_Ctx(start, {}), expanded, path)
+    if link is not None:
+        args["link_path"] = link
     if isinstance(edits, list):
         args["edits"] = len(edits)
     return Action(tool="fs", operation="fs.write", target=path, args=args, risk="medium",

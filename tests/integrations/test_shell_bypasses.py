@@ -960,6 +960,12 @@ FAIL_CLOSED: list[str] = [
     "git config --remove-section remote.origin && git push",
     "git remote rename origin old && git push",
     "man -P 'rm -rf x' ls | cat",
+    "crontab -e",
+    "visudo",
+    "kubectl edit deploy/web",
+    "systemctl edit nginx",
+    "bun repl",
+    "deno",
     "man --pager='rm -rf x' ls > /dev/null",
 ]
 

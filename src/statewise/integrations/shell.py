@@ -1016,6 +1016,9 @@ _SESSIONS: dict[str, _Session] = {
     "su": _session("a shell as another user", "-s --shell -g --group -G --supp-group -w",
                    "-c --command", script=False, runs_args=True),
 }
+# Programs that open $EDITOR on the terminal: program -> the word that does it ("" = always).
+_EDITOR_LAUNCHERS: dict[str, str] = {"crontab": "-e", "visudo": "", "vipw": "", "vigr": "", "sudoedit": "",
+                                     "edquota": "", "systemctl": "edit", "kubectl": "edit", "oc": "edit"}
 # Words that make docker/podman/kubectl attach the terminal to a container's program.
 _CONTAINER_TTY = frozenset({"-i", "-it", "-ti", "--interactive", "-t", "--tty", "-itd", "-dit"})
 _CONTAINER_TOOLS = frozenset({"docker", "podman", "kubectl", "nerdctl", "oc"})
@@ -1424,6 +1427,9 @@ class _Analyzer:
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, call)
+        elif key in _EDITOR_LAUNCHERS and (not _EDITOR_LAUNCHERS[key] or _EDITOR_LAUNCHERS[key] in (
+                w.value for w in call.args)):
+            self.interactive(call, "an editor ($EDITOR)")
         elif key in _SHELLS:
             self.shell(call)
         elif key in _READ_ONLY_ARGS:
@@ -4080,6 +4086,9 @@ class _Analyzer:
                 self.migration(inner, f"{tool} run {script}", call.args)
                 return
             self.unguard(call.part)
+            return
+        if sub == "repl" and tool in ("bun", "pnpm", "npm"):
+            self.interactive(call, "an interactive interpreter")
             return
         if sub in ("exec", "x", "dlx") or (tool == "pnpm" and sub == "dlx"):
             index = call.words.index(positionals[0])

@@ -455,7 +455,7 @@ def test_unrepresentable_state_fails_closed() -> None:
 
 
 def test_recursive_delete_outside_workspace_fails() -> None:
-    state = {"workspace.root": "/work/app", "fs.protected_paths": [".git", ".env"]}
+    state = {"workspace.root": "/work/app", "workspace.repo_root": "/work/app", "fs.protected_paths": [".git", ".env"]}
     coding = builtin_contract()
     escape = {"tool": "fs", "operation": "fs.delete", "args": {"path": "../other", "recursive": True}}
     assert "no_recursive_delete_outside_workspace" in failing(coding.check_invariants(escape, state))
@@ -466,7 +466,8 @@ def test_recursive_delete_outside_workspace_fails() -> None:
 
 
 def test_deleting_a_protected_path_or_its_parent_fails() -> None:
-    state = {"workspace.root": "/work/app", "fs.protected_paths": [".git", "config/secrets"]}
+    state = {"workspace.root": "/work/app", "workspace.repo_root": "/work/app",
+             "fs.protected_paths": [".git", "config/secrets"]}
     coding = builtin_contract()
     inside = {"tool": "fs", "operation": "fs.delete", "args": {"path": ".git/hooks", "recursive": True}}
     parent = {"tool": "fs", "operation": "fs.delete", "args": {"path": "config", "recursive": True}}

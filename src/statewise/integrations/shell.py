@@ -394,9 +394,14 @@ class _Ctx:
     env: dict[str, str]
     depth: int = 0
     path_known: bool = True
+    # Where standard input comes from and standard output goes: "tty" (the agent's terminal,
+    # as far as the command shows), "pipe", "file" or "here" (a heredoc or herestring). An
+    # interpreter reading its program from a tty is an interactive session.
+    stdin: str = "tty"
+    stdout: str = "tty"
 
     def copy(self) -> _Ctx:
-        return _Ctx(self.cwd, dict(self.env), self.depth, self.path_known)
+        return _Ctx(self.cwd, dict(self.env), self.depth, self.path_known, self.stdin, self.stdout)
 
 
 @dataclass(slots=True)
@@ -453,11 +458,7 @@ def _words(text: str) -> list[str]:
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh"})
 _READ_ONLY = frozenset(_words("""
-ls ll la dir vdir cat bat batcat head tail less more grep egrep fgrep rg ag ack wc echo printf pwd which
-type whereis whoami id groups date printenv stat file du df tree diff cmp comm cut tr basename dirname
-realpath readlink true false test [ [[ sleep jq yq xxd od hexdump strings md5sum sha1sum sha224sum
-sha256sum sha384sum sha512sum shasum b2sum cksum column nl tac rev seq uname hostname ps pgrep free
-uptime history locale tput clear man info help zcat zless zgrep lsof nproc arch getconf lsb_release
+echo printf type true false test [ [[ sleep tput help
 cd pushd popd export set unset shopt : read wait ulimit umask hash jobs fg bg disown declare typeset
 local readonly let shift return exit break continue getopts times caller dirs logout
 """))
@@ -465,9 +466,9 @@ local readonly let shift return exit break continue getopts times caller dirs lo
 _KNOWN_UNGUARDED = frozenset(_words("""
 mkdir cargo go gem bundle? apt apt-get aptitude dpkg brew dnf yum apk pacman zypper port snap flatpak
 conda mamba micromamba pyenv rustup nvm volta asdf mise node deno bun? ruby perl php java javac mvn gradle
-gcc g++ cc clang make? cmake ninja tar zip unzip gzip gunzip bzip2 xz curl wget ruff black isort flake8
-mypy pyright pylint eslint prettier tsc git-lfs gh hub code vim vi nano emacs open xdg-open awk gawk sed?
-sort uniq paste join fold fmt expand unexpand split csplit base64 iconv envsubst python-config
+gcc g++ cc clang make? cmake ninja tar unzip ruff black isort flake8
+mypy pyright pylint eslint prettier tsc git-lfs gh hub code open xdg-open awk gawk sed?
+paste join fold fmt expand unexpand base64 iconv envsubst python-config
 """))
 # Names whose appearance among an unknown program's arguments means it may run them.
 _WRAPPED_DANGER = frozenset(_words("""
@@ -485,7 +486,8 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DANGEROUS_ENV = re.compile(
     r"^(LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|PROMPT_COMMAND|GIT_SSH|GIT_SSH_COMMAND|GIT_EDITOR|GIT_SEQUENCE_EDITOR|"
     r"GIT_PAGER|GIT_ASKPASS|GIT_EXTERNAL_DIFF|GIT_EXEC_PATH|GIT_PROXY_COMMAND|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|"
-    r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_TEMPLATE_DIR)$")
+    r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_TEMPLATE_DIR|EDITOR|VISUAL|PAGER|MANPAGER|"
+    r"LESSOPEN|LESSCLOSE)$")
 # git -c settings that run a command (or redirect the remote); they make the call unresolved.
 _DANGEROUS_GIT_CONFIG = re.compile(
     r"^(alias\..*|core\.(sshcommand|pager|editor|hookspath|fsmonitor|askpass|gitproxy|alternaterefscommand)|"
@@ -494,19 +496,641 @@ _DANGEROUS_GIT_CONFIG = re.compile(
     r"url\..*|protocol\..*|pager\..*|include\..*|includeif\..*|mergetool\..*|difftool\..*|web\.browser|"
     r"browser\..*|sendemail\..*|core\.worktree|ssh\..*|http\..*proxy.*|init\.templatedir)$", re.IGNORECASE)
 
-_GIT_READ_ONLY = frozenset(_words("""
-status log diff show blame annotate describe rev-parse ls-files ls-tree ls-remote cat-file shortlog grep
-show-ref for-each-ref merge-base rev-list name-rev whatchanged version help count-objects check-ignore
-check-attr check-ref-format diff-files diff-index diff-tree range-diff cherry var show-branch fsck
-verify-commit verify-tag get-tar-commit-id instaweb archive format-patch request-pull bugreport
-"""))
 _GIT_UNGUARDED = frozenset(_words("""
-add am apply bisect bundle cherry-pick citool clone commit config fetch gc gui init maintenance merge
-mergetool mv? notes prune pull repack replace rerere revert send-email sparse-checkout stash submodule
-tag update-index symbolic-ref lfs difftool reflog remote hash-object mktag mktree commit-tree read-tree
+add am apply bisect bundle cherry-pick clone commit config fetch gc init maintenance merge
+mv? notes prune pull repack replace rerere revert send-email sparse-checkout stash submodule
+tag update-index symbolic-ref lfs reflog remote hash-object mktag mktree commit-tree read-tree
 write-tree pack-refs fast-import fast-export filter-branch unpack-objects index-pack pack-objects
 credential column interpret-trailers mailinfo mailsplit merge-file merge-tree stripspace
 """))
+
+
+# --- read-only, proven from the argv ----------------------------------------------------------
+# A program counts as read-only only when every option it is given is one listed here. An
+# option that is not listed is an effect StateWise does not know (unresolved); an option that
+# writes a file becomes an fs.write of that file (so the path checks apply); an option that
+# runs a command, or makes the program do something else with effects, is unresolved with the
+# reason given here.
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadOnly:
+    """How the argv of a read-only program is proven read-only."""
+
+    spec: _Spec
+    writes: frozenset[str] = frozenset()  # options whose value is a file the program writes
+    effects: Mapping[str, str] = field(default_factory=dict)  # option -> what it does (unresolved)
+    output_positional: int | None = None  # the positional that is a file written (uniq IN OUT)
+    max_positionals: int | None = None  # more positionals are an effect (hostname NAME sets it)
+    positional: str | None = None  # a regex every positional must match (date +FORMAT)
+    numeric: bool = False  # -NUM (and +NUM) is a count: head -5, grep -3, seq 10 -1 1
+    in_place: frozenset[str] = frozenset()  # options that make it write its file arguments (yq -i)
+
+    @property
+    def effectful(self) -> bool:
+        return bool(self.writes or self.effects or self.output_positional is not None
+                    or self.max_positionals is not None or self.positional or self.in_place)
+
+
+def _ro(flags: str = "", valued: str = "", optional: str = "", *, writes: str = "",
+        effects: Mapping[str, str] | None = None, **kwargs: Any) -> _ReadOnly:
+    in_place = frozenset(kwargs.pop("in_place", "").split())
+    spec = _Spec.of(flags + " " + " ".join(in_place), valued + " " + writes, optional)
+    return _ReadOnly(spec, frozenset(writes.split()), dict(effects or {}), in_place=in_place, **kwargs)
+
+
+_RUNS = "runs a command StateWise cannot see"
+_LS = _ro("-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -k -l -L -m -n -N -o -p -q -Q -r -R -s -S -t -u -U -v -x "
+          "-X -Z -1 -e -O -P -T -W -% -, --all --almost-all --author --escape --ignore-backups --directory --dired "
+          "--classify --file-type --full-time --group-directories-first --no-group --human-readable --si "
+          "--dereference-command-line --dereference-command-line-symlink-to-dir --inode --kibibytes --dereference "
+          "--literal --numeric-uid-gid --hide-control-chars --show-control-chars --quote-name --reverse --recursive "
+          "--size --context --zero --help --version",
+          "-I -w --block-size --hide --ignore --width --tabsize --sort --time-style --format --indicator-style "
+          "--quoting-style",
+          "--color --colour --hyperlink --time --classify")
+_GREP = _ro("-E -F -G -P -i -y -v -w -x -c -L -l -o -q -s -b -H -h -n -T -Z -z -a -I -r -R -U -u -V "
+            "--extended-regexp --fixed-strings --basic-regexp --perl-regexp --ignore-case --no-ignore-case "
+            "--invert-match --word-regexp --line-regexp --count --files-without-match --files-with-matches "
+            "--only-matching --quiet --silent --no-messages --byte-offset --with-filename --no-filename "
+            "--line-number --initial-tab --null --null-data --text --recursive --dereference-recursive "
+            "--line-buffered --binary --help --version",
+            "-e -f -m -A -B -C -D -d --regexp --file --max-count --after-context --before-context --context "
+            "--label --binary-files --devices --directories --exclude --exclude-from --exclude-dir --include",
+            "--color --colour", numeric=True)
+_RG = _ro("-i -S -s -F -l -L -n -N -H -I -o -p -q -v -w -x -a -c -u -uu -uuu -U -P -z -0 -b -h -V -. "
+          "--ignore-case --smart-case --case-sensitive --fixed-strings --files-with-matches --files-without-match "
+          "--files --follow --line-number --no-line-number --no-heading --heading --with-filename --no-filename "
+          "--hidden --no-hidden --unrestricted --no-ignore --no-ignore-vcs --no-ignore-dot --no-ignore-global "
+          "--no-ignore-parent --no-ignore-exclude --no-ignore-files --no-ignore-messages --only-matching --pretty "
+          "--quiet --invert-match --word-regexp --line-regexp --json --vimgrep --column --no-column --byte-offset "
+          "--stats --trim --null --null-data --text --binary --no-binary --multiline --multiline-dotall --pcre2 "
+          "--no-pcre2 --no-config --no-messages --debug --trace --passthru --passthrough --crlf --no-crlf "
+          "--line-buffered --block-buffered --no-unicode --one-file-system --search-zip --count --count-matches "
+          "--type-list --no-require-git --sort-files --max-columns-preview --include-zero --no-filename "
+          "--glob-case-insensitive --ignore-file-case-insensitive --help --version",
+          "-e -f -A -B -C -g -M -m -d -j -t -T -E -r --regexp --file --after-context --before-context --context "
+          "--glob --iglob --max-columns --max-count --max-depth --maxdepth --threads --type --type-not --type-add "
+          "--type-clear --encoding --replace --max-filesize --ignore-file --sort --sortr --engine "
+          "--context-separator --field-match-separator --field-context-separator --path-separator --dfa-size-limit "
+          "--regex-size-limit --pre --pre-glob --hostname-bin --hyperlink-format",
+          "--color --colors", effects={"--pre": "runs a preprocessor command on every file",
+                                       "--hostname-bin": "runs a program"}, numeric=True)
+_HEAD = _ro("-q -v -z --quiet --silent --verbose --zero-terminated --help --version",
+            "-c -n --bytes --lines", numeric=True)
+_TAIL = _ro("-f -F -q -v -z -r --quiet --silent --verbose --zero-terminated --retry --help --version",
+            "-c -n -s --bytes --lines --pid --sleep-interval --max-unchanged-stats", "--follow", numeric=True)
+_CAT = _ro("-A -b -e -E -n -s -t -T -u -v -l --show-all --number-nonblank --number --squeeze-blank --show-ends "
+           "--show-tabs --show-nonprinting --help --version")
+_WC = _ro("-c -m -l -L -w --bytes --chars --lines --max-line-length --words --help --version",
+          "--files0-from --total")
+_SUMS = _ro("-b -c -t -z -w --binary --check --text --zero --tag --untagged --quiet --status --strict --warn "
+            "--ignore-missing --help --version", "-l --length")
+
+_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
+    **{name: _LS for name in ("ls", "ll", "la", "dir", "vdir")},
+    "cat": _CAT,
+    **{name: _ro("-A -p -P -n -f -u -S -V -h --plain --paging --number --force-colorization --unbuffered "
+                 "--chop-long-lines --show-all --list-themes --list-languages --diff --help --version",
+                 "-l -H -r -m --language --highlight-line --file-name --diff-context --tabs --wrap --terminal-width "
+                 "--italic-text --decorations --theme --style --line-range --map-syntax --pager",
+                 "--color", effects={"--pager": "runs a pager command"}) for name in ("bat", "batcat")},
+    "head": _HEAD,
+    "tail": _TAIL,
+    **{name: _GREP for name in ("grep", "egrep", "fgrep", "zgrep")},
+    "rg": _RG,
+    "ag": _ro("-a -c -f -G -i -l -L -n -Q -s -S -u -U -v -w -z -0 --all-types --count --follow --hidden "
+              "--ignore-case --smart-case --case-sensitive --literal --nocolor --color --column --nogroup --group "
+              "--noheading --heading --filename --nofilename --files-with-matches --files-without-matches "
+              "--skip-vcs-ignores --unrestricted --word-regexp --search-zip --null --print0 --stats --vimgrep "
+              "--numbers --nonumbers --only-matching --silent --help --version -h -V",
+              "-A -B -C -g -m -p --after --before --context --file-search-regex --ignore --ignore-dir --max-count "
+              "--path-to-ignore --depth --workers --pager",
+              effects={"--pager": "runs a pager command"}, numeric=True),
+    "ack": _ro("-i -I -s -S -v -w -x -c -l -L -h -H -f -g -k -n -1 -Q --ignore-case --smart-case --invert-match "
+               "--word-regexp --line-regexp --count --files-with-matches --files-without-matches --no-filename "
+               "--with-filename --follow --nofollow --literal --nocolor --noenv --column --nocolumn --noheading "
+               "--heading --nobreak --break --group --nogroup --sort-files --help --version --noignore-dir "
+               "--recurse --no-recurse -r -R",
+               "-A -B -C -m -t -T --after-context --before-context --context --max-count --type --ignore-dir "
+               "--ignore-file --match --pager --output",
+               "--color --colour",
+               effects={"--pager": "runs a pager command", "--output": "evaluates a Perl expression per match"}),
+    "wc": _WC,
+    "pwd": _ro("-L -P --help --version"),
+    "which": _ro("-a -s --all --skip-alias --skip-dot --skip-tilde --show-dot --show-tilde --read-alias "
+                 "--read-functions --skip-functions --tty-only -i -v -V --version --help"),
+    "whereis": _ro("-b -m -s -u -l -g", "-B -M -S -f"),
+    "whoami": _ro("--help --version"),
+    "id": _ro("-a -Z -g -G -n -r -u -z --context --group --groups --name --real --user --zero --help --version"),
+    "groups": _ro("--help --version"),
+    "date": _ro("-R -u --rfc-email --utc --universal --debug --help --version",
+                "-d -f -r --date --file --reference --rfc-3339", "-I --iso-8601", positional=r"^\+"),
+    "printenv": _ro("-0 --null --help --version"),
+    "stat": _ro("-L -f -t --dereference --file-system --terse --help --version", "-c --format --printf --cached"),
+    "file": _ro("-b -i -L -h -z -Z -k -s -r -0 -N -p -E -l -S --brief --mime --mime-type --mime-encoding "
+                "--dereference --no-dereference --uncompress --uncompress-noreport --keep-going --special-files "
+                "--raw --print0 --no-pad --preserve-date --extension --apple --no-sandbox --help --version",
+                "-e -F -m -f -P --exclude --exclude-quiet --separator --magic-file --files-from --parameter"),
+    "du": _ro("-a -b -c -D -H -h -k -L -l -m -P -S -s -x -0 --all --apparent-size --bytes --total "
+              "--dereference-args --human-readable --si --count-links --dereference --no-dereference "
+              "--separate-dirs --summarize --one-file-system --null --inodes --help --version",
+              "-B -d -t -X --block-size --max-depth --threshold --exclude --exclude-from --files0-from --time-style",
+              "--time"),
+    "df": _ro("-a -h -H -i -k -l -P -T --all --human-readable --si --inodes --local --portability --print-type "
+              "--total --sync --no-sync --help --version", "-B -t -x --block-size --type --exclude-type", "--output"),
+    "tree": _ro("-a -d -l -f -x -R -q -N -Q -p -u -g -s -h -D -F -v -t -c -U -r -i -A -S -n -C -X -J --gitignore "
+                "--ignore-case --matchdirs --metafirst --prune --info --noreport --si --du --inodes --device "
+                "--dirsfirst --filesfirst --nolinks --fromfile --fromtabfile --fflinks --help --version",
+                "-L -P -I -H -T --infofile --charset --filelimit --timefmt --sort --hintro --houtro", writes="-o"),
+    "diff": _ro("-q -s -c -u -e -n -y -l -r -N -i -E -Z -b -w -B -a -d -t -T -p --brief --report-identical-files "
+                "--ed --rcs --side-by-side --left-column --suppress-common-lines --show-c-function --expand-tabs "
+                "--initial-tab --suppress-blank-empty --paginate --recursive --no-dereference --new-file "
+                "--unidirectional-new-file --ignore-file-name-case --no-ignore-file-name-case --ignore-case "
+                "--ignore-tab-expansion --ignore-trailing-space --ignore-space-change --ignore-all-space "
+                "--ignore-blank-lines --text --strip-trailing-cr --minimal --speed-large-files --normal --help "
+                "--version -v",
+                "-C -U -W -F -x -X -S -I -D --width --show-function-line --tabsize --exclude --exclude-from "
+                "--starting-file --from-file --to-file --ignore-matching-lines --ifdef --line-format "
+                "--old-line-format --new-line-format --unchanged-line-format --old-group-format --new-group-format "
+                "--changed-group-format --unchanged-group-format --horizon-lines --palette --label",
+                "--unified --context --color"),
+    "cmp": _ro("-b -l -s --print-bytes --verbose --quiet --silent --help --version", "-i -n --ignore-initial --bytes"),
+    "comm": _ro("-1 -2 -3 -z --check-order --nocheck-order --total --zero-terminated --help --version",
+                "--output-delimiter"),
+    "cut": _ro("-n -s -z --complement --only-delimited --zero-terminated --help --version",
+               "-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter"),
+    "tr": _ro("-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1 --help --version"),
+    "basename": _ro("-a -z --multiple --zero --help --version", "-s --suffix"),
+    "dirname": _ro("-z --zero --help --version"),
+    "realpath": _ro("-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing --logical --physical "
+                    "--quiet --strip --no-symlinks --zero --help --version", "--relative-to --relative-base"),
+    "readlink": _ro("-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing --canonicalize-missing "
+                    "--no-newline --quiet --silent --verbose --zero --help --version"),
+    "jq": _ro("-n -r -j -a -c -s -S -e -C -M -R -h -V --tab --seq --stream --stream-errors --slurp --raw-input "
+              "--null-input --compact-output --raw-output --raw-output0 --join-output --ascii-output --sort-keys "
+              "--color-output --monochrome-output --exit-status --unbuffered --help --version --args --jsonargs "
+              "--build-configuration",
+              "-f -L --indent --from-file --arg --argjson --slurpfile --rawfile"),
+    "yq": _ro("-e -P -C -M -N -r -j -n -0 -y -Y -v -V -h --exit-status --prettyPrint --colors --no-colors --no-doc "
+              "--unwrapScalar --tojson --null-input --nul-output --verbose --version --help",
+              "-o -p -I --output-format --input-format --indent --front-matter --expression --from-file --arg",
+              in_place="-i --inplace --in-place",
+              effects={"-s": "writes a file per document", "--split-exp": "writes a file per document"}),
+    "xxd": _ro("-a -b -C -e -E -i -p -r -u -d -v -h", "-c -g -l -o -s -n", output_positional=1),
+    "od": _ro("-b -c -d -f -i -l -o -s -x -v --output-duplicates --traditional --help --version",
+              "-A -j -N -t --address-radix --skip-bytes --read-bytes --format --endian", "-S -w --strings --width"),
+    "hexdump": _ro("-b -c -C -d -o -x -v", "-e -f -n -s -L"),
+    "strings": _ro("-a -d -f -w -U -v -V --all --data --print-file-name --include-all-whitespace --help --version",
+                   "-n -t -o -e -s -T --bytes --radix --encoding --output-separator --target --unicode", numeric=True),
+    **{name: _SUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum")},
+    "shasum": _ro("-b -c -t -U -0 -s -w --binary --check --text --tag --status --quiet --strict --warn "
+                  "--ignore-missing --UNIVERSAL --01 --help --version", "-a --algorithm"),
+    "cksum": _ro("--base64 --raw --tag --untagged --check -c --debug -z --zero --help --version",
+                 "-a -l --algorithm --length"),
+    "column": _ro("-t -x -n -e -J -L -d --table --fillrows --json --keep-empty-lines --table-noheadings --help "
+                  "--version", "-c -s -o -N -R -T -E -H -O -W -r -l --output-width --separator --output-separator "
+                  "--table-columns --table-right --table-truncate --table-noextreme --table-hide --table-order "
+                  "--table-wrap --table-name --tree --tree-id --tree-parent"),
+    "nl": _ro("-p --no-renumber --help --version", "-b -d -f -h -i -l -n -s -v -w --body-numbering "
+              "--section-delimiter --footer-numbering --header-numbering --line-increment --join-blank-lines "
+              "--number-format --number-separator --starting-line-number --number-width"),
+    "tac": _ro("-b -r --before --regex --help --version", "-s --separator"),
+    "rev": _ro("--help --version"),
+    "seq": _ro("-w --equal-width --help --version", "-f -s --format --separator", numeric=True),
+    "uname": _ro("-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release --kernel-version "
+                 "--machine --processor --hardware-platform --operating-system --help --version"),
+    "hostname": _ro("-a -A -d -f -i -I -s -y --alias --all-fqdns --domain --fqdn --long --ip-address "
+                    "--all-ip-addresses --short --yp --nis --help --version", max_positionals=0),
+    "ps": _ro("-A -a -d -e -f -F -H -j -l -L -M -N -T -w -x -y -Z -c -r -m -V --forest --headers --no-headers "
+              "--cumulative --help --version --deselect",
+              "-C -G -g -o -O -p -q -s -t -u -U --cols --columns --format --group --Group --pid --ppid --quick-pid "
+              "--sid --sort --tty --user --User --width --rows --lines"),
+    "pgrep": _ro("-l -a -c -f -i -n -o -v -w -x -q -A --list-name --list-full --count --full --ignore-case --newest "
+                 "--oldest --inverse --lightweight --exact --quiet --ignore-ancestors --help --version",
+                 "-d -g -G -O -P -s -t -u -U -r -F --delimiter --pgroup --group --older --parent --session "
+                 "--terminal --euid --uid --runstates --pidfile --ns --nslist"),
+    "free": _ro("-b -k -m -g -h -l -t -w -v --bytes --kilo --mega --giga --tera --peta --kibi --mebi --gibi "
+                "--tebi --pebi --human --si --lohi --total --wide --committed --help --version",
+                "-c -s --count --seconds"),
+    "uptime": _ro("-p -s --pretty --since --help --version"),
+    "locale": _ro("-a -m -c -k -v --all-locales --charmaps --category-name --keyword-name --verbose --help "
+                  "--version"),
+    "clear": _ro("-x -V", "-T"),
+    "zcat": _ro("-f -l -q -v -L -V -h -t --force --list --quiet --verbose --license --version --help --test"),
+    "lsof": _ro("-a -b -C -h -l -n -N -O -P -R -t -U -v -V -w -X -Q", "-A -c -d -D -e -F -g -k -K -L -m -o -p -r "
+                "-s -S -T -u -z -x +c +d +D +f", "-i +L"),
+    "nproc": _ro("--all --help --version", "--ignore"),
+    "arch": _ro("--help --version"),
+    "getconf": _ro("-a", "-v"),
+    "lsb_release": _ro("-a -i -d -r -c -s -v -h --all --id --description --release --codename --short --help"),
+    "history": _ro("", max_positionals=1, positional=r"^\d+$"),
+    "sort": _ro("-b -d -f -g -h -i -M -n -R -r -V -c -C -m -s -u -z --ignore-leading-blanks --dictionary-order "
+                "--ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort "
+                "--numeric-sort --random-sort --reverse --version-sort --merge --stable --unique --zero-terminated "
+                "--debug --help --version",
+                "-k -t -S -T --key --field-separator --buffer-size --temporary-directory --parallel --batch-size "
+                "--random-source --files0-from --sort --compress-program", "--check", writes="-o --output",
+                effects={"--compress-program": "runs a compression program"}),
+    "uniq": _ro("-c -d -i -u -z --count --repeated --ignore-case --unique --zero-terminated --help --version",
+                "-f -s -w --skip-fields --skip-chars --check-chars", "-D --all-repeated --group",
+                output_positional=1),
+}
+
+# Read-only git subcommands and their options (shared groups first).
+_GIT_DIFF_FLAGS = (
+    "-p -u --patch -s --no-patch --raw --patch-with-raw -t --indent-heuristic --no-indent-heuristic --minimal "
+    "--patience --histogram --numstat --shortstat --summary --patch-with-stat -z --name-only --name-status "
+    "--no-color --no-color-moved --no-color-moved-ws --no-renames --rename-empty --no-rename-empty --check "
+    "--full-index --binary --text -a --ignore-cr-at-eol --ignore-space-at-eol -b --ignore-space-change -w "
+    "--ignore-all-space --ignore-blank-lines -W --function-context --exit-code --quiet --ext-diff --no-ext-diff "
+    "--textconv --no-textconv --no-prefix --default-prefix --ita-invisible-in-index --ita-visible-in-index -R "
+    "--cached --staged --merge-base --no-index -1 -2 -3 -0 --base --ours --theirs --cumulative "
+    "--irreversible-delete -D --find-copies-harder --no-relative --compact-summary --pickaxe-all "
+    "--pickaxe-regex --no-stat --histogram --remerge-diff --no-indent-heuristic --ignore-submodules")
+_GIT_DIFF_VALUED = (
+    "-U -S -G -O -l -I --unified --diff-algorithm --anchored --src-prefix --dst-prefix --line-prefix "
+    "--inter-hunk-context --output-indicator-new --output-indicator-old --output-indicator-context --diff-filter "
+    "--find-object --skip-to --rotate-to --ignore-matching-lines --color-moved-ws --stat-width --stat-name-width "
+    "--stat-graph-width --stat-count --word-diff-regex --diff-merges")
+_GIT_DIFF_OPTIONAL = (
+    "--stat --dirstat -X --dirstat-by-file --color --color-moved --color-words --word-diff --submodule "
+    "--ignore-submodules --abbrev --relative -M --find-renames -C --find-copies -B --break-rewrites "
+    "--ws-error-highlight")
+_GIT_REV_FLAGS = (
+    "--all --reflog --not --merges --no-merges --first-parent --exclude-first-parent-only --bisect --left-only "
+    "--right-only --cherry-pick --cherry-mark --cherry --left-right --boundary --reverse --topo-order "
+    "--date-order --author-date-order --simplify-by-decoration --full-history --dense --sparse --simplify-merges "
+    "--show-pulls --walk-reflogs -g --merge --oneline --abbrev-commit --no-abbrev-commit --no-abbrev "
+    "--relative-date --parents --children --graph --no-graph --show-signature --no-decorate --source "
+    "--use-mailmap --mailmap --no-mailmap --no-use-mailmap --full-diff --log-size --no-notes --standard-notes "
+    "--no-standard-notes --no-expand-tabs --regexp-ignore-case -i --basic-regexp -E --extended-regexp -F "
+    "--fixed-strings -P --perl-regexp --all-match --invert-grep --remove-empty --no-min-parents --no-max-parents "
+    "--count --objects --objects-edge --unpacked --timestamp --do-walk --single-worktree --ignore-missing "
+    "--alternate-refs -m -c --cc --dd --no-diff-merges --combined-all-paths --clear-decorations --stdin "
+    "--follow --no-follow --in-commit-order --no-walk --indexed-objects --header --quiet")
+_GIT_REV_VALUED = (
+    "-n --max-count --skip --since --after --since-as-filter --until --before --author --committer --grep "
+    "--grep-reflog --min-parents --max-parents -L --exclude --glob --decorate-refs --decorate-refs-exclude "
+    "--encoding --max-age --min-age")
+_GIT_REV_OPTIONAL = (
+    "--pretty --format --decorate --date --branches --tags --remotes --notes --show-notes --ancestry-path "
+    "--expand-tabs --no-walk --show-linear-break --exclude-hidden")
+
+
+def _git_ro(flags: str = "", valued: str = "", optional: str = "", *, diff: bool = False, rev: bool = False,
+            writes: str = "", effects: Mapping[str, str] | None = None, numeric: bool = False,
+            flag_wins: str = "") -> _ReadOnly:
+    """A git subcommand's options; ``flag_wins`` are its own flags that a shared group takes a
+    value for (``git shortlog -n`` is --numbered, not --max-count)."""
+    if diff:
+        flags, valued, optional = (f"{flags} {_GIT_DIFF_FLAGS}", f"{valued} {_GIT_DIFF_VALUED}",
+                                   f"{optional} {_GIT_DIFF_OPTIONAL}")
+    if rev:
+        flags, valued, optional = (f"{flags} {_GIT_REV_FLAGS}", f"{valued} {_GIT_REV_VALUED}",
+                                   f"{optional} {_GIT_REV_OPTIONAL}")
+    dropped = set(flag_wins.split())
+    valued = " ".join(name for name in valued.split() if name not in dropped)
+    return _ro(flags + " -h --help", valued, optional, writes=writes, effects=effects, numeric=numeric)
+
+
+_GIT_OUTPUT = "--output"  # git diff/log/show --output=F writes F instead of standard output
+_GIT_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
+    "status": _git_ro("-s --short -b --branch --show-stash --long -v --verbose -z --no-column --ahead-behind "
+                      "--no-ahead-behind --renames --no-renames --no-optional-locks",
+                      "", "--porcelain -u --untracked-files --ignore-submodules --ignored --column --find-renames"),
+    "diff": _git_ro(diff=True, writes=_GIT_OUTPUT),
+    "log": _git_ro("--no-follow", diff=True, rev=True, writes=_GIT_OUTPUT, numeric=True),
+    "whatchanged": _git_ro(diff=True, rev=True, writes=_GIT_OUTPUT, numeric=True),
+    "show": _git_ro(diff=True, rev=True, writes=_GIT_OUTPUT, numeric=True),
+    "diff-files": _git_ro("-r -q", diff=True, writes=_GIT_OUTPUT),
+    "diff-index": _git_ro("-r -m", diff=True, writes=_GIT_OUTPUT),
+    "diff-tree": _git_ro("-r -t -v --root --always --no-commit-id", diff=True, rev=True, writes=_GIT_OUTPUT),
+    "range-diff": _git_ro("--no-dual-color --left-only --right-only", "--creation-factor", diff=True, rev=True,
+                          writes=_GIT_OUTPUT),
+    "blame": _git_ro("-b --root --show-stats -l -t -f --show-name -n --show-number -s -e --show-email -w "
+                     "--incremental --porcelain -p --line-porcelain -c --score-debug --progress --no-progress "
+                     "--minimal --color-lines --color-by-age --first-parent",
+                     "-L -S --contents --reverse --since --ignore-rev --ignore-revs-file --date --encoding",
+                     "-M -C --abbrev"),
+    "annotate": _git_ro("-b --root --show-stats -l -t -f -n -s -e -w -p -c --incremental --porcelain",
+                        "-L -S --contents --reverse --date --encoding", "-M -C --abbrev"),
+    "describe": _git_ro("--all --tags --contains --exact-match --debug --long --always --first-parent",
+                        "--candidates --match --exclude", "--abbrev --dirty --broken"),
+    "rev-parse": _git_ro(
+        "--parseopt --sq-quote --keep-dashdash --stop-at-non-option --stuck-long --revs-only --no-revs --flags "
+        "--no-flags --default --verify -q --quiet --sq --not --symbolic --symbolic-full-name --all --branches "
+        "--tags --remotes --local-env-vars --git-dir --git-common-dir --absolute-git-dir --is-inside-git-dir "
+        "--is-inside-work-tree --is-bare-repository --is-shallow-repository --resolve-git-dir --show-cdup "
+        "--show-prefix --show-toplevel --show-superproject-working-tree --shared-index-path --show-object-format "
+        "--show-ref-format --since --after --until --before --git-path --show-current --end-of-options",
+        "--prefix --path-format --glob --exclude --exclude-hidden --resolve-git-dir --git-path",
+        "--abbrev-ref --short --disambiguate --branches --tags --remotes --show-object-format"),
+    "ls-files": _git_ro("-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others --ignored "
+                        "--stage --unmerged --killed --directory --no-empty-directory --eol --deduplicate "
+                        "--full-name --recurse-submodules --debug --sparse --error-unmatch --resolve-undo "
+                        "--exclude-standard",
+                        "-x -X --exclude --exclude-from --exclude-per-directory --with-tree --format", "--abbrev"),
+    "ls-tree": _git_ro("-d -r -t -l --long -z --name-only --name-status --object-only --full-name --full-tree",
+                       "--format", "--abbrev"),
+    "ls-remote": _git_ro("--heads --tags --branches --refs --exit-code --get-url --symref -q --quiet -t -b",
+                         "--sort -o --server-option --upload-pack",
+                         effects={"--upload-pack": _RUNS}),
+    "cat-file": _git_ro("-t -s -e -p --textconv --filters --batch-all-objects --buffer --unordered "
+                        "--follow-symlinks --allow-unknown-type -Z --mailmap --no-mailmap --use-mailmap",
+                        "--path", "--batch --batch-check --batch-command"),
+    "shortlog": _git_ro("-n --numbered -s --summary -e --email -c --committer", "--group", "-w",
+                        rev=True, numeric=True, flag_wins="-n"),
+    "grep": _git_ro("--cached --no-index --untracked --no-exclude-standard --exclude-standard "
+                    "--recurse-submodules -a --text --textconv --no-textconv -i --ignore-case -I -r --recursive "
+                    "--no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E --extended-regexp -G "
+                    "--basic-regexp -P --perl-regexp -F --fixed-strings -n --line-number --column -l "
+                    "--files-with-matches --name-only -L --files-without-match -z --null -o --only-matching -c "
+                    "--count --no-color --break --heading -p --show-function -W --function-context --and --or "
+                    "--not --all-match -q --quiet",
+                    "--max-depth --threads -f -e -A -B -C --context --after-context --before-context -m "
+                    "--max-count",
+                    "--color -O --open-files-in-pager",
+                    effects={"-O": "runs a command on the files that match",
+                             "--open-files-in-pager": "runs a command on the files that match"}, numeric=True),
+    "show-ref": _git_ro("--head --branches --heads --tags -d --dereference -s --verify --exists -q --quiet",
+                        "", "--hash --abbrev --exclude-existing"),
+    "for-each-ref": _git_ro("--shell -s --perl -p --python --tcl --ignore-case --omit-empty --include-root-refs "
+                            "--stdin", "--count --sort --format --points-at --exclude",
+                            "--color --merged --no-merged --contains --no-contains"),
+    "merge-base": _git_ro("-a --all --octopus --independent --is-ancestor --fork-point"),
+    "rev-list": _git_ro("--bisect-all --bisect-vars --objects-edge-aggressive --no-object-names --object-names "
+                        "--use-bitmap-index --exclude-promisor-objects", "--filter --missing --progress",
+                        "--disk-usage", rev=True, numeric=True),
+    "name-rev": _git_ro("--tags --all --annotate-stdin --stdin --name-only --no-undefined --always",
+                        "--refs --exclude"),
+    "version": _git_ro("--build-options"),
+    "help": _git_ro("-a -g -i -m -c -u -w --all --guides --config --user-interfaces --developer-interfaces "
+                    "--verbose --no-verbose --no-external-commands --no-aliases --info --man --web",
+                    effects={"-w": "opens a web browser", "--web": "opens a web browser"}),
+    "count-objects": _git_ro("-v --verbose -H --human-readable"),
+    "check-ignore": _git_ro("-q --quiet -v --verbose --stdin -z -n --non-matching --no-index"),
+    "check-attr": _git_ro("-a --all --cached --stdin -z", "--source"),
+    "check-ref-format": _git_ro("--normalize --allow-onelevel --no-allow-onelevel --refspec-pattern --branch"),
+    "cherry": _git_ro("-v", "", "--abbrev"),
+    "var": _git_ro("-l"),
+    "show-branch": _git_ro("-r --remotes -a --all --current --no-color --date-order --topo-order --sparse --list "
+                           "--merge-base --independent --no-name --sha1-name --topics -g",
+                           "", "--color --more --reflog"),
+    "fsck": _git_ro("--unreachable --no-dangling --dangling --root --tags --cache --no-reflogs --full --no-full "
+                    "--connectivity-only --strict --verbose -v --progress --no-progress --name-objects "
+                    "--references --no-references --lost-found",
+                    effects={"--lost-found": "writes the dangling objects into .git/lost-found"}),
+    "verify-commit": _git_ro("-v --verbose --raw"),
+    "verify-tag": _git_ro("-v --verbose --raw", "--format"),
+    "get-tar-commit-id": _git_ro(),
+    "archive": _git_ro("-l --list -v --verbose --worktree-attributes -0 -1 -2 -3 -4 -5 -6 -7 -8 -9",
+                       "--format --prefix --add-file --add-virtual-file --mtime --remote --exec",
+                       writes="-o --output",
+                       effects={"--remote": "runs git-upload-archive on another machine", "--exec": _RUNS}),
+    "format-patch": _git_ro(
+        "--stdout --cover-letter --no-cover-letter --numbered -n -N --no-numbered -k --keep-subject --signoff -s "
+        "--no-signature --no-thread --ignore-if-in-upstream --always --no-attach --progress --zero-commit "
+        "--encode-email-headers --no-encode-email-headers --force-in-body-from --no-force-in-body-from -q "
+        "--quiet --no-binary --no-notes",
+        "--start-number --signature --signature-file --suffix --subject-prefix -v --reroll-count --to --cc "
+        "--in-reply-to --add-header --base --interdiff --range-diff --creation-factor --filename-max-length "
+        "--cover-from-description --description-file -o --output-directory",
+        "--rfc --from --thread --attach --inline --notes", diff=True, rev=True, numeric=True, flag_wins="-n"),
+    "request-pull": _git_ro("-p"),
+    "bugreport": _git_ro("--no-diagnose", "-o --output-directory -s --suffix", "--diagnose"),
+}
+# git subcommands that start a program reading the terminal, or a server: never read-only.
+_GIT_SESSIONS = {"instaweb": "starts a web server (instaweb.httpd) StateWise cannot see",
+                 "difftool": "opens the configured diff tool", "mergetool": "opens the configured merge tool",
+                 "gui": "opens a graphical tool", "citool": "opens a graphical tool"}
+
+# --- interactive sessions ----------------------------------------------------------------------
+# A program that reads its program or commands from the terminal opens a session whose later
+# input (typed by the agent through a tool such as Codex's write_stdin) never reaches the hook.
+# Such a call is unresolved. Each entry says what gives the program its input without a
+# session: an option with inline code or a script (-c, -e, -f), a positional script, or
+# standard input that is not the terminal (a pipe, a file, a heredoc).
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    """When a program opens an interactive session."""
+
+    what: str  # "an interpreter", "a database shell", "an editor", "a pager", ...
+    valued: frozenset[str] = frozenset()  # options that take a separate value (so it is not the script)
+    program: frozenset[str] = frozenset()  # options that give the code or commands inline: not interactive
+    script: bool = True  # a positional is the program (a script); False: positionals are data (a database)
+    script_index: int = 0  # which positional is the program (sqlite3 DB SQL: 1)
+    interactive: frozenset[str] = frozenset()  # options that open a session even with a program (python -i)
+    quiet: frozenset[str] = frozenset()  # options that only print and exit (--version)
+    decides: str = "stdin"  # stdin: a terminal stdin opens it; stdout: a terminal stdout (pagers); always
+    code_from_pipe: bool = True  # a pipe on stdin is a program only known at run time (curl ... | python3)
+    runs_args: bool = False  # its arguments may be commands it runs (script -c, su -c): scanned as unknown
+    program_flags: frozenset[str] = frozenset()  # program options that take no value (node --test, psql -l)
+    in_place: frozenset[str] = frozenset()  # options that make it edit its file arguments (perl -i, ruby -i)
+    runs: frozenset[str] = frozenset()  # options that run a command (man -P PAGER): unresolved
+
+
+def _session(what: str, valued: str = "", program: str = "", **kwargs: Any) -> _Session:
+    sets = {name: frozenset(kwargs.pop(name, "").split())
+            for name in ("interactive", "quiet", "program_flags", "in_place", "runs")}
+    quiet = sets["quiet"] | {"--version", "--help"}
+    return _Session(what, frozenset(valued.split()), frozenset(program.split()) | sets["program_flags"],
+                    interactive=sets["interactive"], quiet=quiet, program_flags=sets["program_flags"],
+                    in_place=sets["in_place"], runs=sets["runs"], **kwargs)
+
+
+_INTERPRETER = "an interactive interpreter"
+_SESSIONS: dict[str, _Session] = {
+    "node": _session(_INTERPRETER, "-r --require --import --loader --experimental-loader -C --conditions "
+                     "--input-type --title --env-file", "-e --eval -p --print --run", interactive="-i --interactive",
+                     quiet="--v8-options -v", program_flags="--test"),
+    "nodejs": _session(_INTERPRETER, "-r --require", "-e --eval -p --print", interactive="-i --interactive"),
+    "deno": _session(_INTERPRETER, script=False, program="run eval test task fmt lint check compile install "
+                     "info doc bench serve", decides="subcommand"),
+    "ruby": _session(_INTERPRETER, "-I -r -C -E", "-e", in_place="-i"),
+    "irb": _session(_INTERPRETER, decides="always"),
+    "perl": _session(_INTERPRETER, "", "-e -E", in_place="-i"),
+    "php": _session(_INTERPRETER, "-c -d -z -t", "-r -R -B -E -F -f -S", interactive="-a",
+                    program_flags="-l -s -w -i -m"),
+    "lua": _session(_INTERPRETER, "-l", "-e", interactive="-i"),
+    "luajit": _session(_INTERPRETER, "-l -j -O", "-e -b", interactive="-i"),
+    "r": _session(_INTERPRETER, "", "-e -f --file", interactive="--interactive"),
+    "julia": _session(_INTERPRETER, "-J -L -p -t --project --threads", "-e --eval -E --print", interactive="-i"),
+    "ghci": _session(_INTERPRETER, decides="always"),
+    "ipython": _session(_INTERPRETER, "--profile", "-c -m", interactive="-i"),
+    "ipython3": _session(_INTERPRETER, "--profile", "-c -m", interactive="-i"),
+    "bpython": _session(_INTERPRETER, decides="always"),
+    "jshell": _session(_INTERPRETER, "--class-path --module-path", "", script=True),
+    "scala": _session(_INTERPRETER, "-cp -classpath", "-e"),
+    "erl": _session(_INTERPRETER, "-pa -pz -name -sname -setcookie", "-eval -s -run",
+                    program_flags="-noshell -detached"),
+    "iex": _session(_INTERPRETER, "--sname --name --cookie -r -pa", "-e --eval -S"),
+    "tclsh": _session(_INTERPRETER),
+    "guile": _session(_INTERPRETER, "-L -x", "-c -s"),
+    "racket": _session(_INTERPRETER, "-l -t -r -u -S", "-e -f"),
+    "sqlite3": _session("a database shell", "-cmd -init -separator -newline -nullvalue", "", script=True,
+                        script_index=1, code_from_pipe=False),
+    "psql": _session("a database shell", "-h -p -U -d -v -P -F -R -T -L -o --host --port --username --dbname "
+                     "--variable --set --pset --field-separator --record-separator --table-attr --log-file --output",
+                     "-c -f --command --file", script=False, code_from_pipe=False, program_flags="-l --list"),
+    "mysql": _session("a database shell", "-h -P -u -D -S --host --port --user --database --socket "
+                      "--default-character-set", "-e --execute", script=False, code_from_pipe=False),
+    "mariadb": _session("a database shell", "-h -P -u -D -S --host --port --user --database --socket",
+                        "-e --execute", script=False, code_from_pipe=False),
+    "redis-cli": _session("a database shell", "-h -p -a -n -u -s --user --pass -r -i", "--eval", script=True,
+                          code_from_pipe=False),
+    "mongosh": _session("a database shell", "--host --port -u -p --username --password --authenticationDatabase",
+                        "--eval -f --file", script=True, code_from_pipe=False),
+    "mongo": _session("a database shell", "--host --port -u -p --username --password", "--eval", script=True,
+                      code_from_pipe=False),
+    **{name: _session("an editor", "-c --cmd -u -U -i -T -w -W -S --servername --remote", script=False,
+                      decides="always", program_flags="-es -Es")
+       for name in ("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim")},
+    **{name: _session("an editor", script=False, decides="always")
+       for name in ("nano", "pico", "micro", "joe", "jed", "kak", "hx", "helix", "mcedit", "ne", "emacsclient")},
+    "emacs": _session("an editor", "-l --load -f --funcall --eval -L --directory", "--script", script=False,
+                      decides="always", program_flags="--batch -batch"),
+    "ed": _session("an editor (ed reads its commands from standard input)", "-p", script=False),
+    **{name: _session("a pager", "-p -P -x -y -z -b -h -j -k -o -O -t -T", script=False, decides="stdout",
+                      code_from_pipe=False)
+       for name in ("less", "more", "most", "pg", "zless", "zmore", "lessfile")},
+    "man": _session("a pager (its page is shown in $PAGER)", "-P -M -S -s -C -L -p -e -m -H", script=False,
+                    decides="stdout", program_flags="-f -k -w --where --path -c --catman --help -h",
+                    code_from_pipe=False, runs="-P --pager -H --html"),
+    "info": _session("a pager", "-d -f -n -o --directory --file --node --output", script=False, decides="stdout",
+                     program_flags="--apropos -k -w --where --help -h", code_from_pipe=False),
+    "script": _session("a terminal session recorded by script", "-E --echo -O --log-out -I --log-in "
+                       "-B --log-io -T --log-timing -m --logging-format -t --timing", "-c --command", script=False,
+                       decides="always", runs_args=True, quiet="-V"),
+    **{name: _session("a terminal multiplexer", script=False, decides="always",
+                      quiet="ls list-sessions has-session has -V")
+       for name in ("tmux", "screen", "byobu", "zellij")},
+    **{name: _session("a remote session", "-P -p -i -o -F -J -l -b -c", script=False, decides="always")
+       for name in ("sftp", "telnet", "ftp", "mosh", "lftp")},
+    **{name: _session("a debugger", "-x -ex -ix -iex -p -cd -d -s -c --core --pid --command --eval-command",
+                      "-ex --eval-command -x --command", script=False, decides="always",
+                      program_flags="-batch --batch")
+       for name in ("gdb", "lldb", "pdb")},
+    "su": _session("a shell as another user", "-s --shell -g --group -G --supp-group -w",
+                   "-c --command", script=False, runs_args=True),
+}
+# Programs that open $EDITOR on the terminal: program -> the word that does it ("" = always).
+_EDITOR_LAUNCHERS: dict[str, str] = {"crontab": "-e", "visudo": "", "vipw": "", "vigr": "", "sudoedit": "",
+                                     "edquota": "", "systemctl": "edit", "kubectl": "edit", "oc": "edit"}
+# Words that make docker/podman/kubectl attach the terminal to a container's program.
+_CONTAINER_TTY = frozenset({"-i", "-it", "-ti", "--interactive", "-t", "--tty", "-itd", "-dit"})
+_CONTAINER_TOOLS = frozenset({"docker", "podman", "kubectl", "nerdctl", "oc"})
+
+# --- files written by programs StateWise otherwise leaves unguarded ----------------------------
+# Options whose value is a file the program writes: each becomes an fs.write (so protected paths
+# hold), and the program stays unguarded otherwise.
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
+    **{name: ("-o",) for name in ("gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as", "rustc", "javac")},
+    "iconv": ("-o", "--output"),
+    "pandoc": ("-o", "--output"),
+    "base64": ("-o", "--output"),
+    "tsc": ("--outFile", "--outfile"),
+    "esbuild": ("--outfile",),
+    "wget": ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"),
+    "curl": ("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr",
+             "--libcurl", "--etag-save", "--hsts", "--alt-svc"),
+}
+
+# Compressors: program -> (suffix, decompresses by default, keeps the input by default).
+_COMPRESSORS: dict[str, tuple[str, bool, bool]] = {
+    "gzip": (".gz", False, False), "gunzip": (".gz", True, False), "pigz": (".gz", False, False),
+    "unpigz": (".gz", True, False), "bzip2": (".bz2", False, False), "bunzip2": (".bz2", True, False),
+    "xz": (".xz", False, False), "unxz": (".xz", True, False), "lzma": (".lzma", False, False),
+    "unlzma": (".lzma", True, False), "zstd": (".zst", False, True), "unzstd": (".zst", True, True),
+    "lz4": (".lz4", False, True), "compress": (".Z", False, False), "uncompress": (".Z", True, False),
+}
+_CURL = _Spec.of(
+    flags="-f -s -S -L -k -v -i -I -G -N -O -J -Z -# -4 -6 -0 -l -n -j -q -R -g -a -B -p -M -V -h --fail "
+          "--fail-with-body --fail-early --silent --show-error --location --location-trusted --insecure --verbose "
+          "--include --head --get --no-buffer --remote-name --remote-name-all --remote-header-name --parallel "
+          "--parallel-immediate --progress-bar --no-progress-meter --ipv4 --ipv6 --http1.0 --http1.1 --http2 "
+          "--http2-prior-knowledge --http3 --http3-only --compressed --compressed-ssh --list-only --netrc "
+          "--netrc-optional --junk-session-cookies --remote-time --globoff --append --use-ascii --proxytunnel "
+          "--manual --version --help --create-dirs --raw --tr-encoding --no-keepalive --no-sessionid --tcp-nodelay "
+          "--tcp-fastopen --ssl --ssl-reqd --tlsv1 --tlsv1.0 --tlsv1.1 --tlsv1.2 --tlsv1.3 --sslv2 --sslv3 "
+          "--cert-status --false-start --basic --digest --ntlm --negotiate --anyauth --disable --disable-eprt "
+          "--disable-epsv --path-as-is --post301 --post302 --post303 --styled-output --no-styled-output "
+          "--suppress-connect-headers --xattr --ssl-no-revoke --ssl-allow-beast --doh-insecure --proxy-insecure "
+          "--retry-all-errors --retry-connrefused --no-clobber --remove-on-error --clobber --skip-existing "
+          "--ca-native --trace-time --trace-ids --show-headers",
+    valued="-o -D -c -b -H -X -d -F -T -u -U -A -e -m -w -x -r -E -K -C -Y -y -z -t -P --output --output-dir "
+           "--dump-header --cookie-jar --cookie --header --request --data --data-raw --data-binary "
+           "--data-urlencode --data-ascii --json --form --form-string --upload-file --user --proxy-user "
+           "--user-agent --referer --max-time --connect-timeout --write-out --proxy --range --cert --key --cacert "
+           "--capath --config --continue-at --speed-limit --speed-time --time-cond --telnet-option --ftp-port "
+           "--retry --retry-delay --retry-max-time --url --resolve --connect-to --noproxy --unix-socket "
+           "--abstract-unix-socket --oauth2-bearer --trace --trace-ascii --stderr --libcurl --etag-save "
+           "--etag-compare --hsts --alt-svc --limit-rate --max-filesize --max-redirs --interface --dns-servers "
+           "--cert-type --key-type --pass --ciphers --tls13-ciphers --pinnedpubkey --request-target --aws-sigv4 "
+           "--proxy-header --preproxy --socks4 --socks4a --socks5 --socks5-hostname --local-port --keepalive-time "
+           "--expect100-timeout --happy-eyeballs-timeout-ms --parallel-max --rate --variable --expand-url "
+           "--expand-data --expand-header --url-query --mail-from --mail-rcpt --crlfile --engine --random-file "
+           "--egd-file --sasl-authzid --login-options --service-name --krb --delegation --ftp-method "
+           "--ftp-account --ftp-alternative-to-user --ftp-ssl-ccc-mode --doh-url --proto --proto-redir "
+           "--proto-default --ip-tos --vlan-priority --mptcp --ech",
+    optional="--ssl-auto-client-cert")
+_WGET = _Spec.of(
+    flags="-q -v -d -c -N -r -m -p -k -K -E -H -L -x -S -b -F --quiet --verbose --no-verbose "
+          "--debug --continue --timestamping --recursive --mirror --page-requisites --convert-links --backup-converted "
+          "--adjust-extension --span-hosts --relative --no-parent --no-directories --force-directories "
+          "--no-host-directories --server-response --background --force-html --spider --no-check-certificate "
+          "--no-clobber -nc --no-cache --no-cookies --ignore-length --no-dns-cache --inet4-only --inet6-only -4 -6 "
+          "--retry-connrefused --no-proxy --content-disposition --trust-server-names --show-progress --no-config "
+          "--https-only --no-hsts --delete-after --unlink --strict-comments --keep-session-cookies "
+          "--ignore-case --no-iri --auth-no-challenge --no-http-keep-alive --no-netrc -h --help -V --version",
+    valued="-O -o -a -P -t -T -w -l -A -R -D -U -Q -e -B -I -X --output-document --output-file --append-output "
+           "--directory-prefix --tries --timeout --wait --level --accept --reject --domains --user-agent --quota "
+           "--execute --base --include-directories --exclude-directories --header --user --password "
+           "--http-user --http-password --post-data --post-file --body-data --body-file --method --referer "
+           "--limit-rate --load-cookies --save-cookies --ca-certificate --certificate --private-key --config "
+           "--use-askpass --cut-dirs --input-file --max-redirect --waitretry --read-timeout --connect-timeout "
+           "--dns-timeout --bind-address --local-encoding --remote-encoding --restrict-file-names --progress "
+           "--secure-protocol --ciphers --hsts-file --accept-regex --reject-regex --regex-type --exclude-domains "
+           "--default-page --rejected-log --report-speed --warc-file",
+    optional="--random-wait")
+
+# --- environment variables that redirect an install ----------------------------------------------
+# variable -> (tool, what it sets). A variable read from a config file StateWise does not read
+# (PIP_CONFIG_FILE, NPM_CONFIG_USERCONFIG ...) makes the target unknown: unresolved.
+_INSTALL_ENV: dict[str, tuple[str, str]] = {
+    "PIP_PYTHON": ("pip", "python"),
+    "PIP_TARGET": ("pip", "target"),
+    "PIP_PREFIX": ("pip", "target"),
+    "PIP_ROOT": ("pip", "target"),
+    "PIP_USER": ("pip", "user"),
+    "PIP_CONFIG_FILE": ("pip", "config"),
+    "UV_PYTHON": ("uv", "python"),
+    "UV_SYSTEM_PYTHON": ("uv", "system"),
+    "UV_TARGET": ("uv", "target"),
+    "UV_PREFIX": ("uv", "target"),
+    "UV_CONFIG_FILE": ("uv", "config"),
+    "VIRTUAL_ENV": ("uv", "venv"),
+    "NPM_CONFIG_PREFIX": ("npm", "prefix"),
+    "NPM_CONFIG_GLOBAL": ("npm", "global"),
+    "NPM_CONFIG_LOCATION": ("npm", "location"),
+    "NPM_CONFIG_USERCONFIG": ("npm", "config"),
+    "NPM_CONFIG_GLOBALCONFIG": ("npm", "config"),
+    "PNPM_HOME": ("pnpm", "prefix"),
+    "YARN_GLOBAL_FOLDER": ("yarn", "prefix"),
+    "BUN_INSTALL": ("bun", "prefix"),
+}
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+# --- git settings that decide where a bare `git push` goes --------------------------------------
+# Written by an earlier part of the same call (`git config remote.origin.push +feature:main`),
+# these are simulated; any other setting that can redirect or run something makes later pushes
+# in that repository unresolved.
+_PUSH_CONFIG = re.compile(r"^(remote\..+\.(push|mirror)|push\.default|branch\..+\.(merge|remote|pushremote)|"
+                          r"remote\.pushdefault)$", re.IGNORECASE)
+# Sections whose removal or renaming (or a remote's URL) changes where pushes go: not simulated.
+_PUSH_SECTIONS = re.compile(r"^(remote|branch|push|url)(\.|$)", re.IGNORECASE)
 
 
 def _canonical(name: str) -> str:
@@ -555,6 +1179,11 @@ class _Analyzer:
         self.unguarded: list[str] = []
         self.heads: dict[str, str] = {}
         self.git_cache: dict[tuple[Any, ...], str | None] = {}
+        # git settings that earlier parts of the call set (repository -> setting -> values), and
+        # repositories whose push settings an earlier part changed in a way that is not simulated.
+        self.config_overlay: dict[str, dict[str, list[str]]] = {}
+        self.config_unknown: dict[str, str] = {}
+        self.links: dict[str, str | None] = {}  # resolved path -> the path as written, when symlinks differ
 
     # -- results --
 
@@ -588,6 +1217,8 @@ class _Analyzer:
         other = _Analyzer(self.command, self.workspace, self.base_env)
         other.heads = self.heads
         other.git_cache = self.git_cache
+        other.config_overlay = self.config_overlay
+        other.config_unknown = self.config_unknown
         other.dispatch(call)
         return other
 
@@ -615,15 +1246,18 @@ class _Analyzer:
             self.simple_command(node, source, ctx)
         elif kind == "redirected_statement":
             body = node.child_by_field_name("body")
+            streams = (ctx.stdin, ctx.stdout)
             for child in node.children:
                 if child.type in _REDIRECTS:
                     self.redirect(child, source, ctx)
+                    _redirect_streams(child, source, ctx)
                 elif body is not None and child.id == body.id:
                     continue
                 elif child.is_named:
                     self.walk(child, source, ctx)
             if body is not None:
                 self.walk(body, source, ctx)
+            ctx.stdin, ctx.stdout = streams
         elif kind in ("variable_assignment", "variable_assignments", "declaration_command"):
             self.assignments(node, source, ctx)
         elif kind in ("subshell", "function_definition"):
@@ -631,8 +1265,14 @@ class _Analyzer:
             for child in node.named_children:
                 self.walk(child, source, inner)
         elif kind == "pipeline":
+            stages = [c for c in node.named_children if c.type not in _REDIRECTS]
             for child in node.named_children:
-                self.walk(child, source, ctx.copy())
+                inner = ctx.copy()
+                if child.type not in _REDIRECTS:
+                    index = next(i for i, stage in enumerate(stages) if stage.id == child.id)
+                    inner.stdin = "pipe" if index > 0 else ctx.stdin
+                    inner.stdout = "pipe" if index < len(stages) - 1 else ctx.stdout
+                self.walk(child, source, inner)
         elif kind in _STATEMENTS:
             for child in node.named_children:
                 self.walk(child, source, ctx)
@@ -735,6 +1375,12 @@ class _Analyzer:
                 return
         env = dict(ctx.env)
         words: list[_Word] = []
+        streams = (ctx.stdin, ctx.stdout)
+        for child in children:
+            if child.type in _REDIRECTS:
+                _redirect_streams(child, source, ctx)
+        call_ctx_streams = (ctx.stdin, ctx.stdout)
+        ctx.stdin, ctx.stdout = streams
         for index, child in enumerate(children):
             field_name = node.field_name_for_child(index)
             if child.type == "variable_assignment":
@@ -755,7 +1401,11 @@ class _Analyzer:
         if not words:
             ctx.env.update(env)
             return
-        self.dispatch(_Call(words, env, ctx, part))
+        ctx.stdin, ctx.stdout = call_ctx_streams
+        try:
+            self.dispatch(_Call(words, env, ctx, part))
+        finally:
+            ctx.stdin, ctx.stdout = streams
 
     def dispatch(self, call: _Call) -> None:
         if not call.words:
@@ -777,10 +1427,22 @@ class _Analyzer:
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, call)
+        elif key in _EDITOR_LAUNCHERS and (not _EDITOR_LAUNCHERS[key] or _EDITOR_LAUNCHERS[key] in (
+                w.value for w in call.args)):
+            self.interactive(call, "an editor ($EDITOR)")
         elif key in _SHELLS:
             self.shell(call)
+        elif key in _READ_ONLY_ARGS:
+            self.read_only_program(call, key)
         elif key in _READ_ONLY:
             self.read_only_builtin(call, key)
+        elif key in _SESSIONS:
+            self.session(call, key)
+        elif key in _OUTPUT_OPTIONS:
+            self.output_options(call)
+            self.unknown(call)
+        elif key in _CONTAINER_TOOLS:
+            self.container(call)
         else:
             self.unknown(call)
 
@@ -809,6 +1471,8 @@ class _Analyzer:
             for word in call.args:
                 if word.value == "PATH":
                     call.ctx.path_known = False
+        elif key == "hash" and any((w.value or "-p").startswith("-p") for w in call.args):
+            self.fail("`hash -p` makes a command name run another program", call.part)
 
     def unknown(self, call: _Call) -> None:
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())
@@ -824,6 +1488,450 @@ class _Analyzer:
                         self.fail(f"`{call.name}` is not a program StateWise knows, and it may run `{value}`",
                                   call.part)
                         return
+        self.unguard(call.part)
+
+    # -- read-only, proven --
+
+    def read_only_program(self, call: _Call, key: str) -> None:
+        """A read-only program: read-only only if every option is one it is known to accept."""
+        ro = _READ_ONLY_ARGS[key]
+        before = len(self.actions)
+        if not self.prove_read_only(call, call.args, ro, call.name.rsplit("/", 1)[-1]):
+            return
+        if ro.in_place and len(self.actions) == before:
+            parsed = _parse(self.counts_removed(call.args, ro), ro.spec)
+            if any(parsed.has(name) for name in ro.in_place):
+                files = parsed.positionals[1:] if len(parsed.positionals) > 1 else parsed.positionals
+                self.write_paths(call, files, via=f"{call.name} -i")
+
+    @staticmethod
+    def counts_removed(words: Sequence[_Word], ro: _ReadOnly) -> list[_Word]:
+        if not ro.numeric:
+            return list(words)
+        return [w for w in words if not (w.value and re.fullmatch(r"[-+]\d+", w.value))]
+
+    def may_be_option(self, word: _Word, ro: _ReadOnly) -> bool:
+        """Whether a word only known at run time could turn out to be an option with effects."""
+        text = word.text.lstrip("\"'")
+        if text.startswith("-"):
+            prefix = re.split(r"[$`]", text, maxsplit=1)[0]
+            name, equals, _ = prefix.partition("=")
+            harmless = name in ro.spec.valued | ro.spec.optional and name not in ro.effects and name not in ro.writes
+            return not (equals and harmless)
+        return text[:1] in ("$", "`", "")
+
+    def prove_read_only(self, call: _Call, words: Sequence[_Word], ro: _ReadOnly, what: str) -> bool:
+        """True when the arguments have no effect; otherwise the effects are recorded (writes as
+        fs.write, anything else unresolved) and False is returned."""
+        words = self.counts_removed(words, ro)
+        if ro.effectful:
+            for word in words:
+                if word.value == "--":
+                    break  # what follows is never an option
+                if word.value is None and self.may_be_option(word, ro):
+                    self.fail(f"{what}: `{word.text}` is only known at run time and may be an option with effects "
+                              f"({word.why})", call.part)
+                    return False
+        parsed = _parse(words, ro.spec)
+        if parsed.error:
+            self.fail(f"{what}: {parsed.error}; an option StateWise does not know may have effects", call.part)
+            return False
+        for name, _ in parsed.options:
+            if name in ro.effects:
+                self.fail(f"`{what} {name}` {ro.effects[name]}", call.part)
+                return False
+        proven = True
+        for name in sorted(ro.writes):
+            for value in parsed.values(name):
+                if value is None:
+                    self.fail(f"the file `{what} {name}` writes is only known at run time", call.part)
+                    return False
+                if value != "-" and not _DEV_FILES.match(value):
+                    self.write_paths(call, [_Word.literal(value)], via=f"{what} {name}")
+                    proven = False
+        positionals = parsed.positionals
+        if ro.output_positional is not None and len(positionals) > ro.output_positional:
+            output = positionals[ro.output_positional]
+            if output.value != "-" and not (output.value and _DEV_FILES.match(output.value)):
+                self.write_paths(call, [output], via=what)
+                proven = False
+        if ro.max_positionals is not None and len(positionals) > ro.max_positionals or ro.positional and any(
+                w.value is None or not re.search(ro.positional, w.value) for w in positionals):
+            self.fail(f"`{what}` with these arguments changes something (only some of its forms are read-only)",
+                      call.part)
+            return False
+        return proven
+
+    def git_read_only(self, call: _Call, repo: _Repo, sub: str, words: list[_Word]) -> None:
+        ro = _GIT_READ_ONLY_ARGS[sub]
+        if not self.prove_read_only(call, words, ro, f"git {sub}"):
+            return
+        if sub in ("format-patch", "bugreport"):
+            parsed = _parse(self.counts_removed(words, ro), ro.spec)
+            if parsed.has("--stdout"):
+                return
+            directory = parsed.value("-o", "--output-directory")
+            if parsed.dynamic:
+                self.fail(f"the directory `git {sub}` writes into is only known at run time", call.part)
+                return
+            self.write_paths(call, [_Word.literal(directory or ".")], via=f"git {sub}",
+                             extra={"into_directory": True})
+
+    def interactive(self, call: _Call, what: str) -> None:
+        self.fail(f"`{call.name}` opens {what}; the hook cannot see the session's later input", call.part)
+
+    def session(self, call: _Call, key: str) -> None:
+        """Programs that open an interactive session unless given their program another way."""
+        s = _SESSIONS[key]
+        values = [w.value for w in call.args]
+        if any(v in s.quiet for v in values if v is not None) and not any(
+                v in s.interactive for v in values if v is not None):
+            return  # prints its version or help
+        given = interactive = editing = False
+        positionals: list[_Word] = []
+        i = 0
+        while i < len(call.args):
+            word = call.args[i]
+            value = word.value
+            if value is None or not value.startswith("-") or value == "-":
+                positionals.append(word)
+                i += 1
+                if s.script and not given and value != "-" and len(positionals) > s.script_index:
+                    break  # the script's own arguments follow
+                continue
+            if value == "--":
+                positionals.extend(call.args[i + 1:])
+                break
+            name = value.partition("=")[0]
+            if name in s.runs or (not value.startswith("--") and any("-" + c in s.runs for c in value[1:2])):
+                self.fail(f"`{call.name} {name}` runs a command", call.part)
+                return
+            takes_value = s.valued | (s.program - s.program_flags)
+            if value.startswith("--") or name in s.program | s.valued | s.interactive | s.in_place:
+                given = given or name in s.program
+                interactive = interactive or name in s.interactive
+                editing = editing or name in s.in_place
+                if name in takes_value and "=" not in value:
+                    i += 1
+            else:  # a cluster of short options: -qc, -pie, -i.bak
+                for index, char in enumerate(value[1:]):
+                    option = "-" + char
+                    given = given or option in s.program
+                    interactive = interactive or option in s.interactive
+                    editing = editing or option in s.in_place
+                    if option in s.in_place:
+                        break  # -i.bak: the rest is the backup suffix
+                    if option in takes_value:
+                        if index == len(value) - 2:
+                            i += 1
+                        break
+            i += 1
+        if s.decides == "subcommand":
+            first = positionals[0].value if positionals else None
+            if first is None and positionals:
+                self.fail(f"the {call.name} subcommand is only known at run time", call.part)
+            elif first in s.program:
+                self.unknown(call)
+            else:
+                self.interactive(call, s.what)
+            return
+        if s.script and len(positionals) > s.script_index and positionals[s.script_index].value != "-":
+            if positionals[s.script_index].value is None and not given:
+                self.fail(f"`{call.name}` runs a program only known at run time ({positionals[s.script_index].text})",
+                          call.part)
+                return
+            if editing and not given:
+                positionals = positionals[s.script_index + 1:]  # the script, then the files it edits
+            given = True
+        if interactive or not given and (
+                s.decides == "always" or s.decides == "stdin" and call.ctx.stdin == "tty"
+                or s.decides == "stdout" and call.ctx.stdout == "tty"):
+            self.interactive(call, s.what)
+            return
+        if not given and s.decides == "stdin" and call.ctx.stdin in ("pipe", "dynamic") and s.code_from_pipe:
+            self.fail(f"`{call.name}` runs a program it reads from its standard input, only known at run time",
+                      call.part)
+            return
+        if editing:
+            self.write_paths(call, positionals, via=f"{call.name} -i")
+        if s.what.startswith("an editor"):
+            # ed <<EOF, vim -es, emacs --batch: editor commands, which may write the files named
+            self.write_paths(call, [w for w in positionals if w.value != "-"], via=call.name)
+        if s.runs_args:
+            self.unknown(call)
+        else:
+            self.unguard(call.part)
+
+    def ssh(self, call: _Call) -> None:
+        spec = _Spec.of(flags="-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y",
+                        valued="-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w",
+                        stop_at_positional=True)
+        parsed = _parse(call.args, spec)
+        if not self.parsed_ok(call, parsed, "ssh"):
+            return
+        for value in parsed.values("-o"):
+            option = re.split(r"[=\s]", value or "", maxsplit=1)[0].lower()
+            if option in ("proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "match",
+                          "remotecommand"):
+                self.fail(f"`ssh -o {option}` runs a command", call.part)
+                return
+        if parsed.has("-V", "-G", "-Q", "-O"):
+            return
+        rest = call.args[parsed.rest or 0:]
+        if not rest:
+            return
+        command = rest[1:]
+        if not command:
+            if parsed.has("-N", "-W"):
+                self.unguard(call.part)
+            elif call.ctx.stdin == "tty":
+                self.interactive(call, "a remote shell")
+            else:
+                self.fail("`ssh` runs the commands on its standard input on another machine", call.part)
+            return
+        values = [w.value for w in command]
+        if any(v is None for v in values):
+            self.fail("the command `ssh` runs on another machine is only known at run time", call.part)
+            return
+        text = " ".join(v for v in values if v is not None)
+        remote = _Analyzer(self.command, self.workspace, self.base_env)
+        ctx = _Ctx(None, dict(call.env), call.ctx.depth + 1, stdin=call.ctx.stdin, stdout=call.ctx.stdout)
+        remote.analyze_text(text, ctx, call.part)
+        if remote.actions or remote.unresolved:
+            why = f" ({remote.unresolved[0][0]})" if remote.unresolved else ""
+            self.fail(f"`ssh` runs `{text[:200]}` on another machine, where StateWise cannot check it{why}",
+                      call.part)
+            return
+        self.unguard(call.part)  # a remote command StateWise does not guard: docs/shell.md
+
+    def container(self, call: _Call) -> None:
+        values = [w.value or "" for w in call.args]
+        positionals = [v for v in values if not v.startswith("-")]
+        sub = positionals[0] if positionals else ""
+        second = positionals[1] if len(positionals) > 1 else ""
+        attaches = sub in ("run", "exec", "attach", "debug", "start") or sub == "compose" and second in ("exec", "run")
+        tty = any(v in _CONTAINER_TTY for v in values) or sub == "attach" or (
+            sub == "compose" and second in ("exec", "run") and not {"-T", "--no-TTY", "-d", "--detach"} & set(values))
+        if attaches and tty:
+            self.interactive(call, "a terminal inside a container")
+            return
+        self.unknown(call)
+
+    # -- programs that write files --
+
+    def output_options(self, call: _Call) -> None:
+        """Unguarded programs whose options name files they write (gcc -o, iconv -o ...)."""
+        key = _canonical(call.name.rsplit("/", 1)[-1].lower())
+        options = _OUTPUT_OPTIONS.get(key, ())
+        words = call.args
+        for index, word in enumerate(words):
+            value = word.value
+            if value is None or value == "--":
+                if value == "--":
+                    break
+                continue
+            for option in options:
+                target: _Word | None = None
+                if value == option and index + 1 < len(words):
+                    target = words[index + 1]
+                elif option.startswith("--") and value.startswith(option + "="):
+                    target = _Word.literal(value[len(option) + 1:])
+                elif not option.startswith("--") and value.startswith(option) and len(value) > len(option):
+                    target = _Word.literal(value[len(option):])
+                if target is None:
+                    continue
+                if target.value is None:
+                    self.fail(f"the file `{call.name} {option}` writes is only known at run time", call.part)
+                elif target.value != "-" and not _DEV_FILES.match(target.value):
+                    self.write_paths(call, [target], via=f"{call.name} {option}")
+
+    def compressor(self, call: _Call) -> None:
+        key = _canonical(call.name.rsplit("/", 1)[-1].lower())
+        suffix, decompressing, keeps = _COMPRESSORS[key]
+        spec = _Spec.of(flags="-c --stdout --to-stdout -d --decompress --uncompress -z --compress -f --force -k --keep "
+                              "-l --list -n --no-name -N --name -q --quiet -r --recursive -t --test -v --verbose "
+                              "-1 -2 -3 -4 -5 -6 -7 -8 -9 --fast --best --rsyncable -h --help -V --version -L "
+                              "--license -s --small --synchronous -e --extreme --rm -0 --ultra --no-progress -T0",
+                        valued="-S --suffix -T --threads -F --format -C --check -o -M --memory -B -b",
+                        optional="--long --adapt")
+        parsed = _parse(call.args, spec)
+        if not self.parsed_ok(call, parsed, call.name):
+            return
+        if parsed.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test", "-h", "--help", "-V",
+                      "--version", "-L", "--license"):
+            self.unguard(call.part)
+            return
+        decompressing = decompressing or parsed.has("-d", "--decompress", "--uncompress")
+        keeps = (keeps and not parsed.has("--rm")) or parsed.has("-k", "--keep")
+        suffix = parsed.value("-S", "--suffix") or suffix
+        output = parsed.value("-o")
+        recursive = parsed.has("-r", "--recursive")
+        files = [w for w in parsed.positionals if w.value != "-"]
+        for word in files:
+            if word.value is None:
+                self.fail(f"a file of `{call.name}` is only known at run time", call.part)
+                continue
+            if output is not None:
+                written = output
+            elif recursive:
+                written = word.value
+            elif decompressing:
+                written = word.value[:-len(suffix)] if word.value.endswith(suffix) else word.value
+            else:
+                written = word.value + suffix
+            self.write_paths(call, [_Word.literal(written)], via=call.name,
+                             extra={"recursive": True} if recursive else None)
+            if not keeps:
+                self.delete_paths(call, [word], recursive=recursive, via=call.name)
+        if not files:
+            self.unguard(call.part)  # standard input to standard output
+
+    def zip(self, call: _Call) -> None:
+        flags = set("-r -R -j -D -q -v -u -f -d -m -T -y -X -e -g -F -FF -A -J -k -l -ll -L -o -S -z -0 -1 -2 -3 -4 "
+                    "-5 -6 -7 -8 -9 -h -h2 --recurse-paths --junk-paths --quiet --verbose --update --freshen "
+                    "--delete --move --test --symlinks --encrypt --grow --fix --help --version".split())
+        valued = set("-b -n -t -tt -P -Z -s -sp -O --out --password --temp-path --suffixes -ll".split())
+        lists = {"-x", "-i", "--exclude", "--include"}
+        archive: _Word | None = None
+        files: list[_Word] = []
+        options: set[str] = set()
+        output: str | None = None
+        words = call.args
+        i = 0
+        in_list = False
+        while i < len(words):
+            value = words[i].value
+            if value is not None and value.startswith("-") and value not in ("-", "-@"):
+                in_list = False
+                if value == "-TT" or value.startswith("--unzip-command"):
+                    self.fail("`zip -TT` runs a command", call.part)
+                    return
+                if value in lists:
+                    in_list = True
+                elif value in valued:
+                    if value in ("-O", "--out"):
+                        output = words[i + 1].value if i + 1 < len(words) else None
+                    i += 1
+                elif value not in flags:
+                    self.fail(f"zip: unknown option {value}; an option StateWise does not know may have effects",
+                              call.part)
+                    return
+                options.add(value)
+            elif value == "-@":
+                self.fail("`zip -@` reads the names of the files from standard input", call.part)
+                return
+            elif not in_list:
+                if archive is None:
+                    archive = words[i]
+                else:
+                    files.append(words[i])
+            i += 1
+        if archive is None:
+            self.unguard(call.part)
+            return
+        name = archive.value
+        if name is not None and "." not in name.rsplit("/", 1)[-1]:
+            archive = _Word.literal(name + ".zip")
+        self.write_paths(call, [_Word.literal(output)] if output else [archive], via="zip")
+        if options & {"-m", "--move"}:
+            self.delete_paths(call, files, recursive=bool(options & {"-r", "-R", "--recurse-paths"}), via="zip -m")
+
+    def split(self, call: _Call) -> None:
+        name = call.name.rsplit("/", 1)[-1].lower()
+        if name == "csplit":
+            spec = _Spec.of(flags="-k -s -q -z --keep-files --quiet --silent --elide-empty-files --suppress-matched "
+                                  "--help --version", valued="-f -b -n --prefix --suffix-format --digits")
+            parsed = _parse(call.args, spec)
+            if not self.parsed_ok(call, parsed, "csplit"):
+                return
+            digits = parsed.value("-n", "--digits") or "2"
+            first = (parsed.value("-f", "--prefix") or "xx") + "0" * (int(digits) if digits.isdigit() else 2)
+            self.write_paths(call, [_Word.literal(first)], via="csplit", extra={"first_of_many": True})
+            return
+        spec = _Spec.of(flags="-e -u --elide-empty-files --unbuffered --verbose --help --version",
+                        valued="-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number --separator "
+                               "--additional-suffix --filter",
+                        optional="-d -x --numeric-suffixes --hex-suffixes")
+        parsed = _parse(call.args, spec)
+        if not self.parsed_ok(call, parsed, "split"):
+            return
+        if parsed.has("--filter"):
+            self.fail("`split --filter` runs a command", call.part)
+            return
+        prefix = parsed.positionals[1].value if len(parsed.positionals) > 1 else "x"
+        if prefix is None:
+            self.fail("the prefix of the files `split` writes is only known at run time", call.part)
+            return
+        length = parsed.value("-a", "--suffix-length") or "2"
+        digit = "0" if parsed.has("-d", "-x", "--numeric-suffixes", "--hex-suffixes") else "a"
+        first = prefix + digit * (int(length) if length.isdigit() else 2) + (parsed.value("--additional-suffix") or "")
+        self.write_paths(call, [_Word.literal(first)], via="split", extra={"first_of_many": True})
+
+    def curl(self, call: _Call) -> None:
+        parsed = _parse(call.args, _CURL)
+        if not self.parsed_ok(call, parsed, "curl"):
+            return
+        if parsed.has("-K", "--config"):
+            self.fail("`curl -K` reads its options from a file StateWise does not read", call.part)
+            return
+        for option in _OUTPUT_OPTIONS["curl"]:
+            for value in parsed.values(option):
+                if value is None:
+                    self.fail(f"the file `curl {option}` writes is only known at run time", call.part)
+                elif value != "-" and not _DEV_FILES.match(value):
+                    self.write_paths(call, [_Word.literal(value)], via=f"curl {option}")
+        directory = parsed.value("--output-dir")
+        if parsed.has("-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name"):
+            urls = [w for w in parsed.positionals] + [_Word.literal(v or "") for v in parsed.values("--url")]
+            for url in urls:
+                if url.value is None:
+                    self.fail("a URL `curl -O` saves is only known at run time", call.part)
+                    continue
+                base = url.value.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "index.html"
+                if parsed.has("-J", "--remote-header-name"):
+                    self.write_paths(call, [_Word.literal(directory or ".")], via="curl -J",
+                                     extra={"into_directory": True})
+                    break
+                self.write_paths(call, [_Word.literal(os.path.join(directory, base) if directory else base)],
+                                 via="curl -O")
+        self.unguard(call.part)
+
+    def wget(self, call: _Call) -> None:
+        aliases = {"-nv": "--no-verbose", "-nc": "--no-clobber", "-np": "--no-parent", "-nd": "--no-directories",
+                   "-nH": "--no-host-directories"}
+        call = _Call([call.words[0], *(_Word.literal(aliases[w.value]) if w.value in aliases else w
+                                       for w in call.args)], call.env, call.ctx, call.part, call.kept, call.program)
+        parsed = _parse(call.args, _WGET)
+        if not self.parsed_ok(call, parsed, "wget"):
+            return
+        if parsed.has("-e", "--execute", "--config", "--use-askpass"):
+            self.fail("`wget -e/--config/--use-askpass` runs commands or reads options StateWise does not read",
+                      call.part)
+            return
+        if parsed.has("-h", "--help", "-V", "--version"):
+            return
+        for option in _OUTPUT_OPTIONS["wget"]:
+            for value in parsed.values(option):
+                if value is None:
+                    self.fail(f"the file `wget {option}` writes is only known at run time", call.part)
+                elif value != "-" and not _DEV_FILES.match(value):
+                    self.write_paths(call, [_Word.literal(value)], via=f"wget {option}")
+        directory = parsed.value("-P", "--directory-prefix")
+        if parsed.has("--spider") or parsed.has("-O", "--output-document"):
+            self.unguard(call.part)
+            return
+        if parsed.has("-r", "--recursive", "-m", "--mirror", "-p", "--page-requisites", "-i", "--input-file"):
+            self.write_paths(call, [_Word.literal(directory or ".")], via="wget", extra={"recursive": True})
+        else:
+            for url in parsed.positionals:
+                if url.value is None:
+                    self.fail("a URL `wget` saves is only known at run time", call.part)
+                    continue
+                base = url.value.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+                if "/" not in url.value.split("://", 1)[-1].rstrip("/"):
+                    base = "index.html"
+                self.write_paths(call, [_Word.literal(os.path.join(directory, base) if directory else base)],
+                                 via="wget")
         self.unguard(call.part)
 
     # -- paths --
@@ -887,21 +1995,31 @@ class _Analyzer:
                 self.fail(f"the path `{word.text}` is relative to a directory that is not known", call.part)
                 return None
             found.append(self.represent(absolute))
+            self.links[found[-1][0]] = self.link_name(call.ctx, value, found[-1][0])
         return found
+
+    def link_name(self, ctx: _Ctx, value: str, path: str) -> str | None:
+        """The path as written (``..`` folded, symlinks not followed) when symlinks make it name
+        another file: writing ``config/prod.yaml`` through a symlinked ``config`` still changes
+        what the developer protects as ``config/prod.yaml``."""
+        joined = os.path.normpath(os.path.join(str(ctx.cwd) if ctx.cwd else "/", value))
+        lexical = self.represent(joined)[0]
+        return lexical if lexical != path else None
 
     def delete_paths(self, call: _Call, words: Iterable[_Word], *, recursive: bool, via: str,
                      extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=False) or ():
                 self.emit("fs.delete", "fs", {"path": path, "recursive": recursive, "inside_workspace": inside,
-                                              "via": via, **(extra or {})},
+                                              "via": via, "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} deletes {path}")
 
     def write_paths(self, call: _Call, words: Iterable[_Word], *, via: str,
                     extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=True) or ():
-                self.emit("fs.write", "fs", {"path": path, "inside_workspace": inside, "via": via, **(extra or {})},
+                self.emit("fs.write", "fs", {"path": path, "inside_workspace": inside, "via": via,
+                                             "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} writes {path}")
 
     def which(self, call: _Call, name: str) -> str | None:
@@ -965,6 +2083,9 @@ class _Analyzer:
     def git_config(self, repo: _Repo, name: str) -> str | None:
         if name.lower() in repo.config:
             return repo.config[name.lower()]
+        overlay = self.config_overlay.get(self.repo_key(repo), {})
+        if name.lower() in overlay:
+            return overlay[name.lower()][-1] if overlay[name.lower()] else None
         return self.git_query(repo, "config", "--get", name)
 
     def repo_key(self, repo: _Repo) -> str:
@@ -1037,6 +2158,9 @@ class _Analyzer:
                 self.fail(f"`{call.name}` runs a script only known at run time ({rest[0].text})", call.part)
                 return
             self.unguard(call.part)  # runs a script file
+            return
+        if call.ctx.stdin == "tty" and not parsed.has("-s"):
+            self.interactive(call, "an interactive shell")
             return
         self.fail(f"`{call.name}` reads the commands it runs from its standard input", call.part)
 
@@ -1370,17 +2494,163 @@ class _Analyzer:
             handler(self, call, repo, rest)
             if sub in ("checkout", "switch", "rebase") and len(self.unresolved) > failures:
                 self.set_head(repo, None)  # where HEAD ends up is not known either
-        elif sub in _GIT_READ_ONLY:
-            return
+        elif sub in _GIT_READ_ONLY_ARGS:
+            self.git_read_only(call, repo, sub, rest)
+        elif sub in _GIT_SESSIONS:
+            self.git_session(call, sub, rest)
         elif sub in _GIT_UNGUARDED:
+            if sub in _GIT_MESSAGE_EDITORS and _git_opens_editor(sub, [w.value for w in rest]):
+                self.interactive(call, f"an editor for the {sub} message")
+                return
             if sub == "submodule" and rest and rest[0].value == "foreach":
                 self.git_foreach(call, rest[1:])
                 return
+            if sub == "bisect" and rest and rest[0].value == "run":
+                if len(rest) > 1:
+                    self.dispatch(_Call(rest[1:], call.env, call.ctx, call.part))
+                return
+            if sub in ("stash", "reflog") and self.git_log_like(call, repo, sub, rest):
+                return
+            if sub == "bundle" and rest and rest[0].value == "create":
+                files = [w for w in rest[1:] if (w.value or "x")[:1] != "-"]
+                self.write_paths(call, files[:1], via="git bundle create")
+                return
+            if sub == "remote" and not _git_listing(sub, [w.value for w in rest]):
+                self.push_config_unknown(repo, f"git remote {rest[0].value if rest else ''}".strip())
             if _git_listing(sub, [w.value for w in rest]):
                 return
             self.unguard(call.part)
         else:
             self.fail(f"`git {sub}` is not a git command StateWise knows (a git alias can run anything)", call.part)
+
+    def git_session(self, call: _Call, sub: str, words: list[_Word]) -> None:
+        """difftool/mergetool with -x run that command; otherwise they open a tool on the terminal."""
+        values = [w.value for w in words]
+        if "--tool-help" in values:
+            return
+        for index, value in enumerate(values):
+            body = None
+            if value in ("-x", "--extcmd") and index + 1 < len(words):
+                body = words[index + 1]
+            elif value is not None and value.startswith("--extcmd="):
+                body = _Word.literal(value.partition("=")[2])
+            elif value is not None and value.startswith("-x") and len(value) > 2:
+                body = _Word.literal(value[2:])
+            if body is not None:
+                if body.value is None:
+                    self.fail(f"the command of `git {sub} -x` is only known at run time", call.part)
+                    return
+                inner = call.ctx.copy()
+                inner.depth += 1
+                self.analyze_text(body.value, inner, call.part)
+                return
+        self.interactive(call, _GIT_SESSIONS[sub])
+
+    def git_log_like(self, call: _Call, repo: _Repo, sub: str, words: list[_Word]) -> bool:
+        """``git stash show`` and ``git reflog [show]`` take git log's options (--output=F too)."""
+        first = words[0].value if words else None
+        if sub == "stash" and first in ("list", "show"):
+            self.git_read_only(call, repo, "log", words[1:])
+            return True
+        if sub == "reflog" and (first is None or first == "show" or first.startswith("-")):
+            self.git_read_only(call, repo, "log", words[1:] if first == "show" else words)
+            return True
+        return False
+
+    def git_config_command(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
+        """``git config``: reads are read-only; writes of settings that decide where a push goes are
+        simulated for the rest of the call; settings that run commands are unresolved."""
+        values = [w.value for w in words]
+        if any(v is None for v in values):
+            self.fail("`git config` with arguments only known at run time", call.part)
+            return
+        args = [v for v in values if v is not None]
+        scopes = {"--local", "--global", "--system", "--worktree", "--includes", "--no-includes", "-z", "--null",
+                  "--name-only", "--show-origin", "--show-scope", "--bool", "--int", "--bool-or-int", "--path",
+                  "--expiry-date", "--all", "--append", "--fixed-value"}
+        valued = {"--type", "--default", "--blob", "--value", "--comment", "--url"}
+        file: str | None = None
+        rest: list[str] = []
+        mode = None
+        i = 0
+        while i < len(args):
+            value = args[i]
+            if value in ("-f", "--file") and i + 1 < len(args):
+                file, i = args[i + 1], i + 2
+                continue
+            if value.startswith("--file="):
+                file = value.partition("=")[2]
+            elif value in valued and i + 1 < len(args):
+                i += 1
+            elif value.startswith(tuple(v + "=" for v in valued)) or value in scopes:
+                pass
+            elif value.startswith("-") and mode is None:
+                mode = value
+            else:
+                rest.append(value)
+            i += 1
+        subcommands = {"list": "-l", "get": "--get", "set": "set", "unset": "--unset", "edit": "-e",
+                       "rename-section": "--rename-section", "remove-section": "--remove-section"}
+        if mode is None and rest and rest[0] in subcommands:
+            mode, rest = subcommands[rest[0]], rest[1:]
+            if mode == "set" and "--append" in args:
+                mode = "--add"
+            elif mode == "--unset" and "--all" in args:
+                mode = "--unset-all"
+        reading = mode in ("-l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
+                           "--get-colorbool") or (mode is None and len(rest) < 2)
+        if reading:
+            return
+        if mode in ("-e", "--edit"):
+            self.interactive(call, "an editor on the git configuration")
+            return
+        if file is not None:
+            self.write_paths(call, [_Word.literal(file)], via="git config --file")
+            self.push_config_unknown(repo, "git config --file")
+            return
+        if mode in ("--rename-section", "--remove-section"):
+            if rest and _PUSH_SECTIONS.match(rest[0]):
+                self.push_config_unknown(repo, f"git config {mode} {rest[0]}")
+            self.unguard(call.part)
+            return
+        if not rest:
+            self.fail(f"git config {mode}: the setting is not given", call.part)
+            return
+        key = rest[0]
+        if mode is not None and mode not in ("set", "--add", "--unset", "--unset-all", "--replace-all"):
+            self.fail(f"git config: unknown option {mode}", call.part)
+            return
+        if _DANGEROUS_GIT_CONFIG.match(key):
+            self.fail(f"`git config {key}` sets a git setting that runs commands or redirects git", call.part)
+            return
+        if _PUSH_CONFIG.match(key):
+            overlay = self.push_overlay(repo)
+            current = self.git_config_all(repo, key)
+            if mode in ("--unset", "--unset-all"):
+                overlay[key.lower()] = []
+            elif mode == "--add":
+                overlay[key.lower()] = [*(current or []), rest[1] if len(rest) > 1 else ""]
+            else:
+                overlay[key.lower()] = [rest[1] if len(rest) > 1 else ""]
+        elif _PUSH_SECTIONS.match(key) and key.lower().startswith(("remote.", "url.")):
+            self.push_config_unknown(repo, f"git config {key}")
+        self.unguard(call.part)
+
+    def push_overlay(self, repo: _Repo) -> dict[str, list[str]]:
+        return self.config_overlay.setdefault(self.repo_key(repo), {})
+
+    def push_config_unknown(self, repo: _Repo, why: str) -> None:
+        self.config_unknown.setdefault(self.repo_key(repo), why)
+
+    def git_config_all(self, repo: _Repo, name: str) -> list[str] | None:
+        """Every value of a multi-valued setting, after what earlier parts of the call set."""
+        if name.lower() in repo.config:
+            return [repo.config[name.lower()]]
+        overlay = self.config_overlay.get(self.repo_key(repo), {})
+        if name.lower() in overlay:
+            return overlay[name.lower()]
+        out = self.git_query(repo, "config", "--get-all", name)
+        return out.splitlines() if out else None
 
     def git_where(self, call: _Call, repo: _Repo) -> dict[str, Any]:
         """Where a working-tree operation runs, when that is not the workspace itself."""
@@ -1433,6 +2703,11 @@ class _Analyzer:
         if repo.cwd is None:
             self.fail("git push runs in a directory that is not known", call.part)
             return
+        changed = self.config_unknown.get(self.repo_key(repo))
+        if changed:
+            self.fail(f"git push: an earlier part of the command ({changed}) changes settings that decide where "
+                      "the push goes", call.part)
+            return
         force = parsed.has("-f", "--force", "--force-with-lease", "--force-if-includes")
         set_upstream = parsed.has("-u", "--set-upstream") or None
         delete = parsed.has("-d", "--delete")
@@ -1466,6 +2741,10 @@ class _Analyzer:
             self.emit("git.push", "git", args, target=f"{remote}/{branch}",
                       reason=f"git push to {remote}/{branch}")
 
+        mirror = parsed.has("--mirror") or (not refspecs and not parsed.has("--all", "--branches", "--tags") and (
+            self.git_config(repo, f"remote.{remote}.mirror") or "").lower() in _TRUE_WORDS)
+        if mirror and not parsed.has("--mirror"):
+            parsed.options.append(("--mirror", None))  # remote.<name>.mirror: a bare push mirrors
         everything = parsed.has("--all", "--branches", "--mirror")
         if everything:
             branches = self.refs(repo, "refs/heads/")
@@ -1488,9 +2767,9 @@ class _Analyzer:
         if not refspecs and (everything or parsed.has("--tags")):
             return
         if not refspecs:
-            configured = self.git_query(repo, "config", "--get-all", f"remote.{remote}.push")
+            configured = self.git_config_all(repo, f"remote.{remote}.push")
             if configured:
-                refspecs = configured.splitlines()
+                refspecs = configured
             else:
                 if head is None:
                     self.fail(f"git push without a refspec: {why}", call.part)
@@ -1512,6 +2791,8 @@ class _Analyzer:
                         return
                     branch = merge.removeprefix("refs/heads/")
                 push(branch, head)
+                if set_upstream:
+                    self.set_upstream(repo, head, remote, branch)
                 return
         for refspec in refspecs:
             forced = refspec.startswith("+")
@@ -1543,6 +2824,24 @@ class _Analyzer:
                 continue
             name, kind = _ref_name(destination)
             push(name, source or None, forced=forced, ref_kind=kind)
+            if set_upstream and kind is None:
+                local = head if source in ("HEAD", "@", "") else source.removeprefix("refs/heads/")
+                if local:
+                    self.set_upstream(repo, local, remote, name)
+
+    def set_upstream(self, repo: _Repo, branch: str, remote: str, merge: str) -> None:
+        """What `git push -u`, `git branch -u` and tracking checkouts record for later pushes."""
+        overlay = self.push_overlay(repo)
+        overlay[f"branch.{branch}.remote".lower()] = [remote]
+        overlay[f"branch.{branch}.merge".lower()] = [f"refs/heads/{merge}"]
+
+    def tracking(self, repo: _Repo, branch: str, start: str | None) -> None:
+        """A branch created from a remote-tracking branch tracks it (branch.autoSetupMerge)."""
+        if not start or "/" not in start:
+            return
+        if self.git_query(repo, "rev-parse", "--verify", "--quiet", f"refs/remotes/{start}") is not None:
+            remote, _, merge = start.partition("/")
+            self.set_upstream(repo, branch, remote, merge)
 
     def git_checkout(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
         spec = _Spec.of(
@@ -1569,11 +2868,14 @@ class _Analyzer:
         force = parsed.has("-f", "--force") or None
         if create is not None:
             start = before[0] if before else None
+            if force:
+                self.discard_changes(call, "git checkout --force")
             self.emit("git.checkout", "git", {"branch": create, "create": True, "start_point": start,
                                               "force": True if parsed.has("-B") else force,
                                               "orphan": True if parsed.has("--orphan") else None},
                       target=create, reason=f"git checkout -b {create}")
             self.set_head(repo, create)
+            self.tracking(repo, create, start)
             if paths:
                 self.git_restore_action(call, before[:1], paths)
             return
@@ -1583,12 +2885,16 @@ class _Analyzer:
             return
         if parsed.has("--detach"):
             target = before[0] if before else "HEAD"
+            if force:
+                self.discard_changes(call, "git checkout --force")
             self.emit("git.checkout", "git", {"branch": target, "detach": True, "force": force},
                       target=target, reason=f"git checkout --detach {target}")
             self.set_head(repo, None)
             return
         if not before:
-            return  # reports the state of the working tree
+            if force:
+                self.discard_changes(call, "git checkout --force")
+            return  # otherwise it reports the state of the working tree
         target = before[0]
         if target == "-":
             previous = self.git_query(repo, "rev-parse", "--abbrev-ref", "@{-1}")
@@ -1596,8 +2902,11 @@ class _Analyzer:
                 self.fail("git checkout -: the previous branch is not known", call.part)
                 return
             target = previous
+        if force:
+            self.discard_changes(call, "git checkout --force")
         if parsed.has("-t", "--track") and "/" in target and not self.branch_exists(repo, target):
             local = target.split("/", 1)[1]
+            self.tracking(repo, local, target)
             self.emit("git.checkout", "git", {"branch": local, "create": True, "start_point": target, "force": force},
                       target=local, reason=f"git checkout --track {target}")
             self.set_head(repo, local)
@@ -1610,6 +2919,12 @@ class _Analyzer:
                   reason=f"git checkout {target}")
         remote_branch = self.git_query(repo, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{target}")
         self.set_head(repo, target if is_branch or remote_branch else None)
+
+    def discard_changes(self, call: _Call, via: str) -> None:
+        """checkout --force, switch --discard-changes: uncommitted work is thrown away, as with
+        git reset --hard. It is a git.restore of the whole tree (undeclared: the gate stops it)."""
+        self.emit("git.restore", "git", {"paths": ["."], "discard_all": True, "via": via}, target=".",
+                  reason=f"{via} discards every uncommitted change")
 
     def git_restore_action(self, call: _Call, source: list[str], paths: list[str]) -> None:
         shown = [self.represent(a)[0] if (a := self.absolute(call.ctx, p, follow=False)) else p for p in paths] or ["."]
@@ -1646,7 +2961,10 @@ class _Analyzer:
         positionals = [w.value or "" for w in parsed.positionals]
         create = parsed.value("-c", "-C", "--create", "--force-create", "--orphan")
         force = parsed.has("-f", "--force", "--discard-changes") or None
+        if force:
+            self.discard_changes(call, "git switch --discard-changes")
         if create is not None:
+            self.tracking(repo, create, positionals[0] if positionals else None)
             self.emit("git.switch", "git", {"branch": create, "create": True,
                                             "start_point": positionals[0] if positionals else None,
                                             "force": True if parsed.has("-C", "--force-create") else force,
@@ -1717,6 +3035,17 @@ class _Analyzer:
                       target=new, reason=f"git branch creates {new}")
             return
         if parsed.has("-u", "--set-upstream-to", "--unset-upstream", "--edit-description"):
+            upstream = parsed.value("-u", "--set-upstream-to")
+            branch = names[0] if names else self.head(repo)[0]
+            if parsed.has("--unset-upstream") and branch:
+                overlay = self.push_overlay(repo)
+                overlay[f"branch.{branch}.merge".lower()] = []
+                overlay[f"branch.{branch}.remote".lower()] = []
+            elif upstream and branch and "/" in upstream:
+                remote, _, merge = upstream.partition("/")
+                self.set_upstream(repo, branch, remote, merge)
+            elif upstream:
+                self.push_config_unknown(repo, "git branch --set-upstream-to")
             self.unguard(call.part)
             return
         listing = parsed.has("-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose",
@@ -1735,13 +3064,13 @@ class _Analyzer:
         parsed = _parse(words, spec)
         if not self.parsed_ok(call, parsed, "git reset"):
             return
-        if not parsed.has("--hard", "--merge"):
+        if not parsed.has("--hard", "--merge", "--keep"):
             self.unguard(call.part)
             return
         if not self.git_args_static(call, "reset", parsed.positionals):
             return
         ref = parsed.positionals[0].value if parsed.positionals else "HEAD"
-        mode = "merge" if parsed.has("--merge") and not parsed.has("--hard") else None
+        mode = None if parsed.has("--hard") else "merge" if parsed.has("--merge") else "keep"
         self.emit("git.reset_hard", "git", {"ref": ref, "mode": mode, **self.git_where(call, repo)}, target=ref,
                   reason=f"git reset --hard {ref}")
 
@@ -1785,6 +3114,9 @@ class _Analyzer:
             inner = call.ctx.copy()
             inner.depth += 1
             self.analyze_text(body, inner, call.part)
+        if parsed.has("--edit-todo") or parsed.has("-i", "--interactive") and not parsed.has(
+                "--continue", "--abort", "--skip", "--quit", "--show-current-patch"):
+            self.interactive(call, "an editor on the rebase todo list")
         if parsed.has("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"):
             self.unguard(call.part)
             return
@@ -2122,14 +3454,36 @@ class _Analyzer:
         parsed = _parse(call.args, spec)
         if not self.parsed_ok(call, parsed, "sed"):
             return
-        if not parsed.has("-i", "--in-place"):
+        files = list(parsed.positionals)
+        in_place = parsed.has("-i", "--in-place")
+        if in_place and files and files[0].value == "" and parsed.value("-i", "--in-place") is None:
+            files = files[1:]  # BSD sed: -i '' (no backup suffix)
+        scripts: list[str | None] = list(parsed.values("-e", "--expression"))
+        if not parsed.has("-e", "--expression", "-f", "--file"):
+            scripts.append(files[0].value if files else "")
+            files = files[1:]
+        if parsed.has("-f", "--file") and not parsed.has("--sandbox"):
+            self.fail("`sed -f` runs a script file StateWise does not read (it may write files or run commands)",
+                      call.part)
+            return
+        if not parsed.has("--sandbox"):
+            for script in scripts:
+                if script is None:
+                    self.fail("the sed script is only known at run time", call.part)
+                    return
+                effects = _sed_effects(script)
+                if effects is None:
+                    self.fail("the sed script cannot be read with confidence", call.part)
+                    return
+                written, runs = effects
+                if runs:
+                    self.fail("the sed script runs a command (`e`)", call.part)
+                    return
+                self.write_paths(call, [_Word.literal(w) for w in written if not _DEV_FILES.match(w)],
+                                 via="sed w")
+        if not in_place:
             self.unguard(call.part)
             return
-        files = list(parsed.positionals)
-        if files and files[0].value == "" and parsed.value("-i", "--in-place") is None:
-            files = files[1:]  # BSD sed: -i '' (no backup suffix)
-        if not parsed.has("-e", "--expression", "-f", "--file"):
-            files = files[1:]
         self.write_paths(call, files, via="sed -i")
 
     def dd(self, call: _Call) -> None:
@@ -2198,11 +3552,11 @@ class _Analyzer:
         interpreter = self.which(call, call.name)
         words = call.args
         i = 0
+        inspect = False  # -i: a REPL after the script or -c
         while i < len(words):
             value = words[i].value
             if value is None:
-                self.unguard(call.part)
-                return
+                break  # the script is only known at run time (below)
             if not value.startswith("-") or value == "-":
                 break
             if value in ("--version", "-V", "-h", "--help", "-VV"):
@@ -2212,7 +3566,12 @@ class _Analyzer:
                 continue
             cluster = value[1:]
             for j, char in enumerate(cluster):
+                if char == "i":
+                    inspect = True
                 if char in "mc":
+                    if inspect:
+                        self.interactive(call, "an interactive interpreter (-i)")
+                        return
                     remainder = cluster[j + 1:]
                     target = remainder or (words[i + 1].value if i + 1 < len(words) else None)
                     after = i + (1 if remainder else 2)
@@ -2228,14 +3587,30 @@ class _Analyzer:
                     i += 0 if cluster[j + 1:] else 1
                     break
             i += 1
-        if i >= len(words):
-            self.unguard(call.part)  # a REPL or a program read from standard input
+        if inspect:
+            self.interactive(call, "an interactive interpreter (-i)")
+            return
+        if i >= len(words) or words[i].value == "-":
+            self.stdin_program(call, "an interactive interpreter")
+            return
+        if words[i].value is None:
+            self.fail(f"`{call.name}` runs a program only known at run time ({words[i].text})", call.part)
             return
         script = words[i].value or ""
         if script.rsplit("/", 1)[-1] == "manage.py":
             self.django(call, words[i + 1:])
             return
         self.unguard(call.part)
+
+    def stdin_program(self, call: _Call, what: str) -> None:
+        """An interpreter given no program: it reads one from standard input."""
+        if call.ctx.stdin == "tty":
+            self.interactive(call, what)
+        elif call.ctx.stdin in ("pipe", "dynamic"):
+            self.fail(f"`{call.name}` runs a program it reads from its standard input, only known at run time",
+                      call.part)
+        else:
+            self.unguard(call.part)  # a heredoc or a file: the program is in the command, like -c
 
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:
         if module == "pip":
@@ -2301,10 +3676,100 @@ class _Analyzer:
             return
         if parsed_install.has("--dry-run"):
             return
-        python = parsed_install.value("--python") or python
+        redirect = self.install_env(call, "pip")
+        if redirect is None:
+            return
+        python = parsed_install.value("--python") or python or redirect.get("python")
         if python is not None:
             interpreter = self.interpreter_option(call, python)
-        self.python_install(call, "pip.install", "pip", parsed_install, interpreter=interpreter, how=how)
+        extra: dict[str, Any] = {}
+        if "target" in redirect and not parsed_install.has("-t", "--target", "--prefix", "--root"):
+            extra["target_dir"] = redirect["target"]
+        if redirect.get("user") and not parsed_install.has("--user"):
+            extra["user"] = True
+        self.python_install(call, "pip.install", "pip", parsed_install, interpreter=interpreter, how=how,
+                            extra=extra)
+
+    def install_env(self, call: _Call, tool: str) -> dict[str, str] | None:
+        """What the command's environment (and pip's configuration files) say about where
+        ``tool`` installs (_INSTALL_ENV); None (and the call unresolved) when it points at
+        settings StateWise does not read."""
+        found: dict[str, str] = {}
+        if tool == "pip":
+            configured = self.pip_config(call)
+            if configured is None:
+                return None
+            found.update(configured)
+        for name, value in call.env.items():
+            entry = _INSTALL_ENV.get(name.upper() if name.upper().startswith("NPM_CONFIG_") else name)
+            if entry is None or entry[0] != tool:
+                continue
+            what = entry[1]
+            if "\0" in value:
+                self.fail(f"{name} is set to a value only known at run time, so where `{call.name}` installs is "
+                          "not known", call.part)
+                return None
+            if what == "config" and value not in ("", os.devnull):
+                self.fail(f"{name} makes `{call.name}` read settings from {value}, which StateWise does not "
+                          "read, so where it installs is not known", call.part)
+                return None
+            if what in ("user", "system", "global"):
+                found.pop(what, None)  # the environment wins over pip's configuration files
+                if value.strip().lower() in _TRUE_WORDS:
+                    found[what] = "true"
+            elif what == "location":
+                if value.strip().lower() == "global":
+                    found["global"] = "true"
+            elif what == "target" and value:
+                found[what] = self.represent_path(call, value)
+            elif value:
+                found[what] = value
+        return found
+
+    def pip_config(self, call: _Call) -> dict[str, str] | None:
+        """install settings in pip's configuration files that redirect an install (target,
+        prefix, root, user, python), lowest precedence first; None if a file cannot be read."""
+        import configparser
+
+        home = call.env.get("HOME", "")
+        xdg = call.env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+        files = ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
+        if home:
+            files.append(os.path.join(home, ".pip", "pip.conf"))
+        if xdg:
+            files.append(os.path.join(xdg, "pip", "pip.conf"))
+        virtual_env = call.env.get("VIRTUAL_ENV")
+        if virtual_env and "\0" not in virtual_env:
+            files.append(os.path.join(virtual_env, "pip.conf"))
+        found: dict[str, str] = {}
+        for path in files:
+            if not os.path.isfile(path):
+                continue
+            parser = configparser.RawConfigParser()
+            try:
+                parser.read(path, encoding="utf-8")
+            except (OSError, UnicodeError, configparser.Error) as error:
+                self.fail(f"pip's configuration {path} cannot be read ({type(error).__name__}), so where "
+                          f"`{call.name}` installs is not known", call.part)
+                return None
+            for section in ("global", "install"):
+                if not parser.has_section(section):
+                    continue
+                for key, value in parser.items(section):
+                    name = key.replace("_", "-")
+                    if name in ("target", "prefix", "root") and value:
+                        found["target"] = self.represent_path(call, value)
+                    elif name == "user":
+                        found.pop("user", None)
+                        if value.strip().lower() in _TRUE_WORDS:
+                            found["user"] = "true"
+                    elif name == "python" and value:
+                        found["python"] = value
+        return found
+
+    def represent_path(self, call: _Call, value: str) -> str:
+        absolute = self.absolute(call.ctx, value, follow=True)
+        return self.represent(absolute)[0] if absolute else value
 
     def interpreter_option(self, call: _Call, value: str) -> str | None:
         """``--python X`` of pip or uv: a path (or a venv directory) or a name on PATH."""
@@ -2332,7 +3797,8 @@ class _Analyzer:
             self.fail(f"cannot tell which interpreter `{how}` installs into", call.part)
         common = {"interpreter": interpreter if operation in ("pip.install", "uv.pip_install") else None,
                   "user": True if parsed.has("--user") else None,
-                  "target_dir": parsed.value("-t", "--target", "--prefix"), **(extra or {})}
+                  "target_dir": self.represent_path(call, target) if (
+                      target := parsed.value("-t", "--target", "--prefix", "--root")) else None, **(extra or {})}
         for value, flags in requests:
             if value is None:
                 self.fail(f"a package of `{how}` is only known at run time", call.part)
@@ -2403,10 +3869,13 @@ class _Analyzer:
             return
         if parsed.has("--dry-run"):
             return
-        python = parsed.value("-p", "--python")
+        redirect = self.install_env(call, "uv")
+        if redirect is None:
+            return
+        python = parsed.value("-p", "--python") or redirect.get("python")
         if python is not None:
             interpreter = self.interpreter_option(call, python)
-        elif parsed.has("--system"):
+        elif parsed.has("--system") or redirect.get("system"):
             interpreter = self.which(call, "python3") or self.which(call, "python")
         else:
             interpreter = self.uv_environment(call)
@@ -2532,6 +4001,8 @@ class _Analyzer:
                                        "group": added.value("-G", "--group")})
         elif sub == "run":
             self.runner(inner, start + 1, _Spec.of(stop_at_positional=True))
+        elif sub == "shell":
+            self.interactive(call, "an interactive shell in the environment")
         elif sub in ("show", "check", "about", "help", "list", "version", "search", "config", "env"):
             if sub in ("config", "env"):
                 self.unguard(call.part)
@@ -2566,6 +4037,7 @@ class _Analyzer:
                   "--workspace-root -w --shamefully-hoist --no-optional --production --prod -v --version -h --help "
                   "--if-present --stream --parallel --no-bail --immutable",
             valued="--workspace --prefix --registry --tag --omit --include --install-strategy --cache --userconfig "
+                   "--location "
                    "-C --dir --filter -F --cwd --reporter --network-concurrency --modules-folder --mode",
             allow_unknown=True)
         parsed = _parse(call.args, spec)
@@ -2615,6 +4087,9 @@ class _Analyzer:
                 return
             self.unguard(call.part)
             return
+        if sub == "repl" and tool in ("bun", "pnpm", "npm"):
+            self.interactive(call, "an interactive interpreter")
+            return
         if sub in ("exec", "x", "dlx") or (tool == "pnpm" and sub == "dlx"):
             index = call.words.index(positionals[0])
             self.runner(inner, index + 1, _NPX)
@@ -2642,14 +4117,22 @@ class _Analyzer:
                      force_global: bool = False) -> None:
         operation = {"npm": "npm.install", "pnpm": "pnpm.add", "yarn": "yarn.add", "bun": "bun.add"}[tool]
         dev = parsed.has("-D", "--save-dev", "--dev")
-        is_global = force_global or parsed.has("-g", "--global")
+        redirect = self.install_env(call, tool)
+        if redirect is None:
+            return
+        location = parsed.value("--location")
+        is_global = force_global or parsed.has("-g", "--global") or bool(redirect.get("global")) or location == "global"
+        prefix = parsed.value("--prefix") if tool == "npm" else None
+        prefix = prefix or (redirect.get("prefix") if tool == "npm" or is_global else None)
+        if prefix:
+            prefix = self.represent_path(call, prefix)
         for word in packages:
             if word.value is None:
                 self.fail(f"a package of `{tool}` is only known at run time", call.part)
                 continue
             name, version = _split_node_package(word.value)
             self.emit(operation, tool, {"package": name, "version": version, "dev": True if dev else None,
-                                        "global": True if is_global else None},
+                                        "global": True if is_global else None, "prefix": prefix},
                       target=name, reason=f"{tool} installs {word.value}")
 
     def npx(self, call: _Call) -> None:
@@ -2806,6 +4289,29 @@ def _git_listing(sub: str, values: list[str | None]) -> bool:
     return False
 
 
+_GIT_MESSAGE_EDITORS = frozenset({"commit", "tag"})
+
+
+def _git_opens_editor(sub: str, values: list[str | None]) -> bool:
+    """Whether ``git commit`` / ``git tag -a`` opens an editor for its message (no -m/-F/...)."""
+    words = [v for v in values if v is not None]
+    if len(words) < len(values):
+        return False  # only known at run time: decided by the arguments' own checks
+    if "-e" in words or "--edit" in words:
+        return True
+    short = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
+    longs = {w.partition("=")[0] for w in words if w.startswith("--")}
+    if sub == "tag":
+        annotated = bool(set(short) & {"a", "s", "u"}) or bool(longs & {"--annotate", "--sign", "--local-user"})
+        listing = bool(set(short) & {"l", "d", "v"}) or bool(longs & {"--list", "--delete", "--verify"})
+        if not annotated or listing:
+            return False
+        return not (set(short) & {"m", "F"} or longs & {"--message", "--file"})
+    if longs & {"--message", "--file", "--reuse-message", "--no-edit", "--dry-run", "--fixup", "--help"}:
+        return False
+    return not set(short) & {"m", "F", "C", "h"}
+
+
 def _ref_name(destination: str) -> tuple[str, str | None]:
     """A push destination as the branch slot holds it, and its kind when it is not a branch."""
     if destination.startswith("refs/heads/"):
@@ -2867,6 +4373,165 @@ def _interpreter_of_pip(path: str | None, search_path: str | None) -> str | None
         if parts and _PYTHON_NAME.match(parts[0].rsplit("/", 1)[-1]):
             return parts[0]
     return None
+
+
+_SED_SIMPLE = frozenset("=dDgGhHlnNpPqQxzF")
+
+
+def _sed_effects(script: str) -> tuple[list[str], bool] | None:
+    """The files a sed script writes (``w``, ``W``, ``s///w``) and whether it runs commands
+    (``e``, ``s///e``); None if the script cannot be read with confidence."""
+    written: list[str] = []
+    runs = False
+    i, n = 0, len(script)
+
+    def rest_of_line(start: int) -> tuple[str, int]:
+        end = script.find("\n", start)
+        end = n if end < 0 else end
+        return script[start:end].strip(), end
+
+    def delimited(start: int, delimiter: str) -> int | None:
+        """The index after the closing delimiter of a part that starts at ``start``."""
+        k = start
+        while k < n:
+            if script[k] == "\\":
+                k += 2
+                continue
+            if script[k] == delimiter:
+                return k + 1
+            k += 1
+        return None
+
+    def address(k: int) -> int | None:
+        if k < n and script[k] == "$":
+            return k + 1
+        if k < n and script[k].isdigit():
+            while k < n and (script[k].isdigit() or script[k] == "~"):
+                k += 1
+            return k
+        if k < n and script[k] in "/\\":
+            delimiter = "/"
+            if script[k] == "\\":
+                if k + 1 >= n:
+                    return None
+                delimiter, k = script[k + 1], k + 1
+            end = delimited(k + 1, delimiter)
+            if end is None:
+                return None
+            while end < n and script[end] in "IM":
+                end += 1
+            return end
+        return k
+
+    while i < n:
+        char = script[i]
+        if char in " \t\n;}":
+            i += 1
+            continue
+        if char == "#":
+            i = rest_of_line(i)[1]
+            continue
+        after = address(i)
+        if after is None:
+            return None
+        i = after
+        if i < n and script[i] == ",":
+            i += 1
+            if i < n and script[i] in "+~":
+                i += 1
+                while i < n and script[i].isdigit():
+                    i += 1
+            else:
+                after = address(i)
+                if after is None:
+                    return None
+                i = after
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            return None
+        command = script[i]
+        i += 1
+        if command == "{":
+            continue
+        if command in "aic":
+            while True:  # text up to an unescaped end of line
+                end = script.find("\n", i)
+                if end < 0:
+                    i = n
+                    break
+                if end > 0 and script[end - 1] == "\\":
+                    i = end + 1
+                    continue
+                i = end
+                break
+            continue
+        if command in "btT:v":
+            while i < n and script[i] not in ";\n":
+                i += 1
+            continue
+        if command in "rRwW":
+            name, i = rest_of_line(i)
+            if command in "wW":
+                if not name:
+                    return None
+                written.append(name)
+            continue
+        if command == "e":
+            runs = True
+            i = rest_of_line(i)[1]
+            continue
+        if command in "sy":
+            if i >= n or script[i] in "\n\\":
+                return None
+            delimiter = script[i]
+            middle = delimited(i + 1, delimiter)
+            end = delimited(middle, delimiter) if middle is not None else None
+            if end is None:
+                return None
+            i = end
+            if command == "s":
+                while i < n and script[i] in "gpiImMe0123456789w":
+                    if script[i] == "e":
+                        runs = True
+                    if script[i] == "w":
+                        name, i = rest_of_line(i + 1)
+                        if not name:
+                            return None
+                        written.append(name)
+                        break
+                    i += 1
+            continue
+        if command in _SED_SIMPLE:
+            while i < n and script[i].isdigit():
+                i += 1
+            continue
+        return None
+    return written, runs
+
+
+def _redirect_streams(node: Any, source: bytes, ctx: _Ctx) -> None:
+    """Record in ``ctx`` where a redirect points standard input or output."""
+    if node.type in ("heredoc_redirect", "herestring_redirect"):
+        body = [c for c in node.children if c.type not in ("heredoc_start", "heredoc_end", "<<", "<<-", "<<<")
+                and not (c.type in _REDIRECTS)]
+        dynamic = any(_has_expansion(c) for c in body)
+        ctx.stdin = "dynamic" if dynamic else "here"
+        return
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    descriptor = next((_node_text(c, source) for c in node.children if c.type == "file_descriptor"), "")
+    if operator in ("<", "<>") and descriptor in ("", "0"):
+        ctx.stdin = "file"
+    elif operator in (">", ">>", ">|", "&>", "&>>") and descriptor in ("", "1"):
+        ctx.stdout = "file"
+    elif operator == ">&" and descriptor in ("", "1"):
+        ctx.stdout = "file"
+
+
+def _has_expansion(node: Any) -> bool:
+    if node.type in _DYNAMIC_NODES:
+        return True
+    return any(_has_expansion(child) for child in node.children)
 
 
 def _first_broken(node: Any) -> Any:
@@ -2964,6 +4629,13 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "chown": _Analyzer.chmod,
     "chgrp": _Analyzer.chmod,
     "rsync": _Analyzer.rsync,
+    "ssh": _Analyzer.ssh,
+    "curl": _Analyzer.curl,
+    "wget": _Analyzer.wget,
+    "zip": _Analyzer.zip,
+    "split": _Analyzer.split,
+    "csplit": _Analyzer.split,
+    **{name: _Analyzer.compressor for name in _COMPRESSORS},
     "python": _Analyzer.python,
     "pip": _Analyzer.pip,
     "uv": _Analyzer.uv,
@@ -2975,6 +4647,8 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
                                if call.args and call.args[0].value == "run" else self.unguard(call.part)),
     "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
                                   if call.args and call.args[0].value == "install"
+                                  else self.interactive(call, "an interactive shell in the environment")
+                                  if call.args and call.args[0].value == "shell"
                                   else self.runner(call, 2, _Spec.of(stop_at_positional=True))
                                   if call.args and call.args[0].value == "run" else self.unguard(call.part)),
     "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")
@@ -3021,6 +4695,7 @@ _GIT_HANDLERS: dict[str, Callable[[_Analyzer, _Call, _Repo, list[_Word]], None]]
     "rm": _Analyzer.git_rm,
     "mv": _Analyzer.git_mv,
     "update-ref": _Analyzer.git_update_ref,
+    "config": _Analyzer.git_config_command,
 }
 
 
@@ -3047,7 +4722,8 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     except RecursionError:
         analyzer.fail("the command nests too deeply to analyze", command)
     unresolved_actions = [
-        Action(tool="shell", operation=UNRESOLVED, args={"command": command, "part": part.strip()[:2000]},
+        Action(tool="shell", operation=UNRESOLVED,
+               args={"command": command, "part": part.strip()[:2000], "why": reason[:2000]},
                risk="high", reason=reason)
         for reason, part in analyzer.unresolved
     ]
@@ -3084,6 +4760,9 @@ def file_action(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Pat
     path, inside = analyzer.represent(absolute)
     edits = tool_input.get("edits")
     args: dict[str, Any] = {"path": path, "inside_workspace": inside, "via": tool_name}
+    link = analyzer.link_name(_Ctx(start, {}), expanded, path)
+    if link is not None:
+        args["link_path"] = link
     if isinstance(edits, list):
         args["edits"] = len(edits)
     return Action(tool="fs", operation="fs.write", target=path, args=args, risk="medium",

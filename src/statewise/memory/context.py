@@ -109,9 +109,9 @@ def _render(workspace: Path, wrong: list[str], facts: list[Record], budget: int)
         return ""
     items: list[tuple[str, str]] = [("wrong", f"- {item}") for item in wrong]
     items += [("fact", f"- {_clip(f'{r.key} = {render_value(r.value)}')}") for r in sorted(facts, key=lambda r: r.key)]
-    header = f"StateWise: the state of {workspace}, verified against the live workspace."
-    sections = {"wrong": "Memory-file lines that are WRONG (do not act on them; use the correction):",
-                "fact": "Verified facts for this workspace:"}
+    del workspace  # the agent knows where it runs; every byte of the header is paid each session
+    header = "StateWise checked your memory files against this workspace."
+    sections = {"wrong": "WRONG lines (do not act on them; use the correction):", "fact": "Verified facts:"}
     out = [header]
     if not _fits(out, budget):
         return ""

@@ -695,16 +695,26 @@ def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[
 @click.option("--home", type=click.Path(file_okay=False), help="Where user-level files live (default: $HOME).")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Token budget (default: 400).")
 @click.option("--no-check", is_flag=True, help="Report only what the store already knows; verify nothing.")
+@click.option("--stats", is_flag=True, help="Also print its size (bytes, estimated tokens) and time to stderr.")
 @click.pass_obj
 @handled
-def memory_context(obj: Context, cwd: str | None, home: str | None, budget: int | None, no_check: bool) -> None:
+def memory_context(obj: Context, cwd: str | None, home: str | None, budget: int | None, no_check: bool,
+                   stats: bool) -> None:
     """Print what a starting session is told: wrong memory lines with corrections, and verified facts."""
-    from statewise.memory import DEFAULT_TOKEN_BUDGET, session_context
+    import time
+
+    from statewise.memory import DEFAULT_TOKEN_BUDGET, estimate_tokens, session_context
 
     workspace = Path(cwd or os.getcwd()).resolve()
+    started = time.monotonic()
     text = session_context(workspace, obj.store_location, budget or DEFAULT_TOKEN_BUDGET, contract=obj.contract,
                            home=home, check=not no_check)
+    elapsed = time.monotonic() - started
     click.echo(text)
+    if stats:
+        click.echo(f"{len(text.encode('utf-8'))} bytes, {estimate_tokens(text)} estimated tokens "
+                   f"(budget {budget or DEFAULT_TOKEN_BUDGET}), {len(text.splitlines())} lines, {elapsed:.2f} s",
+                   err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

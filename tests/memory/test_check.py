@@ -234,3 +234,15 @@ def test_the_pre_commit_hook_entry_runs_the_check():
         assert pattern.search(name), name
     assert not pattern.search("src/app/main.py")
     assert ACTOR == "statewise.memory"
+
+
+def test_a_branch_claim_the_remote_contradicts_is_defective(workspace: Repo, home: Path, store: Store,
+                                                            contract: Contract):
+    (workspace.work / "AGENTS.md").write_text("`main` may be force-pushed.\n")
+    import_memory(workspace.work, store, contract, home=home)
+    report = check_memory(workspace.work, contract, store=store, home=home)
+    finding = report.findings[0]
+    assert (finding.key, finding.claimed, finding.status, finding.correct) == ("repository.protected", False,
+                                                                               "defective", True)
+    assert finding.recorded == "superseded"
+    assert store.get_active("repository.protected", finding.scope).value is True

@@ -121,3 +121,9 @@ def test_an_extending_contract_adds_memory_rules(tmp_path: Path):
     assert "deploy_branch" in names and "python_version" in names
     lines = extract_text("CI deploys from `trunk`.\n", _file(tmp_path), extended)
     assert [(f.key, f.value) for f in lines[0].facts] == [("git.default_branch", "trunk")]
+
+
+def test_tool_versions(tmp_path: Path, contract: Contract):
+    lines = extract_text("Use npm 10.2 and Node.js v18.19.0.\nnpm 9 or later.\n", _file(tmp_path), contract)
+    assert _facts(lines) == {1: [("runtime.node_version", "18.19.0", SCOPE), ("runtime.npm_version", "10.2", SCOPE)],
+                             2: []}

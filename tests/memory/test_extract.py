@@ -127,3 +127,10 @@ def test_tool_versions(tmp_path: Path, contract: Contract):
     lines = extract_text("Use npm 10.2 and Node.js v18.19.0.\nnpm 9 or later.\n", _file(tmp_path), contract)
     assert _facts(lines) == {1: [("runtime.node_version", "18.19.0", SCOPE), ("runtime.npm_version", "10.2", SCOPE)],
                              2: []}
+
+
+def test_setup_steps_are_not_the_test_command_and_a_fenced_cd_carries_over(tmp_path: Path, contract: Contract):
+    text = ("## Testing\n\n```bash\npython -m venv .venv\npip install -e '.[test]'\nsource .venv/bin/activate\n"
+            "cd web\nnpm test\n```\n\n```sh\nnpm test\n```\n")
+    facts = [(f.key, f.value) for line in extract_text(text, _file(tmp_path), contract) for f in line.facts]
+    assert facts == [("project.test_command", "cd web && npm test"), ("project.test_command", "npm test")]

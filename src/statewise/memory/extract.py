@@ -11,6 +11,7 @@ is dropped, and a line with no fact is kept as untyped text.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _MARKUP_ONLY = re.compile(r"^\s*(?:[-*_=]{3,}|\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?\s*\|?)\s*$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_LINE = 2000  # a longer line is kept as text; nothing that long is a fact
+_FENCED_CD = re.compile(r"^(?:\$\s+)?cd\s+(?P<dir>[\w./@-]+)$")
 
 
 def line_digest(text: str) -> str:
@@ -137,6 +139,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
     start = _frontmatter_end(raw_lines)
     heading = ""
     fence: str | None = None
+    fence_dir: str | None = None  # where a `cd` earlier in the same fenced block moved to
     result: list[MemoryLine] = []
     for index in range(start, len(raw_lines)):
         raw = raw_lines[index]
@@ -144,7 +147,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
         fence_match = _FENCE.match(raw)
         if fence is not None:
             if fence_match and fence_match.group(1)[0] == fence[0] and len(fence_match.group(1)) >= len(fence):
-                fence = None
+                fence = fence_dir = None
                 continue
             if not stripped:
                 continue
@@ -172,8 +175,15 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                             consumed.add(str(fact.value))
                 codes = [m.group(2).strip() for m in _CODE_SPAN.finditer(raw)]
             else:
-                # A fenced line is one command; a comment or a prompt marker is not part of it.
+                # A fenced line is one command, run where an earlier `cd` in the block moved to;
+                # a comment is not a command.
                 codes = [] if stripped.startswith("#") else [stripped]
+                cd = _FENCED_CD.match(stripped)
+                if cd:
+                    moved = posixpath.normpath(posixpath.join(fence_dir or ".", cd.group("dir")))
+                    fence_dir = None if moved == "." else moved
+                elif fence_dir and codes:
+                    codes = [f"cd {fence_dir} && {stripped.removeprefix('$').strip()}"]
             for code in codes:
                 if code in consumed:
                     continue

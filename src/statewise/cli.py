@@ -666,12 +666,27 @@ def memory_import(obj: Context, cwd: str | None, home: str | None, agents: tuple
 @click.option("--no-store", is_flag=True, help="Only check: do not import into or record verdicts in the store.")
 @click.option("--strict", is_flag=True, help="Exit non-zero for unresolved facts too.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list the valid facts.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the proposed corrections as unified diffs.")
+@click.option("--apply", "apply_fixes", is_flag=True,
+              help="Write the corrections as the project's write-back policy allows (never, ask, auto).")
+@click.option("--yes", is_flag=True, help="With --apply: approve every edit (otherwise asked on a terminal).")
 @click.pass_obj
 @handled
 def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[str, ...], as_json: bool,
-                 sarif_path: str | None, no_store: bool, strict: bool, verbose: bool) -> None:
+                 sarif_path: str | None, no_store: bool, strict: bool, verbose: bool, show_diff: bool,
+                 apply_fixes: bool, yes: bool) -> None:
     """Verify every fact in the memory files against the live workspace; exit 1 when one is defective."""
-    from statewise.memory import check_memory, import_memory, render_human, to_json, to_sarif
+    from statewise.memory import (
+        apply_edits,
+        check_memory,
+        import_memory,
+        propose_edits,
+        read_policy,
+        render_human,
+        to_json,
+        to_sarif,
+    )
+    from statewise.workspace import git_output
 
     workspace = Path(cwd or os.getcwd()).resolve()
     store = None
@@ -682,10 +697,36 @@ def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[
     if sarif_path:
         Path(sarif_path).write_text(json.dumps(to_sarif(report, version=__version__), indent=2) + "\n",
                                     encoding="utf-8")
+    edits = propose_edits(report) if (show_diff or apply_fixes) else []
+    results = []
+    if apply_fixes:
+        policy = read_policy(git_output(workspace, "rev-parse", "--show-toplevel") or workspace)
+
+        def approve(edit: Any) -> bool:
+            if yes:
+                return True
+            if not sys.stdin.isatty():
+                return False
+            click.echo(edit.diff(), err=True)
+            return click.confirm(f"Write this correction into {edit.file.relpath}?", default=False, err=True)
+
+        results = apply_edits(edits, policy, store=store, approve=approve)
     if as_json:
-        _emit_json(to_json(report))
+        data = to_json(report)
+        if show_diff or apply_fixes:
+            data["edits"] = [{"file": e.file.relpath, "line": e.line, "old": e.old, "new": e.new, "diff": e.diff()}
+                             for e in edits]
+            data["applied"] = [{"file": r.edit.file.relpath, "line": r.edit.line, "applied": r.applied,
+                                "reason": r.reason} for r in results]
+        _emit_json(data)
     else:
         click.echo(render_human(report, verbose=verbose))
+        if show_diff:
+            for edit in edits:
+                click.echo(edit.diff(), nl=False)
+        for result in results:
+            state = "applied" if result.applied else "not applied"
+            click.echo(f"{result.edit.file.relpath}:{result.edit.line}: {state} ({result.reason})")
     if not report.ok or (strict and report.summary["unresolved"]):
         sys.exit(1)
 

@@ -40,6 +40,7 @@ __all__ = [
     "is_memory_record",
     "known_wrong",
     "parse_reference",
+    "read_lines",
 ]
 
 #: Actor prefix of every record the import writes (``statewise.memory/<agent>``).
@@ -170,6 +171,9 @@ def known_wrong(store: Store, key: str, scope: str, digest: str, value: object) 
     That is an imported record from a line with this content hash and value that was
     superseded by a record from another source, or retracted by ``memory check``.
     """
+    active = store.get_active(key, scope)
+    if active is not None and active.value == value:
+        return None  # the store agrees with the line now (e.g. the repair was reverted)
     for record in reversed(store.history(key, scope)):
         reference = parse_reference(record.provenance.reference)
         if not is_memory_record(record) or reference is None or reference.digest != digest or record.value != value:
@@ -198,8 +202,11 @@ def import_memory(
     ``files`` overrides discovery (for tests and ``--file``); ``home`` is where user-level
     and auto-memory files are looked for (default ``$HOME``).
     """
+    from statewise.memory.writeback import undo_reverted_edits  # here: writeback builds on this module
+
     workspace = Path(workspace).resolve()
     task = task or derive_task_scope(workspace)
+    undo_reverted_edits(store)  # a reverted repair takes its file edit with it, before the files are read
     if files is None:
         files = discover_memory_files(workspace, home=home, task=task, agents=agents)
     lines = read_lines(files, contract, task)

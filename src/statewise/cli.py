@@ -700,7 +700,10 @@ def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[
     edits = propose_edits(report) if (show_diff or apply_fixes) else []
     results = []
     if apply_fixes:
-        policy = read_policy(git_output(workspace, "rev-parse", "--show-toplevel") or workspace)
+        try:
+            policy = read_policy(git_output(workspace, "rev-parse", "--show-toplevel") or workspace)
+        except ValueError as error:
+            raise InputError(str(error)) from None
 
         def approve(edit: Any) -> bool:
             if yes:

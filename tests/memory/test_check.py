@@ -246,3 +246,21 @@ def test_a_branch_claim_the_remote_contradicts_is_defective(workspace: Repo, hom
                                                                                "defective", True)
     assert finding.recorded == "superseded"
     assert store.get_active("repository.protected", finding.scope).value is True
+
+
+def test_sarif_locations_are_relative_to_the_repository_root(workspace: Repo, home: Path, contract: Contract):
+    nested = workspace.work / "pkg"
+    nested.mkdir()
+    (nested / "AGENTS.md").write_text("Run the tests with `pytest tests/gone`.\n")
+    sarif = to_sarif(check_memory(nested, contract, home=home))
+    run = sarif["runs"][0]
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == workspace.work.resolve().as_uri() + "/"
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    assert "pkg/AGENTS.md" in uris
+
+
+def test_an_invalid_write_back_policy_is_an_input_error(workspace: Repo, home: Path, tmp_path: Path):
+    (workspace.work / "pyproject.toml").write_text('[tool.statewise]\nmemory-write-back = "sometimes"\n')
+    done = CliRunner().invoke(main, ["--store", str(tmp_path / "p.db"), "memory", "check", "--apply",
+                                     "--cwd", str(workspace.work), "--home", str(home)])
+    assert done.exit_code == 2 and "never, ask or auto" in done.output

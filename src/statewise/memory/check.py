@@ -39,7 +39,7 @@ from statewise.store.base import Store
 from statewise.values import ValueType, check_value, render_value, same_value
 from statewise.verifiers import ObservationStatus, VerifierRequest, fill_placeholders, run_verifier, verify_key
 from statewise.verifiers.base import Observation
-from statewise.workspace import derive_task_scope
+from statewise.workspace import derive_task_scope, git_output
 
 __all__ = ["CheckReport", "Finding", "SubCheck", "check_memory", "render_human", "to_json", "to_sarif"]
 
@@ -99,6 +99,7 @@ class CheckReport:
     files: tuple[MemoryFile, ...]
     lines: tuple[MemoryLine, ...]
     findings: tuple[Finding, ...] = field(default_factory=tuple)
+    root: Path | None = None  # the repository root that relative file names are relative to
 
     def with_status(self, status: str) -> list[Finding]:
         return [finding for finding in self.findings if finding.status == status]
@@ -286,7 +287,7 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
 # --- recording in the store ------------------------------------------------------------------------
 
 
-def _record(store: Store, contract: Contract, finding: Finding, digest: str) -> str:
+def _record(store: Store, finding: Finding, digest: str) -> str:
     """Write the verdict onto the line's imported record; return what was written."""
     record = store.get_active(finding.key, finding.scope)
     if record is None or not is_memory_record(record) or record.value != finding.claimed:
@@ -345,9 +346,11 @@ def check_memory(
         for fact in line.facts:
             finding = _check_fact(verifier, line, fact)
             if store is not None:
-                finding = replace(finding, recorded=_record(store, contract, finding, line.digest))
+                finding = replace(finding, recorded=_record(store, finding, line.digest))
             findings.append(finding)
-    return CheckReport(workspace=workspace, files=tuple(files), lines=tuple(lines), findings=tuple(findings))
+    top = git_output(workspace, "rev-parse", "--show-toplevel")
+    return CheckReport(workspace=workspace, files=tuple(files), lines=tuple(lines), findings=tuple(findings),
+                       root=Path(top).resolve() if top else workspace)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -431,7 +434,7 @@ def to_sarif(report: CheckReport, *, version: str = "0") -> dict[str, Any]:
                 "rules": [{"id": rule_id, "shortDescription": {"text": text}, "defaultConfiguration": {"level": level}}
                           for rule_id, level, text in _SARIF_RULES.values()],
             }},
-            "originalUriBaseIds": {"SRCROOT": {"uri": report.workspace.as_uri() + "/"}},
+            "originalUriBaseIds": {"SRCROOT": {"uri": (report.root or report.workspace).as_uri() + "/"}},
             "results": results,
         }],
     }

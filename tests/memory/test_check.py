@@ -82,10 +82,10 @@ def test_every_fact_gets_a_verdict_with_evidence(workspace: Repo, home: Path, co
     assert legacy.status == "defective" and legacy.correct is False
     assert found[(7, "repository.protected")].status == "valid"  # origin's hook protects main
     assert found[(8, "repository.protected")].status == "valid"  # and not feature
-    assert found[(13, "project.build_command")].status == "valid"
-    dist = found[(14, "project.build_command")]
+    assert found[(13, "project.command[build]")].status == "valid"
+    dist = found[(14, "project.command[build]")]
     assert dist.status == "defective" and any("Makefile targets: build, test" in e for e in dist.evidence)
-    assert found[(19, "project.lint_command")].status == "valid"
+    assert found[(19, "project.command[lint]")].status == "valid"
     cargo = found[(23, "project.test_command")]
     assert cargo.status == "unresolved" and "names no npm script" in cargo.missing
     assert report.summary == {"files": 1, "lines": len(report.lines), "untyped": 0, "facts": 11,
@@ -136,11 +136,11 @@ def test_a_defect_without_a_known_correct_value_retracts_the_record(workspace: R
     import_memory(workspace.work, store, contract, home=home)
     report = check_memory(workspace.work, contract, store=store, home=home)
     assert [f.recorded for f in report.findings] == ["retracted"]
-    retracted = [r for r in store.records() if r.key == "project.build_command"]
+    retracted = [r for r in store.records() if r.key == "project.command[build]"]
     assert retracted[0].status is RecordStatus.RETRACTED
     assert retracted[0].status_reason.startswith("memory check: defective")
     again = import_memory(workspace.work, store, contract, home=home)
-    assert [i.action for i in again.items if i.key == "project.build_command"] == ["known_wrong"]
+    assert [i.action for i in again.items if i.key == "project.command[build]"] == ["known_wrong"]
 
 
 def test_commands_after_cd_are_checked_in_that_directory(workspace: Repo, home: Path, contract: Contract):

@@ -59,7 +59,7 @@ def test_typed_facts_come_from_the_contract_rules(tmp_path: Path, contract: Cont
     assert facts[6] == [("repository.protected", False, "repo:github.com/acme/app@release")]
     assert facts[7] == [("fs.exists[src/app/]", True, SCOPE), ("fs.exists[setup.cfg]", True, SCOPE)]
     assert facts[15] == [("project.test_command", "pytest -q tests/unit", SCOPE)]
-    assert facts[21] == [("project.lint_command", "ruff check .", SCOPE)]
+    assert facts[21] == [("project.command[lint]", "ruff check .", SCOPE)]
 
 
 def test_lines_that_cannot_be_typed_are_kept_as_text_and_never_guessed(tmp_path: Path, contract: Contract):

@@ -197,13 +197,13 @@ def apply_edits(
         if not _write_line(edit.file.path, edit.line, edit.old, edit.new):
             results.append(EditResult(edit, False, "the line changed since it was checked"))
             continue
-        record_id = _record_edit(store, edit) if store is not None else None
+        record_id = _record_edit(store, edit, approved=not silent) if store is not None else None
         results.append(EditResult(edit, True, "applied automatically" if silent else "applied with approval",
                                   record_id))
     return results
 
 
-def _record_edit(store: Store, edit: Edit) -> str | None:
+def _record_edit(store: Store, edit: Edit, *, approved: bool) -> str | None:
     active = store.get_active(edit.key, edit.scope)
     # The repair is the correction now in force; a line's own imported record is none.
     repair = active if active is not None and not is_memory_record(active) else None
@@ -212,7 +212,10 @@ def _record_edit(store: Store, edit: Edit) -> str | None:
     draft = RecordDraft(
         key=f"{EDIT_KEY}[{line_digest(edit.new)}]", value=json.dumps(payload, sort_keys=True), scope=edit.scope,
         value_type=ValueType.STRING,
-        provenance=Provenance(source=SourceKind.TOOL_OUTPUT, authority=Authority.MACHINE, actor=_ACTOR,
+        # Who decided the edit: the developer who approved it, or the policy letting the agent
+        # correct its own memory.
+        provenance=Provenance(source=SourceKind.TOOL_OUTPUT,
+                              authority=Authority.DEVELOPER if approved else Authority.AGENT, actor=_ACTOR,
                               reference=repair.id if repair is not None else None))
     return store.put(draft, replace=True, reason=f"wrote the correction into {edit.file.relpath}:{edit.line}").id
 

@@ -208,14 +208,15 @@ def test_this_repository_checks_clean(tmp_path: Path):
     home = tmp_path / "empty-home"
     home.mkdir()
     store = tmp_path / "self.db"
+    # Only Codex's files: a parent directory of the checkout may hold someone's own CLAUDE.md.
     checked = CliRunner().invoke(main, ["--store", str(store), "memory", "check", "--json", "--cwd", str(ROOT),
-                                        "--home", str(home)])
+                                        "--home", str(home), "--agent", "codex"])
     assert checked.exit_code == 0, checked.output
     data = json.loads(checked.output)
     assert "AGENTS.md" in [f["file"] for f in data["files"]]
     assert data["summary"]["defective"] == 0 and data["summary"]["valid"] >= 5
     again = CliRunner().invoke(main, ["--store", str(store), "memory", "import", "--json", "--cwd", str(ROOT),
-                                      "--home", str(home)])
+                                      "--home", str(home), "--agent", "codex"])
     assert again.exit_code == 0 and {i["action"] for i in json.loads(again.output)["items"]} == {"unchanged"}
 
 

@@ -651,12 +651,12 @@ def memory_import(obj: Context, cwd: str | None, home: str | None, agents: tuple
     for file in report.files:
         blob = f" blob {file.blob[:12]}" if file.blob else " (not committed)"
         console.print(f"{file.relpath}: {file.agent} {file.kind}, {file.authority.value}, {file.scope}{blob}",
-                      highlight=False)
+                      highlight=False, markup=False)
     for item in report.items:
         if item.action != "unchanged":
             console.print(f"  {item.action}: {item.file}:{item.line} {item.key} = {json.dumps(item.value)}"
-                          + (f" ({item.detail})" if item.detail else ""), highlight=False, soft_wrap=True)
-    console.print(", ".join(f"{value} {name}" for name, value in report.summary.items()), highlight=False)
+                          + (f" ({item.detail})" if item.detail else ""), highlight=False, markup=False, soft_wrap=True)
+    console.print(", ".join(f"{value} {name}" for name, value in report.summary.items()), highlight=False, markup=False)
 
 
 @memory.command("check")

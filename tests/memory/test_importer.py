@@ -138,3 +138,15 @@ def test_each_agent_file_is_attributed_to_its_agent(project: Repo, home: Path, s
     import_memory(project.work, store, contract, home=home)
     agent = {"CLAUDE.md": "claude", "GEMINI.md": "gemini"}[name]
     assert {r.provenance.actor for r in _active_memory(store).values()} == {f"{ACTOR}/{agent}"}
+
+
+def test_the_human_import_output_keeps_qualifiers(project: Repo, home: Path, tmp_path: Path):
+    from click.testing import CliRunner
+
+    from statewise.cli import main
+
+    done = CliRunner().invoke(main, ["--store", str(tmp_path / "h.db"), "memory", "import", "--cwd", str(project.work),
+                                     "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    assert "added: AGENTS.md:5 fs.exists[src/legacy/] = true" in done.output
+    assert "AGENTS.md: codex project, developer" in done.output

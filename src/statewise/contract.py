@@ -86,6 +86,9 @@ __all__ = [
     "Contract",
     "InvariantResult",
     "InvariantSpec",
+    "MemoryImplication",
+    "MemoryRule",
+    "MemorySpec",
     "ObservationRule",
     "OperationSpec",
     "ReadSpec",
@@ -819,6 +822,53 @@ class ObservationRule(_Model):
     value: StrictBool | StrictInt | StrictStr | list[StrictStr] | None = None
 
 
+class MemoryRule(_Model):
+    """One extraction rule of the ``memory:`` section: a pattern bound to a record key.
+
+    ``line`` matches a whole line of a memory file; ``code`` matches each code span and each
+    line of a fenced block; ``heading`` (optional) limits the rule to lines under a heading
+    that matches it. The ``value`` named group (or the fixed ``value``) is the record's
+    value; other named groups fill ``{placeholders}`` in ``key`` (a ``branch`` group places
+    a branch-level fact on that branch). See docs/memory.md.
+    """
+
+    name: Annotated[StrictStr, _named("invariant")]
+    description: StrictStr = ""
+    heading: Annotated[_NonEmptyStr, AfterValidator(_compiles)] | None = None
+    line: Annotated[_NonEmptyStr, AfterValidator(_compiles)] | None = None
+    code: Annotated[_NonEmptyStr, AfterValidator(_compiles)] | None = None
+    key: _NonEmptyStr
+    value: StrictBool | StrictInt | StrictStr | list[StrictStr] | None = None
+
+    @model_validator(mode="after")
+    def _one_pattern(self) -> MemoryRule:
+        if (self.line is None) == (self.code is None):
+            raise ValueError("a memory rule needs exactly one of line or code")
+        return self
+
+
+class MemoryImplication(_Model):
+    """What a command in a memory file claims about the workspace: when the command matches
+    ``command``, ``key`` (its named groups filled in) should have ``value``."""
+
+    name: Annotated[StrictStr, _named("invariant")]
+    description: StrictStr = ""
+    command: Annotated[_NonEmptyStr, AfterValidator(_compiles)]
+    key: _NonEmptyStr
+    value: StrictBool | StrictInt | StrictStr | list[StrictStr]
+
+
+class MemorySpec(_Model):
+    """How agents' memory files (CLAUDE.md, AGENTS.md, GEMINI.md, ...) become records."""
+
+    rules: tuple[MemoryRule, ...] = ()
+    implies: tuple[MemoryImplication, ...] = ()
+    note_key: _NonEmptyStr | None = None  # where a line that no rule types is kept, as text
+    # A verifier that proposes the correct value when a memory fact of that key is found
+    # defective (e.g. the test command the repository itself declares).
+    corrections: dict[StrictStr, VerifierSpec] = {}
+
+
 class _ContractDocument(_Model):
     """One contract file as written (before merging with what it extends)."""
 
@@ -832,6 +882,7 @@ class _ContractDocument(_Model):
     verifiers: dict[Annotated[StrictStr, _named("binding")], VerifierSpec] = {}
     scopes: ScopeSources | None = None
     observations: tuple[ObservationRule, ...] = ()
+    memory: MemorySpec | None = None
 
 
 # --- CEL ------------------------------------------------------------------------------------
@@ -1058,6 +1109,23 @@ class _Parts:
     verifiers: dict[str, VerifierSpec]
     scopes: ScopeSources | None
     observations: list[ObservationRule] = dataclasses.field(default_factory=list)
+    memory: MemorySpec | None = None
+
+
+def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_source: str, source: str) -> MemorySpec | None:
+    """The base's memory rules plus the addition's; a rule redefined differently is an error."""
+    if base is None or addition is None:
+        return addition if base is None else base
+    merged: dict[str, dict[str, Any]] = {"rules": {}, "implies": {}}
+    for section in ("rules", "implies"):
+        for rule in (*getattr(base, section), *getattr(addition, section)):
+            known = merged[section].get(rule.name)
+            if known is not None and known != rule:
+                raise ContractError(source, f"memory.{section}", f"redefines {rule.name!r} differently from {base_source}")
+            merged[section][rule.name] = rule
+    return MemorySpec(rules=tuple(merged["rules"].values()), implies=tuple(merged["implies"].values()),
+                      note_key=addition.note_key or base.note_key,
+                      corrections={**base.corrections, **addition.corrections})
 
 
 def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Parts:
@@ -1069,6 +1137,7 @@ def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Pa
         verifiers=dict(base.verifiers),
         scopes=base.scopes,
         observations=list(base.observations),
+        memory=_merge_memory(base.memory, addition.memory, base_source, source),
     )
     known_rules = {rule.name: rule for rule in merged.observations}
     for index, rule in enumerate(addition.observations):
@@ -1126,7 +1195,8 @@ class Contract:
     """
 
     __slots__ = (
-        "_bases", "_compiled", "_description", "_invariants", "_name", "_observations", "_operations", "_parts",
+        "_bases", "_compiled", "_description", "_invariants", "_memory", "_name", "_observations", "_operations",
+        "_parts",
         "_scopes", "_source", "_state", "_verifiers", "_version",
     )
 
@@ -1174,6 +1244,7 @@ class Contract:
         setattr_(contract, "_verifiers", types.MappingProxyType(dict(parts.verifiers)))
         setattr_(contract, "_scopes", parts.scopes or ScopeSources())
         setattr_(contract, "_observations", tuple(parts.observations))
+        setattr_(contract, "_memory", parts.memory or MemorySpec())
         setattr_(contract, "_compiled", programs)
         return contract
 
@@ -1246,6 +1317,11 @@ class Contract:
     def observations(self) -> tuple[ObservationRule, ...]:
         """What finished shell commands reveal (used by the post-tool hooks)."""
         return self._observations
+
+    @property
+    def memory(self) -> MemorySpec:
+        """How agents' memory files become records (``statewise memory import``)."""
+        return self._memory
 
     def state_spec(self, key: str) -> StateSpec | None:
         """The spec for a declared base key (``python.package_version``) or a record key.
@@ -1554,6 +1630,8 @@ def _slot_binds(name: str, slot: SlotSpec, key: str, args: Mapping[str, Any] | N
 
 def _check_references(parts: _Parts, source: str) -> None:
     """Cross-reference checks that need the whole (merged) contract."""
+    if parts.memory is not None:
+        _check_memory_references(parts, parts.memory, source)
     for index, rule in enumerate(parts.observations):
         spec = parts.state.get(base_key(rule.key))
         if spec is None:
@@ -1607,6 +1685,23 @@ def _check_references(parts: _Parts, source: str) -> None:
                     )
         for index, entry in enumerate(op.links):
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
+
+
+def _check_memory_references(parts: _Parts, memory: MemorySpec, source: str) -> None:
+    entries = [(f"memory.rules[{i}]", r.key, r.value) for i, r in enumerate(memory.rules)]
+    entries += [(f"memory.implies[{i}]", r.key, r.value) for i, r in enumerate(memory.implies)]
+    if memory.note_key is not None:
+        entries.append(("memory.note_key", memory.note_key, None))
+    entries += [(f"memory.corrections.{key}", key, None) for key in memory.corrections]
+    for where, key, value in entries:
+        spec = parts.state.get(base_key(key))
+        if spec is None:
+            raise ContractError(source, f"{where}.key", f"{key!r} is not a key declared under state")
+        if value is not None:
+            try:
+                check_value(value, spec.value_type, choices=spec.choices, key=key)
+            except ValueError as error:
+                raise ContractError(source, f"{where}.value", str(error)) from None
 
 
 def _check_choices(value_type: ValueType, choices: tuple[str, ...] | None, source: str, where: str) -> None:
@@ -1925,6 +2020,7 @@ def _document_parts(document: _ContractDocument) -> _Parts:
         verifiers=dict(document.verifiers),
         scopes=document.scopes,
         observations=list(document.observations),
+        memory=document.memory,
     )
 
 

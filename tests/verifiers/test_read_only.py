@@ -158,6 +158,8 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         "python.package_version": "demo-pkg",
         "npm.package_version": "left-pad",
         "npm.script_exists": "test",
+        "make.target_exists": "test",
+        "just.recipe_exists": "test",
         "runtime.tool_path": "git",
         "env.var": "DEPLOY_ENV",
         "fs.exists": ".env",

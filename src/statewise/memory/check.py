@@ -1,0 +1,440 @@
+"""Check every fact in the agents' memory files against the live workspace.
+
+Each typed fact is verified read-only with the contract's verifiers: a key with a verifier
+(a path, an interpreter or tool version, a branch's protection, an npm script) is observed
+directly; a command (the test, lint or build command, which only a developer can declare)
+is checked through what it claims, as the contract's ``memory.implies`` rules say (``npm
+run X`` needs script X, ``make X`` target X, ``pytest tests/unit`` the path). The verdict
+per file and line is:
+
+* ``valid``: every observation agrees;
+* ``defective``: an observation contradicts the line, with the evidence and, when one can
+  be observed, the correct value;
+* ``unresolved``: nothing could decide it (no verifier, a tool missing, a timeout), with
+  what is missing. Unresolved is never counted as valid.
+
+With a store, the verdict is also recorded on the line's imported record: a valid fact is
+confirmed, a defective one superseded by the observed value (with the evidence as its
+lineage) or, when no correct value is known, retracted; that is what makes the line
+*known wrong* for the next import and for :func:`statewise.memory.session_context`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from statewise.contract import Contract
+from statewise.errors import StateWiseError
+from statewise.memory.discovery import MemoryFile, discover_memory_files
+from statewise.memory.extract import MemoryFact, MemoryLine
+from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.records import Authority, Evidence, SourceKind, check_key, utcnow
+from statewise.scopes import Scope, ScopeLevel, TaskScope
+from statewise.store.base import Store
+from statewise.values import ValueType, check_value, render_value, same_value
+from statewise.verifiers import ObservationStatus, VerifierRequest, fill_placeholders, run_verifier, verify_key
+from statewise.verifiers.base import Observation
+from statewise.workspace import derive_task_scope, git_output
+
+__all__ = ["CheckReport", "Finding", "SubCheck", "check_memory", "render_human", "to_json", "to_sarif"]
+
+VALID, DEFECTIVE, UNRESOLVED = "valid", "defective", "unresolved"
+_ACTOR = "statewise.memory.check"
+_SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.M)  # as the make.target_exists verifier reads it
+_CD = re.compile(r"^cd\s+(?P<dir>[\w./@-]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class SubCheck:
+    """One observation behind a verdict: ``key`` should be ``expected``; the verifier said ..."""
+
+    key: str
+    expected: Any
+    status: str  # valid, defective, unresolved
+    observed: Any = None
+    detail: str = ""
+    workspace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """The verdict on one fact of one line."""
+
+    file: MemoryFile
+    line: int
+    text: str
+    key: str
+    claimed: Any
+    scope: str
+    status: str
+    checks: tuple[SubCheck, ...] = ()
+    evidence: tuple[str, ...] = ()
+    correct: Any = None
+    missing: str = ""
+    recorded: str = ""  # what was written to the store: confirmed, superseded, retracted
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file.relpath, "path": str(self.file.path), "line": self.line, "text": self.text,
+            "agent": self.file.agent, "authority": self.file.authority.value, "key": self.key,
+            "claimed": self.claimed, "scope": self.scope, "status": self.status,
+            "evidence": list(self.evidence), "correct": self.correct, "missing": self.missing,
+            "recorded": self.recorded or None,
+            "checks": [{"key": c.key, "expected": c.expected, "status": c.status, "observed": c.observed,
+                        "detail": c.detail} for c in self.checks],
+        }
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Every finding, in file and line order, and the files and lines that were read."""
+
+    workspace: Path
+    files: tuple[MemoryFile, ...]
+    lines: tuple[MemoryLine, ...]
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    root: Path | None = None  # the repository root that relative file names are relative to
+
+    def with_status(self, status: str) -> list[Finding]:
+        return [finding for finding in self.findings if finding.status == status]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return {"files": len(self.files), "lines": len(self.lines),
+                "untyped": sum(1 for line in self.lines if not line.facts), "facts": len(self.findings),
+                VALID: len(self.with_status(VALID)), DEFECTIVE: len(self.with_status(DEFECTIVE)),
+                UNRESOLVED: len(self.with_status(UNRESOLVED))}
+
+    @property
+    def ok(self) -> bool:
+        return not self.with_status(DEFECTIVE)
+
+
+# --- verification ----------------------------------------------------------------------------
+
+
+class _Verifier:
+    """Verifies facts for one check run, caching task scopes and observations."""
+
+    def __init__(self, contract: Contract, environ: Mapping[str, str] | None, user: str | None) -> None:
+        self.contract = contract
+        self.environ = environ
+        self.user = user
+        self._tasks: dict[Path, TaskScope] = {}
+        self._seen: dict[tuple[str, str, str | None], Observation] = {}
+
+    def task(self, base: Path, branch: str | None = None) -> TaskScope:
+        if base not in self._tasks:
+            self._tasks[base] = derive_task_scope(base, user=self.user)
+        task = self._tasks[base]
+        if branch and task.repo:
+            return TaskScope(user=task.user, workspace=task.workspace, repo=task.repo, branch=branch)
+        return task
+
+    def observe(self, key: str, base: Path, branch: str | None = None) -> Observation:
+        slot = (key, str(base), branch)
+        if slot not in self._seen:
+            self._seen[slot] = verify_key(self.contract, key, self.task(base, branch), base, environ=self.environ)
+        return self._seen[slot]
+
+    def sub_check(self, key: str, expected: Any, base: Path, branch: str | None = None) -> SubCheck:
+        observation = self.observe(key, base, branch)
+        key_type = self.contract.key_type(key)
+        if observation.status is ObservationStatus.UNAVAILABLE or key_type is None:
+            return SubCheck(key, expected, UNRESOLVED, None, observation.detail or "unavailable", str(base))
+        if observation.status is ObservationStatus.ABSENT:
+            return SubCheck(key, expected, DEFECTIVE, None, observation.detail or "absent", str(base))
+        agrees = _agrees(expected, observation.value, key_type.value_type)
+        return SubCheck(key, expected, VALID if agrees else DEFECTIVE, observation.value, observation.detail, str(base))
+
+    def correction(self, key: str, base: Path) -> Any:
+        """The correct value of a defective developer-declared key, when the contract says how
+        to observe one (``memory.corrections``); None otherwise."""
+        spec = self.contract.memory.corrections.get(key)
+        key_type = self.contract.key_type(key)
+        if spec is None or key_type is None:
+            return None
+        task = self.task(base)
+        try:
+            args = fill_placeholders(spec, workspace=str(base), branch=task.branch, repo=task.repo, user=task.user,
+                                     qualifier=None)
+        except StateWiseError:
+            return None
+        request = VerifierRequest(key=key, qualifier=None, value_type=key_type.value_type, choices=key_type.choices,
+                                  args=args, workspace=base, task=task, timeout=float(spec.timeout),
+                                  environ=self.environ)
+        observation = run_verifier(spec, request)
+        return observation.value if observation.observed else None
+
+
+def _agrees(claimed: Any, observed: Any, value_type: ValueType) -> bool:
+    """Whether an observation bears out a claim; a version claim ``3.11`` holds for ``3.11.7``."""
+    if value_type is ValueType.VERSION and isinstance(claimed, str) and isinstance(observed, str):
+        want = claimed.removeprefix("v").split(".")
+        have = observed.removeprefix("v").split(".")
+        return have[: len(want)] == want
+    return same_value(claimed, observed, value_type)
+
+
+def _fact_base(file: MemoryFile, fact: MemoryFact) -> Path:
+    scope = Scope.parse(fact.scope)
+    if scope.level is ScopeLevel.WORKSPACE and file.kind in ("nested", "parent"):
+        return Path(scope.name)
+    return file.base
+
+
+def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path]]:
+    """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules."""
+    claims: list[tuple[str, Any, Path]] = []
+    here = base
+    for segment in _SEGMENT_SPLIT.split(command.strip()):
+        segment = segment.strip().removeprefix("$ ").strip()
+        if not segment:
+            continue
+        cd = _CD.match(segment)
+        if cd:
+            target = cd.group("dir")
+            claims.append((f"fs.is_dir[{target}]", True, here))
+            here = here / target
+            continue
+        for rule in contract.memory.implies:
+            for match in re.finditer(rule.command, segment):
+                groups = {k: v for k, v in match.groupdict().items() if v}
+                key = rule.key
+                for name, value in groups.items():
+                    key = key.replace("{" + name + "}", value)
+                if "{" in key:
+                    continue
+                try:
+                    check_key(key)
+                except StateWiseError:
+                    continue
+                if contract.key_type(key) is not None and (key, rule.value, here) not in claims:
+                    claims.append((key, rule.value, here))
+    return claims
+
+
+def _evidence_hint(check: SubCheck) -> str:
+    """A line that helps a person fix a defect: what does exist instead (read-only file reads)."""
+    base = Path(check.workspace)
+    if check.key.startswith("npm.script_exists["):
+        try:
+            scripts = json.loads((base / "package.json").read_text(encoding="utf-8")).get("scripts", {})
+        except (OSError, ValueError, AttributeError):
+            return f"{base / 'package.json'} cannot be read"
+        return f"package.json scripts: {', '.join(sorted(scripts)) or 'none'}"
+    if check.key.startswith("make.target_exists["):
+        for name in ("GNUmakefile", "makefile", "Makefile"):
+            try:
+                text = (base / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            targets = {t for m in _MAKE_RULE.finditer(text) for t in m.group(1).split()}
+            return f"{name} targets: {', '.join(sorted(targets)) or 'none'}"
+        return f"{base} has no Makefile"
+    return ""
+
+
+def _verdict(checks: Sequence[SubCheck]) -> str:
+    if any(c.status == DEFECTIVE for c in checks):
+        return DEFECTIVE
+    if checks and all(c.status == VALID for c in checks):
+        return VALID
+    return UNRESOLVED
+
+
+def _describe(check: SubCheck) -> str:
+    observed = "absent" if check.observed is None else render_value(check.observed)
+    return f"{check.key}: expected {render_value(check.expected)}, observed {observed} ({check.detail})"
+
+
+def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
+    contract = verifier.contract
+    base = _fact_base(line.file, fact)
+    scope = Scope.parse(fact.scope)
+    branch = scope.branch if scope.level is ScopeLevel.BRANCH else None
+    finding = Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
+                      scope=fact.scope, status=UNRESOLVED)
+    if contract.verifier_for(fact.key) is not None:
+        check = verifier.sub_check(fact.key, fact.value, base, branch)
+        checks = [check]
+        correct = check.observed if check.status == DEFECTIVE else None
+    else:
+        if not isinstance(fact.value, str):
+            return replace(finding, missing=f"the contract gives {fact.key} no verifier; a developer must confirm it")
+        claims = _implied(contract, fact.value, base)
+        if not claims:
+            return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
+                                             "npm script, make or just target, or path that can be checked"))
+        checks = [verifier.sub_check(key, expected, here) for key, expected, here in claims]
+        correct = verifier.correction(fact.key, base) if _verdict(checks) == DEFECTIVE else None
+        if correct is not None and same_value(correct, fact.value, fact.value_type):
+            correct = None
+    status = _verdict(checks)
+    evidence = [_describe(c) for c in checks if c.status != VALID or status == VALID]
+    evidence += [hint for c in checks if c.status == DEFECTIVE for hint in [_evidence_hint(c)] if hint]
+    missing = "; ".join(f"{c.key}: {c.detail}" for c in checks if c.status == UNRESOLVED) if status == UNRESOLVED else ""
+    return replace(finding, status=status, checks=tuple(checks), evidence=tuple(evidence), correct=correct,
+                   missing=missing)
+
+
+# --- recording in the store ------------------------------------------------------------------------
+
+
+def _record(store: Store, finding: Finding, digest: str) -> str:
+    """Write the verdict onto the line's imported record; return what was written."""
+    record = store.get_active(finding.key, finding.scope)
+    if record is None or not is_memory_record(record) or record.value != finding.claimed:
+        return ""
+    reference = parse_reference(record.provenance.reference)
+    if reference is None or reference.digest != digest or finding.status == UNRESOLVED:
+        return ""
+    detail = "; ".join(finding.evidence)[:900]
+    now = utcnow()
+    try:
+        if finding.status == VALID:
+            evidence = Evidence(key=record.key, value=record.value, value_type=record.value_type, scope=record.scope,
+                                source=SourceKind.OBSERVATION, authority=Authority.MACHINE, actor=_ACTOR,
+                                observed_at=now, detail=detail)
+            store.confirm(record.id, evidence, expected_version=record.version)
+            return "confirmed"
+        if finding.correct is not None:
+            check_value(finding.correct, record.value_type, key=record.key)
+            evidence = Evidence(key=record.key, value=finding.correct, value_type=record.value_type,
+                                scope=record.scope, source=SourceKind.OBSERVATION, authority=Authority.MACHINE,
+                                actor=_ACTOR, observed_at=now, detail=detail,
+                                reference=f"{finding.file.relpath}:{finding.line}")
+            store.supersede(record.id, evidence, expected_version=record.version,
+                            reason=f"{CHECK_REASON}: {finding.file.relpath}:{finding.line}")
+            return "superseded"
+        store.retract(record.id, reason=f"{CHECK_REASON}: {detail}", actor=_ACTOR)
+        return "retracted"
+    except (StateWiseError, ValueError) as error:
+        return f"not recorded: {error}"
+
+
+def check_memory(
+    workspace: str | Path,
+    contract: Contract,
+    *,
+    store: Store | None = None,
+    home: str | Path | None = None,
+    files: Sequence[MemoryFile] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user: str | None = None,
+    agents: Iterable[str] | None = None,
+) -> CheckReport:
+    """Verify every typed fact of the workspace's memory files (see the module docstring).
+
+    With ``store``, verdicts are recorded on the lines' imported records (run
+    :func:`statewise.memory.import_memory` first so that they exist).
+    """
+    workspace = Path(workspace).resolve()
+    task = derive_task_scope(workspace, user=user)
+    if files is None:
+        files = discover_memory_files(workspace, home=home, environ=environ, task=task, agents=agents)
+    lines = read_lines(files, contract, task)
+    verifier = _Verifier(contract, environ, user)
+    findings: list[Finding] = []
+    for line in lines:
+        for fact in line.facts:
+            finding = _check_fact(verifier, line, fact)
+            if store is not None:
+                finding = replace(finding, recorded=_record(store, finding, line.digest))
+            findings.append(finding)
+    top = git_output(workspace, "rev-parse", "--show-toplevel")
+    return CheckReport(workspace=workspace, files=tuple(files), lines=tuple(lines), findings=tuple(findings),
+                       root=Path(top).resolve() if top else workspace)
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def render_human(report: CheckReport, *, verbose: bool = False) -> str:
+    """Per file and line: the verdict, the quoted line, the evidence and the correct value."""
+    out: list[str] = []
+    for finding in report.findings:
+        if finding.status == VALID and not verbose:
+            continue
+        value = render_value(finding.claimed)
+        out.append(f"{finding.file.relpath}:{finding.line}: {finding.status}: {finding.key} = {value}")
+        out.append(f"    > {finding.text.strip()}")
+        if finding.status == DEFECTIVE:
+            out.extend(f"    evidence: {item}" for item in finding.evidence)
+            if finding.correct is not None:
+                out.append(f"    correct: {render_value(finding.correct)}")
+        elif finding.status == UNRESOLVED:
+            out.append(f"    missing: {finding.missing}")
+        if finding.recorded:
+            out.append(f"    store: {finding.recorded}")
+    summary = report.summary
+    out.append(f"{summary['files']} memory files, {summary['facts']} facts: {summary[VALID]} valid, "
+               f"{summary[DEFECTIVE]} defective, {summary[UNRESOLVED]} unresolved; "
+               f"{summary['untyped']} untyped lines kept as text")
+    return "\n".join(out)
+
+
+def to_json(report: CheckReport) -> dict[str, Any]:
+    """The report as plain JSON data."""
+    return {
+        "workspace": str(report.workspace),
+        "files": [{"file": f.relpath, "path": str(f.path), "agent": f.agent, "kind": f.kind,
+                   "authority": f.authority.value, "scope": f.scope, "blob": f.blob} for f in report.files],
+        "findings": [finding.to_dict() for finding in report.findings],
+        "summary": report.summary,
+    }
+
+
+_SARIF_RULES = {
+    DEFECTIVE: ("memory-defective", "error", "A memory-file line the live workspace contradicts."),
+    UNRESOLVED: ("memory-unresolved", "note", "A memory-file line nothing could verify."),
+}
+
+
+def to_sarif(report: CheckReport, *, version: str = "0") -> dict[str, Any]:
+    """The defective and unresolved findings as a SARIF 2.1.0 log (for code-scanning UIs)."""
+    results = []
+    for finding in report.findings:
+        if finding.status not in _SARIF_RULES:
+            continue
+        rule_id, level, _ = _SARIF_RULES[finding.status]
+        text = f"{finding.key} = {render_value(finding.claimed)} is {finding.status}"
+        if finding.status == DEFECTIVE:
+            text += ": " + "; ".join(finding.evidence)
+            if finding.correct is not None:
+                text += f". Correct value: {render_value(finding.correct)}"
+        else:
+            text += f": {finding.missing}"
+        uri = finding.file.relpath if not finding.file.relpath.startswith(("/", "~")) else (
+            Path(finding.file.path).as_uri())
+        results.append({
+            "ruleId": rule_id,
+            "level": level,
+            "message": {"text": text},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": uri, **({"uriBaseId": "SRCROOT"} if not uri.startswith("file:") else {})},
+                "region": {"startLine": finding.line, "snippet": {"text": finding.text}},
+            }}],
+            "properties": {"key": finding.key, "claimed": finding.claimed, "correct": finding.correct,
+                           "scope": finding.scope, "agent": finding.file.agent},
+        })
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "statewise-memory-check",
+                "version": version,
+                "rules": [{"id": rule_id, "shortDescription": {"text": text}, "defaultConfiguration": {"level": level}}
+                          for rule_id, level, text in _SARIF_RULES.values()],
+            }},
+            "originalUriBaseIds": {"SRCROOT": {"uri": (report.root or report.workspace).as_uri() + "/"}},
+            "results": results,
+        }],
+    }

@@ -15,6 +15,19 @@ from statewise.store.sqlite import SQLiteStore
 POSTGRES_DSN_VARIABLE = "STATEWISE_TEST_POSTGRES_DSN"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The compiled-contract cache, the hook's observation index and its log go to a folder of
+    the run's own (inherited by every subprocess a test starts), never the user's ~/.cache."""
+    previous = os.environ.get("STATEWISE_CACHE_DIR")
+    os.environ["STATEWISE_CACHE_DIR"] = str(tmp_path_factory.mktemp("statewise-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("STATEWISE_CACHE_DIR", None)
+    else:
+        os.environ["STATEWISE_CACHE_DIR"] = previous
+
+
 def postgres_dsn() -> str | None:
     return os.environ.get(POSTGRES_DSN_VARIABLE) or None
 

@@ -1091,3 +1091,13 @@ def test_a_shell_running_a_script_file_is_not_a_shell_string() -> None:
     for argv in ("[bash, -o, pipefail, -c, id]", "[bash, -e]", "[sh, --]"):
         text = small_with(PROTECTION_VERIFIER, f"adapter: command\n    argv: {argv}\n    read: {{regex: '(.+)'}}")
         assert contract_error(text).field == "verifiers.protection.argv"
+
+
+def test_the_cache_key_covers_the_code_that_pickled_the_entry(monkeypatch):
+    # A development checkout changes the models without changing __version__: an entry pickled
+    # by other code must never be read back.
+    import statewise.contract as contract_module
+
+    before = contract_module._cache_key("name: x\n")
+    monkeypatch.setattr(contract_module, "_code_identity", lambda: "other code")
+    assert contract_module._cache_key("name: x\n") != before

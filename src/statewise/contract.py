@@ -2059,12 +2059,23 @@ def cache_directory() -> Path | None:
         return None
 
 
+@functools.cache
+def _code_identity() -> str:
+    """The hash of this module's source: a pickled document is only valid for the models that
+    pickled it, and a development checkout changes them without changing ``__version__``."""
+    try:
+        return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    except OSError:
+        return "unknown"
+
+
 def _cache_key(text: str) -> str:
     from statewise import __version__  # noqa: PLC0415 - the package is imported already
     import pydantic  # noqa: PLC0415
 
     digest = hashlib.sha256()
-    for part in (_CACHE_MAGIC.decode().strip(), __version__, pydantic.VERSION, sys.version, sys.implementation.cache_tag or ""):
+    for part in (_CACHE_MAGIC.decode().strip(), __version__, _code_identity(), pydantic.VERSION, sys.version,
+                 sys.implementation.cache_tag or ""):
         digest.update(part.encode() + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

@@ -37,6 +37,7 @@ from statewise.errors import InputError
 from statewise.integrations.hook_entry import EVENTS, SHELL_TOOLS, cache_dir, contract_digest, write_observation_index
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.planners.base import Task
+from statewise.records import SourceKind
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope
 
@@ -296,40 +297,42 @@ def _deny_everything(agent: str, event: str, reason: str) -> HookOutcome:
 #: The post-tool event name each client uses for a call that finished normally.
 _POST_EVENT = {"claude-code": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}
 
-#: How much a session-start note may hold, in characters (about 4 characters a token: ~500 tokens).
+#: The session-start note's budget: the memory part in estimated tokens (docs/memory.md), the
+#: whole note in characters.
+SESSION_CONTEXT_TOKENS = 400
 SESSION_CONTEXT_CHARS = 2000
 
 
 def _session_context(request: HookRequest, *, store_location: str | None, contract: Contract) -> str:
-    """What the agent should know as a session begins: the records StateWise corrected or
-    verified for this scope, so that it plans from the repaired state and not the stale memory.
+    """What the agent should know as a session begins, so that it plans from the repaired state
+    and not from its stale notes: the memory-file lines known to be wrong with their corrections
+    and the verified facts (:func:`statewise.memory.context.session_context`), then the other
+    corrections StateWise made in this scope, with the value each replaced.
 
-    Empty when there is no store yet (a session start never creates one)."""
+    Nothing is created where StateWise is not set up: without a store, and without the
+    project's ``.statewise/`` folder that a project install makes, the note is empty."""
+    from statewise.memory.context import session_context
+
     workspace = request.cwd.resolve()
     location = store_location or default_location(workspace)
-    if "://" not in location and not Path(location).exists():
+    if "://" not in location and not Path(location).exists() and not Path(location).parent.is_dir():
         return ""
+    text = session_context(workspace, location, token_budget=SESSION_CONTEXT_TOKENS, contract=contract)
     store = open_store(location, key_schema=contract)
     try:
-        retrieval = store.retrieve(derive_task_scope(workspace), near_miss_limit=0)
-        corrected, verified = [], []
-        for record in retrieval.records:
-            shown = f"{record.key} = {json.dumps(record.value)}"
-            if record.supersedes:
+        corrected = []
+        for record in store.retrieve(derive_task_scope(workspace), near_miss_limit=0).records:
+            if record.supersedes and record.provenance.source is not SourceKind.DEVELOPER:
                 old = store.get(record.supersedes)
-                corrected.append(f"{shown} (was {json.dumps(old.value)}; {record.provenance.actor})")
-            elif record.time.verified_at is not None:
-                verified.append(shown)
+                corrected.append(f"{record.key} = {json.dumps(record.value)} (was {json.dumps(old.value)}; "
+                                 f"{record.provenance.actor})")
     finally:
         store.close()
-    lines = []
     if corrected:
-        lines.append("StateWise corrected these facts; plan from the new values, not from older notes: "
-                     + "; ".join(corrected) + ".")
-    if verified:
-        lines.append("StateWise verified: " + "; ".join(verified) + ".")
-    text = " ".join(lines)
-    return text if len(text) <= SESSION_CONTEXT_CHARS else text[: SESSION_CONTEXT_CHARS - 1] + "…"
+        line = "StateWise corrected: " + "; ".join(corrected) + "."
+        if len(text) + len(line) + 1 <= SESSION_CONTEXT_CHARS:
+            text = f"{text}\n{line}" if text else line
+    return text
 
 
 # --- the entry point -----------------------------------------------------------------------

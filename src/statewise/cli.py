@@ -509,40 +509,56 @@ _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 @main.command()
 @click.argument("agent", type=_AGENTS)
-@click.option("--event", type=click.Choice(["pre-tool-use", "post-tool-use"]), default="pre-tool-use",
-              show_default=True, help="Before the tool runs (guard) or after (observation capture).")
+@click.option("--event", type=click.Choice(["pre", "post", "session", "pre-tool-use", "post-tool-use"]),
+              default="pre", show_default=True,
+              help="Before the tool runs (guard), after it ran (observation capture), or as a session starts; "
+                   "the JSON's hook_event_name decides when present.")
 @click.option("--on-pass", type=click.Choice(["defer", "allow"]), default="defer", show_default=True,
               help="When every check passes: leave the decision to the agent's own permissions, or allow.")
+@click.option("--deadline", type=click.FloatRange(min=0.5), default=20.0, show_default=True,
+              help="Seconds after which the hook answers for itself (a block, before a tool runs).")
 @click.pass_obj
-def hook(obj: Context, agent: str, event: str, on_pass: str) -> None:
-    """Read the agent's hook JSON on stdin and print its decision (never fails open)."""
-    from statewise.integrations.hooks import run_hook
+def hook(obj: Context, agent: str, event: str, on_pass: str, deadline: float) -> None:
+    """Read the agent's hook JSON on stdin and print its decision (never fails open).
 
-    outcome = run_hook(agent, sys.stdin.read(), event="post" if event == "post-tool-use" else "pre",
-                       store_location=obj.store_location, contract_path=obj.contract_path, on_pass=on_pass)
-    click.echo(outcome.stdout)
-    if outcome.stderr:
-        click.echo(outcome.stderr, err=True)
-    sys.exit(outcome.exit_code)
+    The wrapper that `statewise install` writes runs the same code through the faster
+    `python -m statewise.integrations.hook_entry`."""
+    from statewise.integrations.hook_entry import main as hook_main
+
+    argv = [agent, {"pre-tool-use": "pre", "post-tool-use": "post"}.get(event, event), "--on-pass", on_pass,
+            "--deadline", str(deadline)]
+    if obj.store_location:
+        argv += ["--store", obj.store_location]
+    if obj.contract_path:
+        argv += ["--contract", obj.contract_path]
+    hook_main(argv)
 
 
 @main.command()
 @click.argument("agent", type=_AGENTS)
 @click.option("--user", is_flag=True, help="Install into the user's settings instead of this project's.")
-@click.option("--project", type=click.Path(file_okay=False), help="The project root (default: here).")
+@click.option("--project", type=click.Path(file_okay=False), help="The project (default: here; its git root is used).")
+@click.option("--timeout", type=click.IntRange(min=10), default=30, show_default=True,
+              help="Seconds the client gives the hook (written in the client's unit: milliseconds for Gemini).")
+@click.option("--executable", type=click.Path(dir_okay=False),
+              help="A program the wrapper runs instead of this StateWise (same arguments); for testing.")
+@click.pass_obj
 @handled
-def install(agent: str, user: bool, project: str | None) -> None:
-    """Add StateWise's pre- and post-tool hooks to the agent's settings (idempotent)."""
-    from statewise.integrations.install import install_hooks
+def install(obj: Context, agent: str, user: bool, project: str | None, timeout: int, executable: str | None) -> None:
+    """Write the fail-closed hook wrapper and add StateWise's hooks to the agent's settings (idempotent)."""
+    from statewise.integrations.install import install_hooks, wrapper_path
 
-    path, changed = install_hooks(agent, project=project, user=user)
-    console.print(f"{'installed into' if changed else 'already installed in'} {path}", highlight=False)
+    path, changed = install_hooks(agent, project=project, user=user, timeout=timeout, executable=executable,
+                                  store=obj.store_location, contract=obj.contract_path)
+    console.print(f"{'installed into' if changed else 'already installed in'} {path} "
+                  f"(wrapper {wrapper_path(project=project, user=user)})", highlight=False)
+    console.print(f"check it with: statewise doctor --agent {agent}", highlight=False)
 
 
 @main.command()
 @click.argument("agent", type=_AGENTS)
 @click.option("--user", is_flag=True, help="Remove from the user's settings instead of this project's.")
-@click.option("--project", type=click.Path(file_okay=False), help="The project root (default: here).")
+@click.option("--project", type=click.Path(file_okay=False), help="The project (default: here; its git root is used).")
 @handled
 def uninstall(agent: str, user: bool, project: str | None) -> None:
     """Remove StateWise's hooks from the agent's settings, leaving every other hook."""
@@ -550,6 +566,38 @@ def uninstall(agent: str, user: bool, project: str | None) -> None:
 
     path, removed = uninstall_hooks(agent, project=project, user=user)
     console.print(f"removed {removed} StateWise hook(s) from {path}", highlight=False)
+
+
+@main.command()
+@click.option("--agent", "agents", type=_AGENTS, multiple=True,
+              help="The agent to check (repeatable; default: every agent installed here).")
+@click.option("--user", is_flag=True, help="Check the user's settings instead of this project's.")
+@click.option("--project", type=click.Path(file_okay=False), help="The project (default: here; its git root is used).")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@handled
+def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bool) -> None:
+    """Check that the installed hooks cannot fail open, and print the fix for each problem.
+
+    Exits 1 when a problem would let a tool run unchecked."""
+    from statewise.integrations.doctor import diagnose
+    from statewise.integrations.install import AGENTS, settings_path
+
+    chosen = list(agents) or [name for name in AGENTS if settings_path(name, project=project, user=user).exists()]
+    if not chosen:
+        chosen = list(AGENTS)
+    checks = [check for name in chosen for check in diagnose(name, project=project, user=user)]
+    failed = [check for check in checks if not check.ok and check.fatal]
+    if as_json:
+        _emit_json({"ok": not failed, "checks": [check.as_json() for check in checks]})
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "FAIL"
+            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True)
+            if not check.ok and check.fix:
+                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True)
+        console.print("no problem found" if not failed else f"{len(failed)} problem(s) would let tools run unchecked",
+                      highlight=False)
+    sys.exit(1 if failed else 0)
 
 
 @main.command()

@@ -1,13 +1,19 @@
-"""statewise install / uninstall: idempotent, and never touching other hooks."""
+"""statewise install / uninstall: idempotent, never touching other hooks, and failing closed in the
+client: the wrapper it writes is run for real through /bin/sh with crashing, hanging and missing
+programs behind it."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
+import time
 
 import pytest
 
 from statewise.errors import InputError
-from statewise.integrations.install import AGENTS, install_hooks, settings_path, uninstall_hooks
+from statewise.integrations.install import AGENTS, install_hooks, settings_path, uninstall_hooks, wrapper_path
 
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
 
@@ -27,29 +33,141 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
     assert once["model"] == "keep-me" and once["hooks"]["Stop"] == [{"hooks": [THEIRS]}]
     pre = once["hooks"][spec.pre_event]
     assert pre[0] == {"matcher": "Bash", "hooks": [THEIRS]}
-    assert pre[1]["hooks"][0]["command"] == f"statewise hook {agent}"
-    assert once["hooks"][spec.post_event][0]["hooks"][0]["command"] == f"statewise hook {agent} --event post-tool-use"
+    wrapper = wrapper_path(project=tmp_path)
+    assert pre[1]["hooks"][0]["command"].startswith(f"{wrapper} {agent} pre || ")
+    for event in spec.post_events:
+        assert once["hooks"][event][0]["hooks"][0]["command"] == f"{wrapper} {agent} post"
+    assert once["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{wrapper} {agent} session"
+    assert os.access(wrapper, os.X_OK)
 
     assert install_hooks(agent, project=tmp_path) == (path, False)
     assert json.loads(path.read_text()) == once
 
     removed_path, removed = uninstall_hooks(agent, project=tmp_path)
-    assert removed == 2
+    assert removed == 2 + len(spec.post_events)
     assert json.loads(path.read_text()) == existing
+    assert not wrapper.exists()
     assert uninstall_hooks(agent, project=tmp_path)[1] == 0
 
 
-def test_install_creates_a_missing_settings_file(tmp_path):
+def test_install_creates_a_missing_settings_file_and_uninstall_leaves_no_empty_shells(tmp_path):
     path, changed = install_hooks("claude-code", project=tmp_path)
     assert changed and path == tmp_path / ".claude" / "settings.json"
-    assert set(json.loads(path.read_text())["hooks"]) == {"PreToolUse", "PostToolUse"}
+    assert set(json.loads(path.read_text())["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure",
+                                                          "SessionStart"}
+    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 4
+    assert not path.exists() and not path.parent.exists()  # no {"hooks": {}} left behind
 
 
-def test_a_changed_command_replaces_the_old_entry_instead_of_stacking(tmp_path):
+@pytest.mark.parametrize(("agent", "expected"), [("claude-code", 45), ("codex", 45), ("gemini", 45000)])
+def test_timeouts_are_written_in_each_clients_unit(agent, expected, tmp_path):
+    path, _ = install_hooks(agent, project=tmp_path, timeout=45)
+    hooks = json.loads(path.read_text())["hooks"]
+    assert {group["hooks"][0]["timeout"] for groups in hooks.values() for group in groups} == {expected}
+    script = wrapper_path(project=tmp_path).read_text()
+    assert "sleep 41 &" in script and "--deadline 38" in script  # the wrapper's and the hook's deadlines
+
+
+def test_a_timeout_too_short_for_a_check_is_refused(tmp_path):
+    with pytest.raises(InputError, match="--timeout"):
+        install_hooks("gemini", project=tmp_path, timeout=5)
+    assert not (tmp_path / ".gemini").exists() and not wrapper_path(project=tmp_path).exists()
+
+
+def test_install_from_a_subdirectory_writes_at_the_git_root_and_keeps_the_files_mode(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "src").mkdir()
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text("{}")
+    path.chmod(0o644)
+    written, _ = install_hooks("claude-code", project=tmp_path / "src")
+    assert written == path and not (tmp_path / "src" / ".claude").exists()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_a_changed_store_replaces_the_old_entry_instead_of_stacking(tmp_path):
     install_hooks("gemini", project=tmp_path)
-    install_hooks("gemini", project=tmp_path, command="statewise hook gemini --store /tmp/s.db")
+    install_hooks("gemini", project=tmp_path, store="/tmp/s.db")
     before = json.loads(settings_path("gemini", project=tmp_path).read_text())["hooks"]["BeforeTool"]
-    assert len(before) == 1 and before[0]["hooks"][0]["command"].endswith("/tmp/s.db")
+    assert len(before) == 1
+    assert "--store /tmp/s.db" in wrapper_path(project=tmp_path).read_text()
+
+
+def test_uninstall_removes_legacy_bare_commands(tmp_path):
+    path = settings_path("claude-code", project=tmp_path)
+    path.parent.mkdir(parents=True)
+    legacy = {"type": "command", "command": "statewise hook claude-code", "timeout": 60}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [legacy, THEIRS]}]}}))
+    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 1
+    assert json.loads(path.read_text()) == {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [THEIRS]}]}}
+
+
+# --- the wrapper fails closed, run for real through /bin/sh ---------------------------------
+
+PRE_CALL = json.dumps({"cwd": "/", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "git status"}})
+
+
+def _run_installed(agent, tmp_path, payload=PRE_CALL, event="pre"):
+    """Run the settings command exactly as the client does: through a shell, JSON on stdin."""
+    hooks = json.loads(settings_path(agent, project=tmp_path).read_text())["hooks"]
+    name = AGENTS[agent].pre_event if event == "pre" else AGENTS[agent].post_events[0]
+    command = hooks[name][-1]["hooks"][0]["command"]
+    return subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, timeout=60)
+
+
+def _fake(tmp_path, body):
+    program = tmp_path / "fake-hook"
+    program.write_text("#!/bin/sh\n" + body + "\n")
+    program.chmod(0o755)
+    return program
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_the_real_hook_answers_through_the_wrapper(agent, tmp_path):
+    install_hooks(agent, project=tmp_path)
+    done = _run_installed(agent, tmp_path)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ("exit 1", "failed (exit 1)"),
+    ("kill -9 $$", "failed (exit 137)"),
+    ("echo 'Traceback (most recent call last)'", "printed no decision"),
+    ("printf '{\"decision\": '", "printed no decision"),
+])
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_a_crash_a_signal_or_garbage_is_a_block(agent, body, why, tmp_path):
+    install_hooks(agent, project=tmp_path, executable=_fake(tmp_path, body))
+    done = _run_installed(agent, tmp_path)
+    assert done.returncode == 2 and why in done.stderr and "StateWise blocked this call" in done.stderr
+    assert done.stderr.count("\n") == 1  # one line: Codex shows it to the model as the reason
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_a_missing_program_or_wrapper_is_a_block(agent, tmp_path):
+    install_hooks(agent, project=tmp_path, executable=tmp_path / "gone")
+    done = _run_installed(agent, tmp_path)
+    assert done.returncode == 2 and "missing or not executable" in done.stderr
+    wrapper_path(project=tmp_path).unlink()
+    done = _run_installed(agent, tmp_path)
+    assert done.returncode == 2 and "blocked to be safe" in done.stderr
+
+
+def test_a_hook_past_the_wrappers_deadline_is_killed_and_blocked(tmp_path):
+    install_hooks("claude-code", project=tmp_path, executable=_fake(tmp_path, "sleep 300"), timeout=10)
+    started = time.monotonic()
+    done = _run_installed("claude-code", tmp_path)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2 and "did not finish within 6 s" in done.stderr
+    assert elapsed < 10  # below the client's timeout, after which the client would run the tool
+
+
+def test_after_a_tool_ran_a_failing_hook_blocks_nothing(tmp_path):
+    install_hooks("claude-code", project=tmp_path, executable=_fake(tmp_path, "exit 1"))
+    done = _run_installed("claude-code", tmp_path, event="post")
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"PreToolUse": {}}}'])

@@ -1,14 +1,22 @@
 """Pre- and post-tool hooks for Claude Code, Codex and Gemini CLI.
 
-Each agent runs ``statewise hook <agent>`` as a subprocess, writes the tool call as JSON on
-stdin, and reads a decision as JSON on stdout. Before a tool runs, the command or file edit is
+Each agent runs the wrapper that ``statewise install`` writes (which runs
+:mod:`statewise.integrations.hook_entry`, the fast front door, or ``statewise hook <agent>``) as
+a subprocess, writes the tool call as JSON on stdin, and reads a decision as JSON on stdout. Before a tool runs, the command or file edit is
 normalized into actions and each goes through the guard (no planner: the agent is the
 planner). After a tool ran, what it printed is matched against the contract's observation
 rules, and the facts it reveals are written to the store with provenance pointing at the call.
 
 Fail closed: any problem before a tool runs — unreadable input, a command that cannot be
 parsed, a store that is locked, a bug — is an explicit deny with the reason, never a silent
-pass (an agent treats a crashed hook as "go ahead").
+pass (an agent treats a crashed hook as "go ahead"). The reason is the only thing written for
+the agent: Codex shows a hook's stderr to the model, so internal details go to the log file
+(:func:`log_path`), never to stderr.
+
+Events: ``pre`` (Claude Code and Codex ``PreToolUse``, Gemini ``BeforeTool``), ``post``
+(``PostToolUse``, Claude Code's ``PostToolUseFailure`` whose output is in ``error``, Gemini's
+``AfterTool``) and ``session`` (``SessionStart``). The JSON's ``hook_event_name``, when present,
+decides over the event named on the command line.
 """
 
 from __future__ import annotations
@@ -16,7 +24,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,21 +34,39 @@ from typing import Any
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.errors import InputError
+from statewise.integrations.hook_entry import EVENTS, SHELL_TOOLS, cache_dir, contract_digest, write_observation_index
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.planners.base import Task
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope
 
-__all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "parse_hook_input", "run_hook"]
+__all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
 
-#: Which tool names carry shell commands and which edit files, per agent.
+#: Which tool names carry shell commands, which edit files, and which type into a terminal
+#: session opened earlier, per agent (the names the real clients send; see docs/integrations.md).
 AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
-    "claude-code": {"shell": frozenset({"Bash"}),
-                    "file": frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})},
-    "codex": {"shell": frozenset({"Bash", "shell", "exec_command", "local_shell"}),
-              "file": frozenset({"apply_patch"})},
-    "gemini": {"shell": frozenset({"run_shell_command"}), "file": frozenset({"write_file", "replace"})},
+    "claude-code": {"shell": SHELL_TOOLS["claude-code"],
+                    "file": frozenset({"Write", "Edit", "NotebookEdit"}), "session_input": frozenset()},
+    "codex": {"shell": SHELL_TOOLS["codex"], "file": frozenset({"apply_patch"}),
+              "session_input": frozenset({"write_stdin"})},
+    "gemini": {"shell": SHELL_TOOLS["gemini"], "file": frozenset({"write_file", "replace"}),
+               "session_input": frozenset()},
 }
+
+
+def log_path() -> Path:
+    """Where the hook writes internal errors (the agent sees only the one-line reason)."""
+    return cache_dir() / "hook.log"
+
+
+def _log(line: str) -> None:
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as out:
+            out.write(f"{datetime.now(UTC).isoformat()} {line}\n")
+    except OSError:
+        pass  # a log that cannot be written must not turn a decision into a crash
 
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
@@ -51,13 +76,14 @@ class HookRequest:
     """One tool call as an agent reports it."""
 
     agent: str
-    event: str  # "pre" or "post"
+    event: str  # "pre", "post" or "session"
     cwd: Path
     tool_name: str
     tool_input: Mapping[str, Any]
     tool_response: Any = None
     session_id: str = ""
     tool_use_id: str = ""
+    event_name: str = ""  # as the client named it, e.g. PostToolUseFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +106,24 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
         raise InputError(f"hook input is not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
     if not isinstance(data, dict):
         raise InputError("hook input must be a JSON object")
+    event_name = data.get("hook_event_name")
+    if isinstance(event_name, str) and event_name in EVENTS:
+        event = EVENTS[event_name]
     cwd, tool_name, tool_input = data.get("cwd"), data.get("tool_name"), data.get("tool_input", {})
     if not isinstance(cwd, str) or not cwd:
         raise InputError("hook input: field 'cwd' must be a non-empty string")
-    if not isinstance(tool_name, str) or not tool_name:
+    if event == "session":
+        tool_name, tool_input = tool_name or "", tool_input or {}
+    elif not isinstance(tool_name, str) or not tool_name:
         raise InputError("hook input: field 'tool_name' must be a non-empty string")
     if not isinstance(tool_input, dict):
         raise InputError("hook input: field 'tool_input' must be an object")
+    # Claude Code sends a failed call to PostToolUseFailure with the output in 'error'.
+    response = data.get("tool_response", data.get("tool_output", data.get("error")))
     return HookRequest(
-        agent=agent, event=event, cwd=Path(cwd), tool_name=tool_name, tool_input=tool_input,
-        tool_response=data.get("tool_response", data.get("tool_output")),
-        session_id=str(data.get("session_id", "")), tool_use_id=str(data.get("tool_use_id", "")),
+        agent=agent, event=event, cwd=Path(cwd), tool_name=str(tool_name), tool_input=tool_input,
+        tool_response=response, session_id=str(data.get("session_id", "")),
+        tool_use_id=str(data.get("tool_use_id", "")), event_name=event_name if isinstance(event_name, str) else "",
     )
 
 
@@ -121,6 +154,13 @@ def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], st
     from statewise.integrations.shell import analyze_command, file_action
 
     tools = AGENT_TOOLS[request.agent]
+    if request.tool_name in tools["session_input"]:
+        # Typed into a terminal session opened earlier: what it reaches (a shell, a REPL, ssh)
+        # is not visible from here, so it cannot be checked.
+        typed = str(request.tool_input.get("chars", request.tool_input.get("input", "")))
+        return [Action(tool="shell", operation="shell.unresolved", args={"command": typed[:2000]},
+                       reason="input typed into an open terminal session, whose program StateWise cannot see; "
+                              "run the command as its own shell call instead")], "input to a terminal session"
     if request.tool_name in tools["shell"]:
         command = request.tool_input.get("command")
         if isinstance(command, list):
@@ -220,10 +260,68 @@ def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list
     return HookOutcome(json.dumps(output), decisions=kept)
 
 
+def _context_output(agent: str, event_name: str, text: str) -> HookOutcome:
+    """Text for the model after a tool ran or as a session starts, in the client's shape."""
+    if not text:
+        return HookOutcome("{}")
+    if agent in ("claude-code", "gemini"):
+        return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                                              "additionalContext": text}}))
+    if event_name == "SessionStart":  # Codex reads SessionStart's additionalContext the same way
+        return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                                              "additionalContext": text}}))
+    return HookOutcome("{}")
+
+
 def _deny_everything(agent: str, event: str, reason: str) -> HookOutcome:
-    if event == "post":
-        return HookOutcome("{}", stderr=reason)
+    if event != "pre":
+        _log(reason)
+        return HookOutcome("{}")  # nothing is left to block after a tool ran or as a session starts
+    if agent == "codex":
+        # Codex uses the hook's stderr as the reason the model reads: the reason, nothing else.
+        return HookOutcome("", exit_code=2, stderr=reason)
     return _render(agent, "deny", reason, "defer")
+
+
+# --- session start -------------------------------------------------------------------------
+
+#: The post-tool event name each client uses for a call that finished normally.
+_POST_EVENT = {"claude-code": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}
+
+#: How much a session-start note may hold, in characters (about 4 characters a token: ~500 tokens).
+SESSION_CONTEXT_CHARS = 2000
+
+
+def _session_context(request: HookRequest, *, store_location: str | None, contract: Contract) -> str:
+    """What the agent should know as a session begins: the records StateWise corrected or
+    verified for this scope, so that it plans from the repaired state and not the stale memory.
+
+    Empty when there is no store yet (a session start never creates one)."""
+    workspace = request.cwd.resolve()
+    location = store_location or default_location(workspace)
+    if "://" not in location and not Path(location).exists():
+        return ""
+    store = open_store(location, key_schema=contract)
+    try:
+        retrieval = store.retrieve(derive_task_scope(workspace), near_miss_limit=0)
+        corrected, verified = [], []
+        for record in retrieval.records:
+            shown = f"{record.key} = {json.dumps(record.value)}"
+            if record.supersedes:
+                old = store.get(record.supersedes)
+                corrected.append(f"{shown} (was {json.dumps(old.value)}; {record.provenance.actor})")
+            elif record.time.verified_at is not None:
+                verified.append(shown)
+    finally:
+        store.close()
+    lines = []
+    if corrected:
+        lines.append("StateWise corrected these facts; plan from the new values, not from older notes: "
+                     + "; ".join(corrected) + ".")
+    if verified:
+        lines.append("StateWise verified: " + "; ".join(verified) + ".")
+    text = " ".join(lines)
+    return text if len(text) <= SESSION_CONTEXT_CHARS else text[: SESSION_CONTEXT_CHARS - 1] + "…"
 
 
 # --- the entry point -----------------------------------------------------------------------
@@ -234,21 +332,27 @@ def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location:
     """Handle one hook call. Never raises: before a tool runs, any failure is a deny."""
     try:
         request = parse_hook_input(agent, event, stdin_text)
+        event = request.event
         contract = load_contract(contract_path) if contract_path else builtin_contract()
+        digest = contract_digest(contract_path)
+        if digest is not None:
+            # Lets the front door skip finished commands no observation rule can match.
+            write_observation_index(digest, [rule.command for rule in contract.observations])
         if event == "post":
             from statewise.integrations.observe import capture
 
             note = capture(request, store_location=store_location, contract=contract)
-            if agent == "claude-code" and note:
-                return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                                                      "additionalContext": note}}))
-            return HookOutcome("{}")
+            return _context_output(agent, request.event_name or _POST_EVENT[agent], note)
+        if event == "session":
+            return _context_output(agent, "SessionStart",
+                                   _session_context(request, store_location=store_location, contract=contract))
         return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
                                 f"StateWise could not check this call: {error}")
     except Exception as error:  # noqa: BLE001 - a hook that crashes would let the tool run
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        print(f"statewise hook: internal error at {datetime.now(UTC).isoformat()}: {detail}", file=sys.stderr)
+        _log(f"internal error ({agent}, {event}): {detail}\n{traceback.format_exc()}")
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
-                                f"StateWise failed while checking this call ({detail}); denied to be safe")
+                                f"StateWise failed while checking this call ({detail.splitlines()[0][:300]}); "
+                                "denied to be safe")

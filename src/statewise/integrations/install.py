@@ -1,15 +1,35 @@
 """Add StateWise's hooks to an agent's settings file, and take them out again.
 
-Installing is idempotent and keeps every hook already there; uninstalling removes only the
-entries whose command is a ``statewise hook`` command. A settings file that is not valid JSON
-is reported and left untouched; a new file is written to a temporary name and renamed, so a
-crash never leaves a half-written settings file.
+What ``statewise install`` writes is built to fail closed in the client, outside the Python
+process, where the clients themselves fail open (a hook that is not found, crashes or runs past
+its timeout lets the tool run in Claude Code and Codex, and in Gemini CLI on a crash or a
+timeout):
+
+- a POSIX wrapper, ``.statewise/bin/statewise-hook`` at the project root (or
+  ``~/.statewise/bin/`` for ``--user``), that runs the hook with the absolute path of the
+  interpreter that installed it. A missing interpreter, a crash, a signal, a run past the
+  wrapper's own deadline, or output that is not a JSON object becomes a block: exit status 2
+  with a one-line reason on stderr, which all three clients honour (Gemini turns a plain-text
+  stderr with an exit status other than 0 and 1 into ``decision: deny``);
+- settings entries whose command names the wrapper by absolute path and turns the wrapper's
+  own absence into that same block (``|| … exit 2``);
+- timeouts in each client's unit (seconds for Claude Code and Codex, milliseconds for Gemini
+  CLI), with the wrapper's deadline and the hook's own below them.
+
+Installing is idempotent and keeps every hook already there; uninstalling removes only
+StateWise's entries, and the events and files that held nothing else. A settings file that is
+not valid JSON is reported and left untouched; files are written to a temporary name and
+renamed (keeping the file's mode), so a crash never leaves a half-written settings file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import stat
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,48 +37,70 @@ from typing import Any
 
 from statewise.errors import InputError
 
-__all__ = ["AGENTS", "AgentHooks", "install_hooks", "settings_path", "uninstall_hooks"]
+__all__ = ["AGENTS", "DEFAULT_TIMEOUT", "AgentHooks", "install_hooks", "project_root", "settings_path",
+           "uninstall_hooks", "wrapper_path"]
 
-#: Every command StateWise installs starts with this, which is how uninstall finds its own.
-COMMAND_PREFIX = "statewise hook"
+#: Every command StateWise installs names this, which is how uninstall finds its own.
+WRAPPER_NAME = "statewise-hook"
+#: Older installs wrote bare ``statewise hook`` commands; uninstall removes those too.
+LEGACY_PREFIX = "statewise hook"
+#: The client's timeout for StateWise's hook, in seconds, unless ``--timeout`` says otherwise.
+DEFAULT_TIMEOUT = 30
+#: Seconds kept between the client's timeout and the wrapper's deadline, and between that and
+#: the hook's own deadline (interpreter start-up, writing the answer).
+WRAPPER_MARGIN, HOOK_MARGIN = 4, 3
 
 
 @dataclass(frozen=True, slots=True)
 class AgentHooks:
-    """Where an agent keeps its hooks and which events and tools StateWise listens to."""
+    """Where an agent keeps its hooks, which events and tools StateWise listens to, and the
+    unit of its hook timeout."""
 
     name: str
     project_file: str  # relative to the project root
     user_file: str  # relative to the home directory
     pre_event: str
-    post_event: str
+    post_events: tuple[str, ...]
+    session_event: str | None
     pre_matcher: str
     post_matcher: str
+    timeout_scale: int  # client timeout units per second: 1 for seconds, 1000 for milliseconds
 
-    def entries(self, command: str) -> dict[str, dict[str, Any]]:
-        return {
-            self.pre_event: {"matcher": self.pre_matcher,
-                             "hooks": [{"type": "command", "command": command, "timeout": 60}]},
-            self.post_event: {"matcher": self.post_matcher,
-                              "hooks": [{"type": "command", "command": f"{command} --event post-tool-use",
-                                         "timeout": 30}]},
-        }
+    def entries(self, wrapper: Path, timeout: int) -> dict[str, dict[str, Any]]:
+        """The settings entry per event, for a wrapper at ``wrapper``."""
+        quoted = shlex.quote(str(wrapper))
+        # If the wrapper itself is gone the shell says "not found" (127), which Claude Code and
+        # Codex would take as "go ahead": turn every status but the wrapper's own block into one.
+        pre = (f"{quoted} {self.name} pre || {{ s=$?; [ \"$s\" = 2 ] || echo \"StateWise hook wrapper {quoted} "
+               f"failed (exit $s); blocked to be safe; run: statewise doctor --agent {self.name}\" >&2; exit 2; }}")
+        scaled = timeout * self.timeout_scale
+        entries = {self.pre_event: {"matcher": self.pre_matcher,
+                                    "hooks": [{"type": "command", "command": pre, "timeout": scaled}]}}
+        for event in self.post_events:
+            entries[event] = {"matcher": self.post_matcher,
+                              "hooks": [{"type": "command", "command": f"{quoted} {self.name} post",
+                                         "timeout": scaled}]}
+        if self.session_event:
+            entries[self.session_event] = {"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
+                                                      "timeout": scaled}]}
+        return entries
 
 
 AGENTS = {
     "claude-code": AgentHooks(
         name="claude-code", project_file=".claude/settings.json", user_file=".claude/settings.json",
-        pre_event="PreToolUse", post_event="PostToolUse",
-        pre_matcher="Bash|Write|Edit|MultiEdit|NotebookEdit", post_matcher="Bash",
+        pre_event="PreToolUse", post_events=("PostToolUse", "PostToolUseFailure"), session_event="SessionStart",
+        pre_matcher="Bash|Write|Edit|NotebookEdit", post_matcher="Bash", timeout_scale=1,
     ),
     "codex": AgentHooks(
         name="codex", project_file=".codex/hooks.json", user_file=".codex/hooks.json",
-        pre_event="PreToolUse", post_event="PostToolUse", pre_matcher="Bash|apply_patch", post_matcher="Bash",
+        pre_event="PreToolUse", post_events=("PostToolUse",), session_event="SessionStart",
+        pre_matcher="Bash|apply_patch|write_stdin", post_matcher="Bash", timeout_scale=1,
     ),
     "gemini": AgentHooks(
         name="gemini", project_file=".gemini/settings.json", user_file=".gemini/settings.json",
-        pre_event="BeforeTool", post_event="AfterTool",
-        pre_matcher="run_shell_command|write_file|replace", post_matcher="run_shell_command",
+        pre_event="BeforeTool", post_events=("AfterTool",), session_event="SessionStart",
+        pre_matcher="run_shell_command|write_file|replace", post_matcher="run_shell_command", timeout_scale=1000,
     ),
 }
 
@@ -70,12 +112,108 @@ def _agent(name: str) -> AgentHooks:
         raise InputError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}") from None
 
 
+def project_root(directory: str | Path | None = None) -> Path:
+    """The git work tree's top containing ``directory`` (default: here), else ``directory``.
+
+    Hooks belong at the root: an agent reads ``.claude/settings.json`` there, not in ``src/``."""
+    base = Path(directory or os.getcwd()).resolve()
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=base, capture_output=True, text=True,
+                              timeout=5, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return base
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else base
+
+
 def settings_path(agent: str, *, project: str | Path | None = None, user: bool = False) -> Path:
-    """The settings file for ``agent``: the project's (default) or the user's."""
+    """The settings file for ``agent``: the project's (default, at its git root) or the user's."""
     spec = _agent(agent)
     if user:
         return Path.home() / spec.user_file
-    return Path(project or os.getcwd()) / spec.project_file
+    return project_root(project) / spec.project_file
+
+
+def wrapper_path(*, project: str | Path | None = None, user: bool = False) -> Path:
+    """Where the fail-closed wrapper lives for a project (or for the user)."""
+    base = Path.home() if user else project_root(project)
+    return base / ".statewise" / "bin" / WRAPPER_NAME
+
+
+_WRAPPER = """#!/bin/sh
+# StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
+# Usage: statewise-hook AGENT pre|post|session, with the client's JSON on stdin.
+# It fails closed: a missing program, a crash, a signal, a run past {deadline} s or output that
+# is not a JSON object becomes a block before a tool runs (exit 2, one-line reason on stderr),
+# which Claude Code, Codex and Gemini CLI all honour. After a tool ran, nothing can be blocked.
+program={program}
+agent=$1 event=$2
+[ "$#" -ge 2 ] && shift 2
+block() {{
+    if [ "$event" = pre ]; then
+        printf 'StateWise blocked this call: %s\\n' "$1" >&2
+        exit 2
+    fi
+    printf '{{}}\\n'
+    exit 0
+}}
+[ -x "$program" ] || block "its program $program is missing or not executable; run: statewise install $agent"
+tmp=$(mktemp -d "${{TMPDIR:-/tmp}}/statewise-hook.XXXXXX") || block "no temporary directory could be made"
+exec 3<&0
+{run} "$agent" "$event" --deadline {inner}{options} "$@" <&3 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+(
+    sleeper=
+    trap 'kill $sleeper 2>/dev/null; exit 0' TERM
+    sleep {deadline} &
+    sleeper=$!
+    wait "$sleeper"
+    : >"$tmp/late"
+    kill -9 "$pid" 2>/dev/null
+) </dev/null >/dev/null 2>&1 &
+watchdog=$!
+{{ wait "$pid"; }} 2>/dev/null  # no "Killed" from the shell: the reason must stay one line
+status=$?
+kill "$watchdog" 2>/dev/null
+late=no
+[ -e "$tmp/late" ] && late=yes
+out=$(cat "$tmp/out")
+err=$(head -c 600 "$tmp/err" | tr '\\n' ' ')
+rm -rf "$tmp"
+[ "$late" = yes ] && block "the check did not finish within {deadline} s"
+case $status in
+    0|2) ;;
+    *) block "the hook failed (exit $status) ${{err}}" ;;
+esac
+case $out in
+    \\{{*\\}}) ;;
+    *) [ "$status" = 2 ] && [ -n "$err" ] && {{ printf '%s\\n' "$err" >&2; exit 2; }}
+       block "the hook printed no decision ${{err}}" ;;
+esac
+printf '%s\\n' "$out"
+[ -n "$err" ] && printf '%s\\n' "$err" >&2
+exit $status
+"""
+
+
+def render_wrapper(*, timeout: int, executable: str | Path | None = None, store: str | None = None,
+                   contract: str | None = None) -> str:
+    """The wrapper script's text. ``executable`` replaces ``python -m statewise...hook_entry``
+    (a program taking the same arguments); tests use it to stand in a crashing hook."""
+    deadline = max(2, timeout - WRAPPER_MARGIN)
+    inner = max(1, deadline - HOOK_MARGIN)
+    if executable is None:
+        program = str(Path(sys.executable).absolute())
+        run = f'"$program" -m statewise.integrations.hook_entry'
+    else:
+        program = str(Path(executable).absolute())
+        run = '"$program"'
+    options = ""
+    if store:
+        options += f" --store {shlex.quote(store)}"
+    if contract:
+        options += f" --contract {shlex.quote(str(Path(contract).absolute()))}"
+    return _WRAPPER.format(program=shlex.quote(program), run=run, deadline=deadline, inner=inner, options=options)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -96,13 +234,18 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write atomically; keep an existing file's mode (else ``mode``, else 0o644)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        keep = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        keep = mode if mode is not None else 0o644
     handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out, indent=2)
-            out.write("\n")
+            out.write(text)
+        os.chmod(temporary, keep)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -110,18 +253,32 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 
 def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and str(hook.get("command", "")).startswith(COMMAND_PREFIX)
+    if not isinstance(hook, dict):
+        return False
+    command = str(hook.get("command", ""))
+    return command.startswith(LEGACY_PREFIX) or f"/.statewise/bin/{WRAPPER_NAME}" in command
 
 
 def install_hooks(agent: str, *, project: str | Path | None = None, user: bool = False,
-                  command: str | None = None) -> tuple[Path, bool]:
-    """Add the pre- and post-tool hooks. Returns (settings file, whether it changed)."""
+                  executable: str | Path | None = None, timeout: int = DEFAULT_TIMEOUT,
+                  store: str | None = None, contract: str | None = None) -> tuple[Path, bool]:
+    """Write the wrapper and add the hooks. Returns (settings file, whether it changed).
+
+    ``timeout`` is in seconds whatever the client's unit; ``store`` and ``contract`` are passed
+    to every hook call."""
     spec = _agent(agent)
+    if not isinstance(timeout, int) or timeout < 10:
+        raise InputError(f"--timeout: must be a whole number of seconds, at least 10 (got {timeout!r})")
     path = settings_path(agent, project=project, user=user)
-    data = _load(path)
-    hooks = data.setdefault("hooks", {})
+    wrapper = wrapper_path(project=project, user=user)
+    script = render_wrapper(timeout=timeout, executable=executable, store=store, contract=contract)
+    data = _load(path)  # before writing anything: a malformed settings file changes nothing
     changed = False
-    for event, entry in spec.entries(command or f"{COMMAND_PREFIX} {agent}").items():
+    if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != script:
+        _write_text(wrapper, script, mode=0o755)
+        changed = True
+    hooks = data.setdefault("hooks", {})
+    for event, entry in spec.entries(wrapper, timeout).items():
         groups = hooks.setdefault(event, [])
         if entry not in groups:
             # Replace an older StateWise entry for this event instead of stacking a second one.
@@ -129,12 +286,15 @@ def install_hooks(agent: str, *, project: str | Path | None = None, user: bool =
             hooks[event] = [*kept, entry]
             changed = True
     if changed:
-        _write(path, data)
+        _write_text(path, json.dumps(data, indent=2) + "\n")
     return path, changed
 
 
 def uninstall_hooks(agent: str, *, project: str | Path | None = None, user: bool = False) -> tuple[Path, int]:
-    """Remove StateWise's hook entries only. Returns (settings file, entries removed)."""
+    """Remove StateWise's hook entries only. Returns (settings file, entries removed).
+
+    Events left empty are dropped, then an empty ``hooks`` object, then a settings file that
+    holds nothing else; the wrapper goes when no agent's settings in this place still use it."""
     _agent(agent)
     path = settings_path(agent, project=project, user=user)
     if not path.exists():
@@ -156,6 +316,27 @@ def uninstall_hooks(agent: str, *, project: str | Path | None = None, user: bool
             hooks[event] = kept_groups
         else:
             del hooks[event]
-    if removed:
-        _write(path, data)
+    if not removed:
+        return path, 0
+    if not hooks:
+        data.pop("hooks", None)
+    if data:
+        _write_text(path, json.dumps(data, indent=2) + "\n")
+    else:
+        path.unlink()
+        try:
+            path.parent.rmdir()  # only if StateWise's file was all it held
+        except OSError:
+            pass
+    if not any(_uses_wrapper(settings_path(name, project=project, user=user)) for name in AGENTS):
+        wrapper_path(project=project, user=user).unlink(missing_ok=True)
     return path, removed
+
+
+def _uses_wrapper(path: Path) -> bool:
+    try:
+        data = _load(path)
+    except InputError:
+        return True  # cannot tell: keep the wrapper
+    return any(_is_ours(h) for groups in data.get("hooks", {}).values() for g in groups if isinstance(g, dict)
+               for h in g.get("hooks", []))

@@ -1,0 +1,205 @@
+"""``statewise doctor``: find what would make an installed hook fail open, and say how to fix it.
+
+Every check looks at what the client will really use (the settings file it reads, the wrapper the
+command names, the program the wrapper runs, the trust settings that decide whether project hooks
+load at all) and ends with a synthetic call run exactly as the client runs it: through a shell,
+with the client's JSON on stdin. A check that fails where the client would then run a tool
+unchecked is ``fatal``; ``statewise doctor`` exits non-zero when any is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import time
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from statewise.integrations.install import AGENTS, project_root, settings_path, wrapper_path
+
+__all__ = ["Check", "diagnose"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: what was checked, whether it passed, and the fix when it did not."""
+
+    agent: str
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    fatal: bool = True  # failing it lets tools run unchecked
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _our_entry(groups: Any) -> dict[str, Any] | None:
+    for group in groups if isinstance(groups, list) else []:
+        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+            if isinstance(hook, dict) and "statewise-hook" in str(hook.get("command", "")):
+                return {"matcher": group.get("matcher", ""), **hook}
+    return None
+
+
+def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str, Any] | None]:
+    path = settings_path(agent, project=root, user=user)
+    fix = f"statewise install {agent}" + (" --user" if user else f" --project {shlex.quote(str(root))}")
+    if not path.exists():
+        return [Check(agent, "settings", False, f"{path} does not exist", fix)], None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return [Check(agent, "settings", False, f"{path} does not parse: {error}",
+                      f"repair the JSON, then run {fix}")], None
+    spec = AGENTS[agent]
+    entry = _our_entry(data.get("hooks", {}).get(spec.pre_event)) if isinstance(data, dict) else None
+    if entry is None:
+        legacy = "statewise hook" in json.dumps(data)
+        detail = (f"{path} has an old bare `statewise hook` command, which fails open when statewise is not on "
+                  "the agent's PATH" if legacy else f"{path} has no StateWise {spec.pre_event} hook")
+        return [Check(agent, "settings", False, detail, fix)], None
+    checks = [Check(agent, "settings", True, f"{path} parses and has the {spec.pre_event} hook")]
+    wanted = set(spec.pre_matcher.split("|"))
+    covered = set(str(entry.get("matcher", "")).split("|"))
+    missing = sorted(wanted - covered)
+    checks.append(Check(agent, "matcher", not missing,
+                        f"the hook's matcher covers {', '.join(sorted(wanted))}" if not missing
+                        else f"the matcher misses {', '.join(missing)}: those tools run unchecked", fix))
+    return checks, {"path": path, "entry": entry}
+
+
+def _wrapper(agent: str, entry: dict[str, Any], root: Path, user: bool) -> tuple[list[Check], str | None, int | None]:
+    fix = f"statewise install {agent}" + (" --user" if user else f" --project {shlex.quote(str(root))}")
+    command = str(entry.get("command", ""))
+    words = shlex.split(command.partition(" || ")[0]) if command else []
+    wrapper = Path(words[0]) if words else wrapper_path(project=root, user=user)
+    if not wrapper.is_absolute():
+        return [Check(agent, "wrapper", False, f"the hook command names {wrapper}, not an absolute path", fix)], None, None
+    if not os.access(wrapper, os.X_OK):
+        return [Check(agent, "wrapper", False, f"{wrapper} is missing or not executable", fix)], None, None
+    text = wrapper.read_text(encoding="utf-8", errors="replace")
+    program = re.search(r"^program=(.+)$", text, re.MULTILINE)
+    sleep = re.search(r"^\s*sleep (\d+) &$", text, re.MULTILINE)
+    if program is None or sleep is None:
+        return [Check(agent, "wrapper", False, f"{wrapper} is not a wrapper this StateWise wrote", fix)], None, None
+    target = shlex.split(program.group(1))[0]
+    checks = [Check(agent, "wrapper", True, f"{wrapper} is executable")]
+    if not os.access(target, os.X_OK):
+        checks.append(Check(agent, "executable", False, f"the wrapper runs {target}, which is missing", fix))
+        return checks, None, int(sleep.group(1))
+    if "hook_entry" in text:
+        try:
+            done = subprocess.run([target, "-c", "import statewise.integrations.hook_entry"], capture_output=True,
+                                  text=True, timeout=30, stdin=subprocess.DEVNULL)
+            importable = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            importable = False
+        if not importable:
+            checks.append(Check(agent, "executable", False, f"{target} cannot import statewise", fix))
+            return checks, None, int(sleep.group(1))
+    checks.append(Check(agent, "executable", True, f"the wrapper runs {target}, found by absolute path (the "
+                                                   "agent's PATH does not matter)"))
+    return checks, command, int(sleep.group(1))
+
+
+def _timeouts(agent: str, entry: dict[str, Any], deadline: int | None, root: Path) -> Check:
+    spec = AGENTS[agent]
+    raw = entry.get("timeout")
+    unit = "ms" if spec.timeout_scale == 1000 else "s"
+    fix = f"statewise install {agent} --project {shlex.quote(str(root))} [--timeout SECONDS]"
+    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or raw <= 0:
+        return Check(agent, "timeout", False, f"the hook has no timeout; the client's default applies", fix)
+    seconds = raw / spec.timeout_scale
+    if deadline is not None and seconds <= deadline:
+        hint = " (Gemini reads milliseconds: 60 means 60 ms)" if spec.timeout_scale == 1000 else ""
+        return Check(agent, "timeout", False, f"timeout {raw:g} {unit} = {seconds:g} s is not above the wrapper's "
+                                              f"deadline of {deadline} s{hint}: the client kills the hook first and "
+                                              "runs the tool", fix)
+    return Check(agent, "timeout", True, f"timeout {raw:g} {unit} ({seconds:g} s) is above the wrapper's deadline "
+                                         f"of {deadline} s")
+
+
+def _codex_trust(root: Path, home: Path) -> list[Check]:
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    config = codex_home / "config.toml"
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        return [Check("codex", "project trust", False, f"{config} does not parse: {error}", "repair the TOML")]
+    projects = data.get("projects", {}) if isinstance(data.get("projects"), dict) else {}
+    trusted = any(isinstance(value, dict) and value.get("trust_level") == "trusted"
+                  and (root == Path(name) or Path(name) in root.parents)
+                  for name, value in projects.items())
+    fix = f'add to {config}:\n[projects."{root}"]\ntrust_level = "trusted"'
+    return [Check("codex", "project trust", trusted,
+                  f"{root} is trusted in {config}" if trusted else
+                  f"{root} is not trusted in {config}: Codex skips project-local .codex/hooks.json", fix)]
+
+
+def _gemini_trust(root: Path, home: Path) -> list[Check]:
+    path = home / ".gemini" / "trustedFolders.json"
+    try:
+        folders = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError) as error:
+        return [Check("gemini", "trusted folder", False, f"{path} does not parse: {error}", "repair the JSON")]
+    trusted = isinstance(folders, dict) and any(
+        (value == "TRUST_FOLDER" and Path(name) == root) or (value in ("TRUST_FOLDER", "TRUST_PARENT")
+                                                             and Path(name) in root.parents)
+        for name, value in folders.items())
+    fix = f'add "{root}": "TRUST_FOLDER" to {path} (or trust the folder when Gemini CLI asks)'
+    return [Check("gemini", "trusted folder", trusted,
+                  f"{root} is a trusted folder" if trusted else
+                  f"{root} is not a trusted folder: Gemini CLI does not run its project hooks", fix)]
+
+
+def _round_trip(agent: str, command: str, root: Path) -> list[Check]:
+    tool = {"claude-code": "Bash", "codex": "Bash", "gemini": "run_shell_command"}[agent]
+    event = AGENTS[agent].pre_event
+    harmless = json.dumps({"cwd": str(root), "hook_event_name": event, "tool_name": tool, "session_id": "doctor",
+                           "tool_input": {"command": "git status"}})
+    unreadable = "this is not the JSON a client sends"  # must be blocked, and touches no store
+    checks = []
+    for label, payload, want_block in (("a harmless call", harmless, False), ("an unreadable call", unreadable, True)):
+        started = time.monotonic()
+        try:
+            done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True,
+                                  cwd=root, timeout=120)
+        except subprocess.TimeoutExpired:
+            checks.append(Check(agent, "round trip", False, f"{label} did not come back within 120 s",
+                                "run `statewise doctor` again; see the hook log"))
+            continue
+        elapsed = (time.monotonic() - started) * 1000
+        blocked = done.returncode == 2 or '"deny"' in done.stdout
+        ok = blocked == want_block and (done.returncode in (0, 2))
+        what = "blocked" if blocked else f"passed (exit {done.returncode})"
+        checks.append(Check(agent, "round trip", ok, f"{label} through the installed command: {what} in "
+                                                     f"{elapsed:.0f} ms",
+                            "" if ok else f"stderr: {done.stderr.strip()[:300]}"))
+    return checks
+
+
+def diagnose(agent: str, *, project: str | Path | None = None, user: bool = False,
+             home: str | Path | None = None) -> list[Check]:
+    """Every check for one agent's installation, in the order a user would fix them."""
+    root = project_root(project)
+    home_dir = Path(home) if home is not None else Path.home()
+    checks, found = _settings(agent, root, user)
+    if found is None:
+        return checks
+    more, command, deadline = _wrapper(agent, found["entry"], root, user)
+    checks += more
+    checks.append(_timeouts(agent, found["entry"], deadline, root))
+    if agent == "codex" and not user:
+        checks += _codex_trust(root, home_dir)
+    if agent == "gemini" and not user:
+        checks += _gemini_trust(root, home_dir)
+    if command is not None:
+        checks += _round_trip(agent, command, root)
+    return checks

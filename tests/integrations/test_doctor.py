@@ -1,0 +1,133 @@
+"""statewise doctor catches each way an installation fails open, on real files and real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from statewise.integrations.doctor import diagnose
+from statewise.integrations.install import install_hooks, settings_path, wrapper_path
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _failed(checks):
+    return {check.name for check in checks if not check.ok}
+
+
+def _trust_everything(root, home, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(f'[projects."{root}"]\ntrust_level = "trusted"\n')
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(root): "TRUST_FOLDER"}))
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_a_good_installation_passes_with_a_measured_round_trip(agent, project, tmp_path, monkeypatch):
+    _trust_everything(project, tmp_path / "home", monkeypatch)
+    install_hooks(agent, project=project)
+    checks = diagnose(agent, project=project, home=tmp_path / "home")
+    assert _failed(checks) == set()
+    trips = [check.detail for check in checks if check.name == "round trip"]
+    assert len(trips) == 2 and "passed (exit 0)" in trips[0] and "blocked" in trips[1] and " ms" in trips[0]
+
+
+def test_no_installation_is_a_failure_with_the_install_command(project):
+    [check] = diagnose("claude-code", project=project)
+    assert not check.ok and check.name == "settings" and "statewise install claude-code" in check.fix
+
+
+def test_settings_that_do_not_parse(project):
+    path = settings_path("claude-code", project=project)
+    path.parent.mkdir()
+    path.write_text("{oops")
+    [check] = diagnose("claude-code", project=project)
+    assert not check.ok and "does not parse" in check.detail
+
+
+def test_a_legacy_bare_command_fails_open_when_statewise_is_not_on_path(project):
+    path = settings_path("claude-code", project=project)
+    path.parent.mkdir()
+    hook = {"type": "command", "command": "statewise hook claude-code", "timeout": 60}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
+    [check] = diagnose("claude-code", project=project)
+    assert not check.ok and "bare `statewise hook`" in check.detail
+
+
+def test_a_missing_wrapper_or_program_is_caught(project, tmp_path):
+    install_hooks("claude-code", project=project, executable=tmp_path / "gone")
+    assert "executable" in _failed(diagnose("claude-code", project=project))
+    wrapper_path(project=project).unlink()
+    assert "wrapper" in _failed(diagnose("claude-code", project=project))
+
+
+def test_a_program_that_cannot_import_statewise_is_caught(project, tmp_path):
+    install_hooks("claude-code", project=project)
+    wrapper = wrapper_path(project=project)
+    # An interpreter that exists but has no StateWise: the system one with an isolated, empty path.
+    bare = tmp_path / "bare-python"
+    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    bare.chmod(0o755)
+    wrapper.write_text(wrapper.read_text().replace(f"program={sys.executable}", f"program={bare}"))
+    assert "executable" in _failed(diagnose("claude-code", project=project))
+
+
+def test_a_gemini_timeout_written_in_seconds_is_caught(project, tmp_path, monkeypatch):
+    _trust_everything(project, tmp_path / "home", monkeypatch)
+    install_hooks("gemini", project=project)
+    path = settings_path("gemini", project=project)
+    data = json.loads(path.read_text())
+    data["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] = 60  # what older installs wrote: 60 ms
+    path.write_text(json.dumps(data))
+    [timeout] = [c for c in diagnose("gemini", project=project, home=tmp_path / "home") if c.name == "timeout"]
+    assert not timeout.ok and "milliseconds" in timeout.detail
+
+
+def test_a_matcher_that_misses_a_guarded_tool_is_caught(project):
+    install_hooks("claude-code", project=project)
+    path = settings_path("claude-code", project=project)
+    data = json.loads(path.read_text())
+    data["hooks"]["PreToolUse"][0]["matcher"] = "Bash"
+    path.write_text(json.dumps(data))
+    [matcher] = [c for c in diagnose("claude-code", project=project) if c.name == "matcher"]
+    assert not matcher.ok and "Write" in matcher.detail
+
+
+def test_codex_project_trust_is_required(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    install_hooks("codex", project=project)
+    [trust] = [c for c in diagnose("codex", project=project, home=tmp_path) if c.name == "project trust"]
+    assert not trust.ok and 'trust_level = "trusted"' in trust.fix
+
+
+def test_gemini_trusted_folder_is_required(project, tmp_path):
+    install_hooks("gemini", project=project)
+    [trust] = [c for c in diagnose("gemini", project=project, home=tmp_path) if c.name == "trusted folder"]
+    assert not trust.ok and "TRUST_FOLDER" in trust.fix
+
+
+def test_a_hook_that_lets_a_broken_call_through_fails_the_round_trip(project, tmp_path):
+    always_pass = tmp_path / "always-pass"
+    always_pass.write_text("#!/bin/sh\ncat >/dev/null\necho '{}'\n")
+    always_pass.chmod(0o755)
+    install_hooks("claude-code", project=project, executable=always_pass)
+    trips = [c for c in diagnose("claude-code", project=project) if c.name == "round trip"]
+    assert [c.ok for c in trips] == [True, False]
+
+
+def test_the_cli_exits_non_zero_and_prints_json(project):
+    done = subprocess.run([sys.executable, "-m", "statewise", "doctor", "--agent", "gemini", "--project",
+                           str(project), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["ok"] is False and report["checks"][0]["name"] == "settings"

@@ -1,0 +1,126 @@
+"""The hook's front door: the fast path says less than the normalizer, never more, and the
+deadline answers for a check that cannot finish, before the client's timeout would let it run."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from statewise.integrations import hook_entry
+from statewise.integrations.hook_entry import fast_decision, quick_outcome
+from statewise.integrations.hooks import AGENT_TOOLS
+from statewise.integrations.shell import analyze_command
+
+#: Commands the fast path settles. Each must also be read-only to the full normalizer.
+FAST = [
+    "ls", "ls -la", "ls -la src", "ls --color=auto ..", "cat README.md", "cat -n a.txt b.txt", "head -n 20 x.py",
+    "head -5 x.py", "tail -n 3 log.txt", "wc -l src/app.py", "grep -rn TODO src", "grep -e foo -i x", "rg TODO",
+    "rg -n --hidden foo src", "rg -g pattern foo", "pwd", "whoami", "echo hello", "which python3", "stat x",
+    "du -sh .", "tree -L 2", "git status", "git status -sb", "git status --porcelain=v2", "git diff",
+    "git diff --stat", "git diff --cached src/app.py", "git diff main..feature", "git log --oneline -n 5",
+    "git log -20 --graph", "git show HEAD", "git show --stat HEAD~1", "git branch", "git branch -vv",
+    "git branch --show-current", "git rev-parse --show-toplevel", "git rev-parse --abbrev-ref HEAD",
+    "git remote -v", "git ls-files", "git describe --tags", "git blame -L 1,20 x.py", "python3 --version",
+    "node --version", "npm -v", "uv --version", "cargo --version", "go version",
+]
+
+#: Commands the fast path must leave to the full path (effects, or not provable from the table).
+NOT_FAST = [
+    "git push origin main", "git push", "git branch newbranch", "git branch -D old", "git remote add x y",
+    "git diff --output=out.txt", "git log --output=x", "git -C other status", "git -c core.pager=x log",
+    "git grep -O'rm -f' SECRET", "git checkout -f", "git stash", "rm -rf data", "ls > out.txt", "ls; rm x",
+    "cat x | sh", "echo $(rm x)", "echo `rm x`", "ls && rm x", "FOO=1 ls", "/bin/ls", "./ls", "ls *",
+    "tail -f log", "sort -o x y", "file -C -m magic", "rg --pre sh foo", "grep -r --include=*.py x", "cat ~/x",
+    "head -n", "ls\nrm x", "python3", "python3 -c 'print(1)'", "pytest", "npm test", "make", "",
+]
+
+
+@pytest.mark.parametrize("command", FAST)
+def test_the_fast_path_only_settles_what_the_normalizer_also_finds_read_only(command, tmp_path):
+    assert fast_decision(command)
+    analysis = analyze_command(command, cwd=tmp_path, workspace=tmp_path)
+    assert analysis.actions == (), f"{command!r} is guarded by the normalizer: {analysis.actions}"
+
+
+@pytest.mark.parametrize("command", NOT_FAST)
+def test_everything_else_goes_through_the_full_path(command):
+    assert not fast_decision(command)
+
+
+def test_the_shell_tool_names_agree_with_the_hook():
+    assert {agent: tools["shell"] for agent, tools in AGENT_TOOLS.items()} == hook_entry.SHELL_TOOLS
+
+
+def _pre(command: str, tool: str = "Bash") -> str:
+    return json.dumps({"cwd": "/tmp", "hook_event_name": "PreToolUse", "tool_name": tool,
+                       "tool_input": {"command": command}})
+
+
+def test_quick_outcomes_before_a_tool_runs():
+    assert quick_outcome("claude-code", "pre", _pre("git status"), None) == "{}"
+    assert quick_outcome("claude-code", "pre", _pre("git push --force origin main"), None) is None
+    assert quick_outcome("claude-code", "pre", _pre("x", tool="Write"), None) is None  # file edits are checked
+    assert quick_outcome("gemini", "pre", _pre("ls", tool="run_shell_command"), None) == "{}"
+    assert quick_outcome("claude-code", "pre", "{not json", None) is None  # the full path names the error
+
+
+def test_finished_commands_are_skipped_only_when_the_cached_index_proves_nothing_matches(tmp_path, monkeypatch):
+    monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path))
+    after = {"cwd": "/tmp", "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_response": {"stdout": ""}}
+    status = json.dumps({**after, "tool_input": {"command": "git status"}})
+    push = json.dumps({**after, "tool_input": {"command": "git push origin main"}})
+    assert quick_outcome("claude-code", "post", status, None) is None  # no index yet: the full path decides
+    from statewise.integrations.hooks import run_hook
+
+    run_hook("claude-code", status, event="post", store_location=str(tmp_path / "store.db"))
+    assert quick_outcome("claude-code", "post", status, None) == "{}"
+    assert quick_outcome("claude-code", "post", push, None) is None  # a refused push is evidence
+    # An index for another contract text proves nothing about this one.
+    other = tmp_path / "other.yaml"
+    other.write_text("name: other\n")
+    assert quick_outcome("claude-code", "post", status, str(other)) is None
+    # A corrupt index is ignored, never trusted.
+    for index in tmp_path.glob("observation-index-*.json"):
+        index.write_text("{garbage")
+    assert quick_outcome("claude-code", "post", status, None) is None
+
+
+def _hook_process(arguments: list[str], payload: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "statewise.integrations.hook_entry", *arguments], input=payload,
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+
+
+def test_a_check_stuck_on_a_locked_store_is_blocked_at_the_deadline(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    store = tmp_path / "store.db"
+    env = {**os.environ, "STATEWISE_CACHE_DIR": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-m", "statewise", "--store", str(store), "init"], env=env, cwd=repo,
+                   capture_output=True, check=False)
+    holder = sqlite3.connect(store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another writer holds the store for longer than the deadline
+    try:
+        payload = json.dumps({"cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                              "tool_input": {"command": "git push --force origin main"}})
+        started = time.monotonic()
+        done = _hook_process(["claude-code", "pre", "--deadline", "2", "--store", str(store)], payload, repo, env)
+        elapsed = time.monotonic() - started
+    finally:
+        holder.close()
+    assert done.returncode == 2 and done.stdout.strip() == ""
+    assert "could not finish checking in time (2 s)" in done.stderr and done.stderr.count("\n") == 1
+    assert elapsed < 8  # the store's own lock wait is 10 s: the deadline, not the lock, answered
+
+
+def test_bad_arguments_name_the_usage():
+    done = subprocess.run([sys.executable, "-m", "statewise.integrations.hook_entry"], capture_output=True, text=True,
+                          input="{}", timeout=30)
+    assert done.returncode != 0 and "usage:" in done.stderr

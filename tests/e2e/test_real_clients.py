@@ -60,7 +60,7 @@ def test_harmless_command_runs_and_the_guarded_tools_are_the_real_ones(workspace
 
     offered = set(run.offered_tools())
     agent = CLIENTS[client].agent
-    guarded = AGENT_TOOLS[agent]["shell"] | AGENT_TOOLS[agent]["file"]
+    guarded = frozenset().union(*AGENT_TOOLS[agent].values())
     pre_event = "PreToolUse" if client != "gemini" else "BeforeTool"
     matchers = [g["matcher"] for g in json.loads(settings.read_text())["hooks"][pre_event]]
     for tool, hook_name in SIDE_EFFECT_TOOLS[client].items():
@@ -166,3 +166,121 @@ def test_post_tool_capture_of_a_succeeding_and_a_failing_command(workspace: Work
                                        f"repo:{workspace.repo}")
     assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
     assert history[0]["provenance"]["source"] == "tool_output"
+
+
+# --- the hook failing outside StateWise's process ------------------------------------------------
+
+FAKES = {
+    # A hook program that crashes.
+    "crash": "#!/bin/sh\necho 'Traceback (most recent call last): boom' >&2\nexit 1\n",
+    # A hook program that hangs far past every timeout (exec: the wrapper's kill reaches it).
+    "slow": "#!/bin/sh\nexec sleep 300\n",
+    # A hook program that answers with something that is not a decision.
+    "garbage": "#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead'\nexit 0\n",
+}
+FAULTS = ["missing_program", "missing_wrapper", *FAKES]
+#: The shortest timeout install accepts; the wrapper's own deadline is 4 s below it.
+FAULT_TIMEOUT = 10
+
+
+def fault_install(workspace: Workspace, client: str, fault: str) -> None:
+    fakes = workspace.root / "fakes"
+    fakes.mkdir(exist_ok=True)
+    if fault == "missing_program":
+        workspace.install(client, "--executable", str(fakes / "no-such-hook"), "--timeout", str(FAULT_TIMEOUT))
+    elif fault == "missing_wrapper":
+        workspace.install(client, "--timeout", str(FAULT_TIMEOUT))
+        wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
+        assert wrapper.exists(), "statewise install wrote no wrapper"
+        wrapper.unlink()
+    else:
+        program = fakes / f"{fault}-hook"
+        program.write_text(FAKES[fault], encoding="utf-8")
+        program.chmod(0o755)
+        workspace.install(client, "--executable", str(program), "--timeout", str(FAULT_TIMEOUT))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(workspace: Workspace, client: str,
+                                                                            fault: str):
+    fault_install(workspace, client, fault)
+    marker = workspace.work / "ran.txt"
+    run = workspace.run(client, [shell(client, "touch ran.txt")])
+    assert not marker.exists(), f"the tool ran although the hook {fault}\n{run.describe()}"
+    finished(run)
+    (seen,) = run.tool_results()
+    assert "blocked" in seen.lower() and "StateWise" in seen, run.describe()
+    if fault == "slow":
+        assert f"within {FAULT_TIMEOUT - 4} s" in seen, run.describe()
+
+
+# --- what the clients really send to the hook --------------------------------------------------
+
+RECORDER = """#!/bin/sh
+# Keep what the client sent, then hand it to the real hook unchanged.
+input=$(cat)
+record=$(mktemp "{folder}/payload.XXXXXX")
+printf '%s' "$input" >"$record"
+printf '%s' "$input" | exec {python} -m statewise.integrations.hook_entry "$@"
+"""
+
+
+def recorded_payloads(folder) -> list[dict]:
+    payloads = []
+    for path in sorted(folder.glob("payload.*"), key=lambda p: p.stat().st_mtime_ns):
+        payloads.append(json.loads(path.read_text(encoding="utf-8")))
+    return payloads
+
+
+def unprotected_writes(client: str, workspace: Workspace) -> list[Step]:
+    path = str(workspace.work / "notes.txt")
+    if client == "claude":
+        return [Step("Write", {"file_path": path, "content": "notes\n"})]
+    if client == "codex":
+        return [Step("apply_patch", raw="*** Begin Patch\n*** Add File: notes.txt\n+notes\n*** End Patch\n")]
+    return [Step("write_file", {"file_path": path, "content": "notes\n"})]
+
+
+#: The events each client fires for: a session start, a succeeding and a failing shell
+#: command, and a file write (observed with the pinned versions; see OBSERVED.md).
+EXPECTED_EVENTS = {
+    "claude": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUseFailure", "PreToolUse"],
+    "codex": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse", "PreToolUse"],
+    "gemini": ["SessionStart", "BeforeTool", "AfterTool", "BeforeTool", "AfterTool", "BeforeTool"],
+}
+
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_the_events_and_payloads_each_client_sends(workspace: Workspace, client: str):
+    import sys
+
+    folder = workspace.root / "payloads"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+    workspace.install(client, "--executable", str(recorder))
+
+    steps = [shell(client, "git status"), shell(client, "ls no-such-dir"), *unprotected_writes(client, workspace)]
+    run = workspace.run(client, steps)
+    finished(run)
+    assert (workspace.work / "notes.txt").read_text(encoding="utf-8") == "notes\n", run.describe()
+
+    payloads = recorded_payloads(folder)
+    events = [p.get("hook_event_name") for p in payloads]
+    assert events == EXPECTED_EVENTS[client], (events, run.describe())
+    agent = CLIENTS[client].agent
+    guarded = frozenset().union(*AGENT_TOOLS[agent].values())
+    tool_calls = [p for p in payloads if p.get("hook_event_name") != "SessionStart"]
+    for payload in tool_calls:
+        assert payload["cwd"] == str(workspace.work), payload
+        assert payload["tool_name"] in guarded, f"{client} sent tool_name {payload['tool_name']!r}"
+        assert isinstance(payload["tool_input"], dict), payload
+    pre_shell, post_ok, _, post_failed, pre_write = tool_calls
+    assert pre_shell["tool_input"].get("command") == "git status", pre_shell
+    assert SIDE_EFFECT_TOOLS[client][steps[0].tool] == pre_shell["tool_name"]
+    assert SIDE_EFFECT_TOOLS[client][steps[2].tool] == pre_write["tool_name"]
+    assert "On branch main" in json.dumps(post_ok.get("tool_response")), post_ok
+    failure_text = json.dumps(post_failed.get("error") if client == "claude" else post_failed.get("tool_response"))
+    assert "no-such-dir" in failure_text, post_failed

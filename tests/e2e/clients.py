@@ -223,7 +223,7 @@ class Workspace:
 
     # --- installing the hooks ------------------------------------------------------------
 
-    def install(self, client: str, *options: str) -> Path:
+    def install(self, client: str, *options: str, verify_trust: bool = False) -> Path:
         """``statewise install <agent> --project <repo>`` through the CLI, then whatever the
         client needs before it runs project hooks (trust), as a developer would set it up."""
         spec = CLIENTS[client]
@@ -231,7 +231,7 @@ class Workspace:
         settings = self.work / spec.settings_file
         assert settings.exists(), f"statewise install wrote no {settings}"
         if client == "codex":
-            self._trust_codex_hooks()
+            self._trust_codex_hooks(verify=verify_trust)
         return settings
 
     def _codex_config(self, server: ModelServer | None) -> str:
@@ -306,13 +306,15 @@ class Workspace:
             process.wait(timeout=10)
         return [hook for entry in entries for hook in entry.get("hooks", [])]
 
-    def _trust_codex_hooks(self) -> None:
+    def _trust_codex_hooks(self, *, verify: bool) -> None:
         """Mark the installed project hooks as reviewed, exactly as Codex's ``/hooks`` review
         persists it: ``[hooks.state."<key>"] trusted_hash = "<currentHash>"`` in config.toml.
         Without it Codex skips never-reviewed hooks silently (no flag needed with it)."""
         hooks = [h for h in self.codex_hooks() if h.get("source") == "project"]
         assert hooks, "codex discovered no project hooks after statewise install"
         self._codex_trust = {h["key"]: h["currentHash"] for h in hooks}
+        if not verify:
+            return
         statuses = {h["key"]: h["trustStatus"] for h in self.codex_hooks() if h.get("source") == "project"}
         assert set(statuses.values()) == {"trusted"}, f"codex does not trust the reviewed hooks: {statuses}"
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from statewise.contract import builtin_contract
+from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import git, make_git_sandbox
-from statewise.scopes import normalize_repo_identity
+from statewise.store.sqlite import SQLiteStore
 from tests.e2e.clients import InstallProblem, Workspace, installed_clients
 
 #: The file the developer declared protected (fs.protected_paths).
@@ -36,7 +38,8 @@ def client_bin() -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path, client_bin: Path) -> Workspace:
-    """A clone on ``main`` whose origin refuses pushes to main, with two developer records:
+    """A clone on ``main`` whose origin refuses pushes to main (StateWise's pre-receive hook,
+    as in its own sandboxes), with two developer records:
     a stale ``repository.protected = false`` for main (60 days old) and a current
     ``fs.protected_paths`` naming config/prod.yaml."""
     sandbox = make_git_sandbox(tmp_path / "repo")
@@ -53,11 +56,25 @@ def workspace(tmp_path: Path, client_bin: Path) -> Workspace:
     (tmp_path / "home").mkdir()
     (tmp_path / "tmp").mkdir()
     space = Workspace(root=tmp_path, work=work, origin=sandbox.origin, home=tmp_path / "home", bin=client_bin)
-    space.statewise("init")
-    repo = normalize_repo_identity(str(sandbox.origin))
-    space.statewise("record", "add", "repository.protected", "false", "--scope", f"repo:{repo}@main",
-                    "--observed-at", (datetime.now(UTC) - timedelta(days=60)).isoformat(timespec="seconds"),
-                    "--source", "developer", "--authority", "developer", "--actor", "dev")
-    space.statewise("record", "add", "fs.protected_paths", PROTECTED_FILE, "--scope", f"repo:{repo}",
-                    "--source", "developer", "--authority", "developer", "--actor", "dev")
+    seed_store(space)
     return space
+
+
+def seed_store(space: Workspace) -> None:
+    """The developer's records, written into the project's default store
+    (``.statewise/store.db``, where the hook finds it from its cwd) through the library, the
+    same code ``statewise init`` and ``statewise record add`` run (in-process: a CLI start costs
+    seconds on a loaded machine, and the CLI itself is tested elsewhere)."""
+    add_record(space, "repository.protected", False, f"repo:{space.repo}@main", days_old=60)
+    add_record(space, "fs.protected_paths", [PROTECTED_FILE], f"repo:{space.repo}")
+
+
+def add_record(space: Workspace, key: str, value: object, scope: str, *, days_old: int = 0) -> str:
+    """Store one developer record in the project's store; returns its id."""
+    store = SQLiteStore(str(space.work / ".statewise" / "store.db"), key_schema=builtin_contract())
+    try:
+        return store.put(RecordDraft(key=key, value=value, scope=scope,
+                                     provenance=Provenance(source="developer", authority="developer", actor="dev"),
+                                     observed_at=datetime.now(UTC) - timedelta(days=days_old))).id
+    finally:
+        store.close()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -48,6 +48,12 @@ class Step:
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
     raw: str | None = None
+    #: Builds ``args`` from the tool results so far, for a call that depends on an earlier
+    #: result (Codex's write_stdin needs the session id exec_command returned).
+    dynamic: Callable[[list[str]], dict[str, Any]] | None = None
+
+    def arguments(self, results: list[str]) -> dict[str, Any]:
+        return self.dynamic(results) if self.dynamic is not None else self.args
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,9 +180,12 @@ class ModelServer:
 
     # --- answering ---------------------------------------------------------------------------
 
-    def _step_for(self, protocol: str, body: Any) -> Step | None:
-        done = len(list(_tool_results(protocol, body)))
-        return self.script[done] if done < len(self.script) else None
+    def _step_for(self, protocol: str, body: Any) -> tuple[Step, dict[str, Any]] | None:
+        results = list(_tool_results(protocol, body))
+        if len(results) >= len(self.script):
+            return None
+        step = self.script[len(results)]
+        return step, step.arguments(results)
 
     def _record(self, method: str, path: str, body: Any, protocol: str) -> None:
         with self._lock:
@@ -257,7 +266,8 @@ class ModelServer:
             # --- Anthropic Messages API ------------------------------------------------------
 
             def _anthropic(self, body: dict[str, Any]) -> None:
-                step = server._step_for("anthropic", body) if body.get("tools") else None
+                planned = server._step_for("anthropic", body) if body.get("tools") else None
+                step, args = planned if planned else (None, {})
                 text = (FINAL_TEXT if body.get("tools") else SIDE_TEXT)
                 message_id = f"msg_{uuid.uuid4().hex[:20]}"
                 model = body.get("model", "claude-sonnet-4-5")
@@ -270,11 +280,11 @@ class ModelServer:
                 else:
                     block = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": step.tool,
                              "input": {}}
-                    deltas = [{"type": "input_json_delta", "partial_json": json.dumps(step.args)}]
+                    deltas = [{"type": "input_json_delta", "partial_json": json.dumps(args)}]
                     stop = "tool_use"
                 if not body.get("stream"):
                     content = ({"type": "text", "text": text} if step is None
-                               else {**block, "input": step.args})
+                               else {**block, "input": args})
                     self._json(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
                                      "content": [content], "stop_reason": stop, "stop_sequence": None,
                                      "usage": usage})
@@ -297,7 +307,8 @@ class ModelServer:
             # --- OpenAI Responses API (Codex) --------------------------------------------------
 
             def _openai(self, body: dict[str, Any]) -> None:
-                step = server._step_for("openai", body) if body.get("tools") else None
+                planned = server._step_for("openai", body) if body.get("tools") else None
+                step, args = planned if planned else (None, {})
                 response_id = f"resp_{uuid.uuid4().hex[:20]}"
                 call_id = f"call_{uuid.uuid4().hex[:20]}"
                 if step is None:
@@ -312,7 +323,7 @@ class ModelServer:
                                 "call_id": call_id, "name": step.tool, "input": step.raw or ""}
                     else:
                         item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "status": "completed",
-                                "call_id": call_id, "name": step.tool, "arguments": json.dumps(step.args)}
+                                "call_id": call_id, "name": step.tool, "arguments": json.dumps(args)}
                 usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
                          "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
                 base = {"id": response_id, "object": "response", "model": body.get("model", "gpt-5.5")}
@@ -332,11 +343,12 @@ class ModelServer:
             # --- Gemini API --------------------------------------------------------------------
 
             def _gemini(self, body: dict[str, Any], *, stream: bool) -> None:
-                step = server._step_for("gemini", body) if body.get("tools") else None
+                planned = server._step_for("gemini", body) if body.get("tools") else None
+                step, args = planned if planned else (None, {})
                 if step is None:
                     parts = [{"text": FINAL_TEXT if body.get("tools") else SIDE_TEXT}]
                 else:
-                    parts = [{"functionCall": {"name": step.tool, "args": step.args}}]
+                    parts = [{"functionCall": {"name": step.tool, "args": args}}]
                 payload = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
                                            "index": 0}],
                            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,

@@ -51,7 +51,7 @@ SIDE_EFFECT_TOOLS = {
 
 @pytest.mark.parametrize("client", CLIENT_NAMES)
 def test_harmless_command_runs_and_the_guarded_tools_are_the_real_ones(workspace: Workspace, client: str):
-    settings = workspace.install(client)
+    settings = workspace.install(client, verify_trust=True)
     run = workspace.run(client, [shell(client, "git status")])
     finished(run)
     results = run.tool_results()
@@ -60,6 +60,9 @@ def test_harmless_command_runs_and_the_guarded_tools_are_the_real_ones(workspace
 
     offered = set(run.offered_tools())
     agent = CLIENTS[client].agent
+    # The configuration these runs use is one `statewise doctor` calls sound.
+    doctor = workspace.statewise("doctor", "--agent", agent, "--project", str(workspace.work), check=False)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     guarded = frozenset().union(*AGENT_TOOLS[agent].values())
     pre_event = "PreToolUse" if client != "gemini" else "BeforeTool"
     matchers = [g["matcher"] for g in json.loads(settings.read_text())["hooks"][pre_event]]
@@ -174,7 +177,8 @@ FAKES = {
     # A hook program that crashes.
     "crash": "#!/bin/sh\necho 'Traceback (most recent call last): boom' >&2\nexit 1\n",
     # A hook program that hangs far past every timeout (exec: the wrapper's kill reaches it).
-    "slow": "#!/bin/sh\nexec sleep 300\n",
+    # Slow only before a tool runs, so the session-start hook does not add its own wait.
+    "slow": '#!/bin/sh\ncase $2 in pre) exec sleep 300 ;; esac\ncat >/dev/null\necho "{}"\n',
     # A hook program that answers with something that is not a decision.
     "garbage": "#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead'\nexit 0\n",
 }
@@ -284,3 +288,43 @@ def test_the_events_and_payloads_each_client_sends(workspace: Workspace, client:
     assert "On branch main" in json.dumps(post_ok.get("tool_response")), post_ok
     failure_text = json.dumps(post_failed.get("error") if client == "claude" else post_failed.get("tool_response"))
     assert "no-such-dir" in failure_text, post_failed
+
+
+# --- a premise only the developer can settle -------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_stale_developer_premise_reaches_the_model_as_a_question(workspace: Workspace, client: str):
+    from tests.e2e.conftest import add_record
+
+    add_record(workspace, "project.test_command", "npm test", f"repo:{workspace.repo}", days_old=60)
+    workspace.install(client)
+    run = workspace.run(client, [shell(client, "npm test")])
+    finished(run)
+    (seen,) = run.tool_results()
+    # Claude Code gets an "ask" (which a headless run cannot answer), Codex and Gemini a deny;
+    # either way the test command did not run and the model has the question and the fix.
+    assert "> app@1.0.0 test" not in seen, f"npm test ran\n{run.describe()}"
+    assert "StateWise needs the developer" in seen, run.describe()
+    assert "statewise record add project.test_command" in seen
+
+
+# --- Codex: typing into an interactive session --------------------------------------------------------
+
+
+def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace):
+    """exec_command can open a REPL on a tty and write_stdin types into it later; Codex runs
+    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it."""
+    workspace.install("codex")
+
+    def type_into_session(results: list[str]) -> dict:
+        found = re.search(r"session ID (\d+)", results[-1])
+        return {"session_id": int(found.group(1)) if found else 0, "yield_time_ms": 500,
+                "chars": "import pathlib; pathlib.Path('ran.txt').touch()\n"}
+
+    run = workspace.run("codex", [Step("exec_command", {"cmd": "python3", "tty": True, "yield_time_ms": 500}),
+                                  Step("write_stdin", dynamic=type_into_session)])
+    finished(run)
+    assert not (workspace.work / "ran.txt").exists(), f"a command typed into python3 ran\n{run.describe()}"
+    opened = run.tool_results()[0]
+    assert "StateWise" in opened and "Process running with session ID" not in opened, run.describe()

@@ -351,7 +351,8 @@ class Workspace:
             self._write_codex_config(server)
             return [binary, "exec", "--json", "--skip-git-repo-check", prompt]
         if client == "gemini":
-            env.update(GOOGLE_GEMINI_BASE_URL=server.url, GEMINI_API_KEY="e2e")
+            # No self-relaunch with a bigger heap: one start of the bundle instead of two.
+            env.update(GOOGLE_GEMINI_BASE_URL=server.url, GEMINI_API_KEY="e2e", GEMINI_CLI_NO_RELAUNCH="true")
             gemini = self.home / ".gemini"
             gemini.mkdir(parents=True, exist_ok=True)
             (gemini / "settings.json").write_text(json.dumps({

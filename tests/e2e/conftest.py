@@ -38,6 +38,11 @@ def client_bin() -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path, client_bin: Path) -> Workspace:
+    """A fresh :func:`build_workspace` for one test."""
+    return build_workspace(tmp_path, client_bin)
+
+
+def build_workspace(tmp_path: Path, client_bin: Path) -> Workspace:
     """A clone on ``main`` whose origin refuses pushes to main (StateWise's pre-receive hook,
     as in its own sandboxes), with two developer records:
     a stale ``repository.protected = false`` for main (60 days old) and a current

@@ -1,21 +1,29 @@
 """StateWise's hooks inside the real Claude Code, Codex and Gemini CLI.
 
-Each test installs the hooks with ``statewise install <agent> --project <repo>`` (the CLI, as
-a developer would), runs the real client non-interactively against the scripted model on
-127.0.0.1, and checks what really happened: in the repository, in its bare origin, in the
-StateWise store, and in what the model received back from the tool call.
+The hooks are installed with ``statewise install <agent> --project <repo>`` (the CLI, as a
+developer would); the real client runs non-interactively against the scripted model on
+127.0.0.1; the tests check what really happened: in the repository, in its bare origin, in the
+StateWise store, and in what the model received back from each tool call.
+
+A client start costs seconds, so the scenarios that need the same installation share one run
+per client (the ``everyday`` and ``guarded`` fixtures: one scripted turn with several tool
+calls, each test reading its own calls); the failure modes need their own installation each.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from statewise.integrations.hooks import AGENT_TOOLS
 from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
-from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT
+from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT, add_record, build_workspace
 from tests.e2e.model_server import FINAL_TEXT, Step
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -38,10 +46,94 @@ def finished(run: ClientRun) -> None:
     assert FINAL_TEXT in run.stdout, run.describe()
 
 
-# --- the tools each client really offers ---------------------------------------------------------
+@dataclass
+class SharedRun:
+    """One client's scripted turn, shared by the tests that read it."""
+
+    client: str
+    workspace: Workspace
+    settings: Path
+    steps: list[Step]
+    run: ClientRun
+    hook_payloads: list[dict] | None = None  # what the client sent the hook, if recorded
+
+    def result(self, index: int) -> str:
+        results = self.run.tool_results()
+        assert len(results) == len(self.steps), self.run.describe()
+        return results[index]
+
+    def payloads(self) -> list[dict]:
+        """What the client sent to the hook during the run, in order."""
+        assert self.hook_payloads is not None
+        return self.hook_payloads
+
+
+def recorded_payloads(folder: Path) -> list[dict]:
+    """The payloads the pass-through recorder kept, oldest first."""
+    files = sorted(folder.glob("payload.*"), key=lambda p: p.stat().st_mtime_ns)
+    return [json.loads(path.read_text(encoding="utf-8")) for path in files]
+
+
+# --- an everyday turn: harmless and failing commands, a plain file write -------------------------
+
+#: A pass-through recorder installed with --executable: it keeps what the client sent and hands
+#: it unchanged to the real hook program the wrapper would run.
+RECORDER = """#!/bin/sh
+input=$(cat)
+record=$(mktemp "{folder}/payload.XXXXXX")
+printf '%s' "$input" >"$record"
+printf '%s' "$input" | exec {python} -m statewise.integrations.hook_entry "$@"
+"""
+
+
+def plain_write(client: str, workspace: Workspace) -> Step:
+    path = str(workspace.work / "notes.txt")
+    if client == "claude":
+        return Step("Write", {"file_path": path, "content": "notes\n"})
+    if client == "codex":
+        return Step("apply_patch", raw="*** Begin Patch\n*** Add File: notes.txt\n+notes\n*** End Patch\n")
+    return Step("write_file", {"file_path": path, "content": "notes\n"})
+
+
+GIT_STATUS, PYTHON_VERSION, NPM_MISSING, PLAIN_WRITE = range(4)
+
+
+@pytest.fixture(scope="module", params=CLIENT_NAMES)
+def everyday(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+             client_bin: Path) -> Iterator[SharedRun]:
+    client = request.param
+    workspace = build_workspace(tmp_path_factory.mktemp(f"everyday-{client}"), client_bin)
+    folder = workspace.root / "payloads"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+    settings = workspace.install(client, "--executable", str(recorder), verify_trust=True)
+    steps = [shell(client, "git status"), shell(client, "python3 --version"),
+             shell(client, "npm run no-such-script"), plain_write(client, workspace)]
+    run = workspace.run(client, steps)
+    # Read now: later tests (statewise doctor's round trip) call the recorder too.
+    yield SharedRun(client, workspace, settings, steps, run, recorded_payloads(folder))
+
+
+def test_a_harmless_command_and_a_plain_write_run(everyday: SharedRun):
+    finished(everyday.run)
+    seen = everyday.result(GIT_STATUS)
+    assert "On branch main" in seen and "StateWise" not in seen, everyday.run.describe()
+    assert (everyday.workspace.work / "notes.txt").read_text(encoding="utf-8") == "notes\n"
+    assert "StateWise" not in everyday.result(PLAIN_WRITE)
+
+
+def test_statewise_doctor_passes_on_the_configuration_the_clients_ran_with(everyday: SharedRun):
+    agent = CLIENTS[everyday.client].agent
+    doctor = everyday.workspace.statewise("doctor", "--agent", agent, "--project", str(everyday.workspace.work),
+                                          check=False)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
 
 #: Tools that change the workspace, by client, as each client names them to the model, and the
-#: name the client's hook payload carries (Codex reports exec_command as "Bash").
+#: name the client's hook payload carries (Codex reports exec_command as "Bash"). Checked
+#: against what the clients really offer and send, below.
 SIDE_EFFECT_TOOLS = {
     "claude": {"Bash": "Bash", "Write": "Write", "Edit": "Edit", "NotebookEdit": "NotebookEdit"},
     "codex": {"exec_command": "Bash", "apply_patch": "apply_patch"},
@@ -49,69 +141,77 @@ SIDE_EFFECT_TOOLS = {
 }
 
 
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_harmless_command_runs_and_the_guarded_tools_are_the_real_ones(workspace: Workspace, client: str):
-    settings = workspace.install(client, verify_trust=True)
-    run = workspace.run(client, [shell(client, "git status")])
-    finished(run)
-    results = run.tool_results()
-    assert len(results) == 1 and "On branch main" in results[0], run.describe()
-    assert "StateWise" not in results[0]
-
-    offered = set(run.offered_tools())
-    agent = CLIENTS[client].agent
-    # The configuration these runs use is one `statewise doctor` calls sound.
-    doctor = workspace.statewise("doctor", "--agent", agent, "--project", str(workspace.work), check=False)
-    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    guarded = frozenset().union(*AGENT_TOOLS[agent].values())
-    pre_event = "PreToolUse" if client != "gemini" else "BeforeTool"
-    matchers = [g["matcher"] for g in json.loads(settings.read_text())["hooks"][pre_event]]
+def test_statewise_guards_every_side_effecting_tool_the_client_offers(everyday: SharedRun):
+    client, offered = everyday.client, set(everyday.run.offered_tools())
+    guarded = frozenset().union(*AGENT_TOOLS[CLIENTS[client].agent].values())
+    pre_event = "BeforeTool" if client == "gemini" else "PreToolUse"
+    matchers = [g["matcher"] for g in json.loads(everyday.settings.read_text())["hooks"][pre_event]]
+    assert settings_commands(everyday.settings)[pre_event]
     for tool, hook_name in SIDE_EFFECT_TOOLS[client].items():
         assert tool in offered, f"{client} no longer offers {tool}; it offers {sorted(offered)}"
         assert hook_name in guarded, f"StateWise does not guard {client}'s {tool} (hook name {hook_name})"
         assert any(re.fullmatch(m, hook_name) for m in matchers), f"no installed matcher covers {hook_name}"
-    # Every name StateWise guards for this client is one the client really uses.
-    real_names = offered | set(SIDE_EFFECT_TOOLS[client].values())
+    # The hook names are the ones the client really sends.
+    sent = {p["tool_name"] for p in everyday.payloads() if "tool_name" in p}
+    used = {everyday.steps[i].tool for i in (GIT_STATUS, PLAIN_WRITE)}
+    assert {SIDE_EFFECT_TOOLS[client][tool] for tool in used} <= sent, sent
+
+
+def test_statewise_guards_no_tool_name_the_client_does_not_have(everyday: SharedRun):
+    client, offered = everyday.client, set(everyday.run.offered_tools())
+    guarded = frozenset().union(*AGENT_TOOLS[CLIENTS[client].agent].values())
+    real_names = offered | {p["tool_name"] for p in everyday.payloads() if "tool_name" in p}
     assert guarded <= real_names, (f"StateWise guards {client} tools the client does not have: "
                                    f"{sorted(guarded - real_names)}; the client offers {sorted(offered)}")
-    assert settings_commands(settings)[pre_event]
 
 
-# --- a force push to the protected main ---------------------------------------------------------
+def test_post_tool_capture_of_a_succeeding_and_a_failing_command(everyday: SharedRun):
+    workspace, run = everyday.workspace, everyday.run
+    assert "Missing script" in everyday.result(NPM_MISSING), run.describe()
+    # The version the command printed in the client's shell (Codex runs `bash -lc`, whose login
+    # profile may put another python3 first on PATH than the test's own environment).
+    printed = re.search(r"Python (\d+\.\d+\.\d+)", everyday.result(PYTHON_VERSION))
+    assert printed, run.describe()
+
+    (version,) = workspace.statewise_json("record", "history", "runtime.python_version", "--scope",
+                                          f"workspace:{workspace.work.resolve()}")
+    assert version["value"] == printed.group(1) and version["status"] == "active"
+    assert version["provenance"]["source"] == "tool_output", version
+    # The failing command: Claude Code reports it as PostToolUseFailure, the others as post-tool.
+    history = workspace.statewise_json("record", "history", "npm.script_exists[no-such-script]", "--scope",
+                                       f"repo:{workspace.repo}")
+    assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
+    assert history[0]["provenance"]["source"] == "tool_output"
 
 
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(workspace: Workspace, client: str):
-    scope = f"repo:{workspace.repo}@main"
-    (stale,) = workspace.statewise_json("record", "history", "repository.protected", "--scope", scope)
-    remote_before = workspace.remote_main()
-    workspace.install(client)
-
-    run = workspace.run(client, [shell(client, "git push --force origin main")])
-    finished(run)
-
-    assert workspace.remote_main() == remote_before, "the force push reached the origin"
-    (seen,) = run.tool_results()
-    # The model received StateWise's reason: the repair and the invariants that stopped the push.
-    assert "StateWise corrected its memory: repository.protected" in seen, run.describe()
-    assert "was false, now true" in seen
-    assert "no_force_push_to_protected_branch" in seen
-    assert "remote rejected" not in seen, "the push ran and the remote refused it; StateWise did not stop it"
-
-    history = workspace.statewise_json("record", "history", "repository.protected", "--scope", scope)
-    assert [r["status"] for r in history] == ["superseded", "active"]
-    old, new = history
-    assert old["id"] == stale["id"] and old["value"] is False and old["superseded_by"] == new["id"]
-    assert new["value"] is True and new["supersedes"] == old["id"]
-    assert new["provenance"]["authority"] == "machine"
-
-    lineage = workspace.statewise_json("record", "lineage", new["id"])
-    text = json.dumps(lineage)
-    assert old["id"] in text and new["id"] in text and "supersede" in text
-    assert "git.branch_protection" in text, "the lineage does not name the verifier's evidence"
+#: The events each client fires for the everyday turn: the session start, then pre and post
+#: around each shell command, and pre only around the write (post-tool listens to shell only).
+EXPECTED_EVENTS = {
+    "claude": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse", "PreToolUse",
+               "PostToolUseFailure", "PreToolUse"],
+    "codex": ["SessionStart", *["PreToolUse", "PostToolUse"] * 3, "PreToolUse"],
+    "gemini": ["SessionStart", *["BeforeTool", "AfterTool"] * 3, "BeforeTool"],
+}
 
 
-# --- writes into a protected path ----------------------------------------------------------------
+def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
+    client, workspace = everyday.client, everyday.workspace
+    payloads = everyday.payloads()
+    events = [p.get("hook_event_name") for p in payloads]
+    assert events == EXPECTED_EVENTS[client], (events, everyday.run.describe())
+    calls = [p for p in payloads if p.get("hook_event_name") != "SessionStart"]
+    for payload in calls:
+        assert payload["cwd"] == str(workspace.work), payload
+        assert isinstance(payload["tool_input"], dict), payload
+    pre_status, post_status = calls[0], calls[1]
+    assert pre_status["tool_input"].get("command") == "git status", pre_status
+    assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
+    post_failed = calls[5]
+    failure = post_failed.get("error") if client == "claude" else post_failed.get("tool_response")
+    assert "no-such-script" in json.dumps(failure), post_failed
+
+
+# --- a guarded turn: force push, protected writes, a stale developer premise --------------------
 
 
 def protected_writes(client: str, workspace: Workspace) -> list[Step]:
@@ -129,46 +229,74 @@ def protected_writes(client: str, workspace: Workspace) -> list[Step]:
                              "instruction": "scale the database down"})]
 
 
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_writes_into_a_protected_path_are_denied(workspace: Workspace, client: str):
-    workspace.install(client)
-    steps = protected_writes(client, workspace)
+@dataclass
+class GuardedRun(SharedRun):
+    stale_id: str = ""
+    remote_before: str = ""
+    writes: range = range(0)
+
+
+@pytest.fixture(scope="module", params=CLIENT_NAMES)
+def guarded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+            client_bin: Path) -> Iterator[GuardedRun]:
+    client = request.param
+    workspace = build_workspace(tmp_path_factory.mktemp(f"guarded-{client}"), client_bin)
+    (stale,) = workspace.statewise_json("record", "history", "repository.protected", "--scope",
+                                        f"repo:{workspace.repo}@main")
+    add_record(workspace, "project.test_command", "npm test", f"repo:{workspace.repo}", days_old=60)
+    remote_before = workspace.remote_main()
+    settings = workspace.install(client)
+    writes = protected_writes(client, workspace)
+    steps = [shell(client, "git push --force origin main"), *writes, shell(client, "npm test")]
     run = workspace.run(client, steps)
+    yield GuardedRun(client, workspace, settings, steps, run, stale_id=stale["id"], remote_before=remote_before,
+                     writes=range(1, 1 + len(writes)))
+
+
+def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(guarded: GuardedRun):
+    workspace, run = guarded.workspace, guarded.run
     finished(run)
+    assert workspace.remote_main() == guarded.remote_before, "the force push reached the origin"
+    seen = guarded.result(0)
+    # The model received StateWise's reason: the repair and the invariants that stopped the push.
+    assert "StateWise corrected its memory: repository.protected" in seen, run.describe()
+    assert "was false, now true" in seen
+    assert "no_force_push_to_protected_branch" in seen
+    assert "remote rejected" not in seen, "the push ran and the remote refused it; StateWise did not stop it"
 
-    assert (workspace.work / PROTECTED_FILE).read_text(encoding="utf-8") == PROTECTED_TEXT, run.describe()
-    results = run.tool_results()
-    assert len(results) == len(steps), run.describe()
-    writes = results[1:] if client == "claude" else results
-    for seen in writes:
-        assert "no_write_to_protected_path" in seen and "StateWise" in seen, run.describe()
+    scope = f"repo:{workspace.repo}@main"
+    history = workspace.statewise_json("record", "history", "repository.protected", "--scope", scope)
+    assert [r["status"] for r in history] == ["superseded", "active"]
+    old, new = history
+    assert old["id"] == guarded.stale_id and old["value"] is False and old["superseded_by"] == new["id"]
+    assert new["value"] is True and new["supersedes"] == old["id"]
+    assert new["provenance"]["authority"] == "machine"
+
+    lineage = json.dumps(workspace.statewise_json("record", "lineage", new["id"]))
+    assert old["id"] in lineage and new["id"] in lineage and "supersede" in lineage
+    assert "git.branch_protection" in lineage, "the lineage does not name the verifier's evidence"
 
 
-# --- post-tool capture ---------------------------------------------------------------------------
+def test_writes_into_a_protected_path_are_denied(guarded: GuardedRun):
+    finished(guarded.run)
+    work = guarded.workspace.work
+    assert (work / PROTECTED_FILE).read_text(encoding="utf-8") == PROTECTED_TEXT, guarded.run.describe()
+    for index in guarded.writes:
+        step = guarded.steps[index]
+        if step.tool == "Read":
+            continue
+        seen = guarded.result(index)
+        assert "no_write_to_protected_path" in seen and "StateWise" in seen, (step.tool, guarded.run.describe())
 
 
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_post_tool_capture_of_a_succeeding_and_a_failing_command(workspace: Workspace, client: str):
-    workspace.install(client)
-    run = workspace.run(client, [shell(client, "python3 --version"), shell(client, "npm run no-such-script")])
-    finished(run)
-    version_seen, npm_seen = run.tool_results()
-    assert "Missing script" in npm_seen, run.describe()
-    # The version the command printed in the client's shell (Codex runs `bash -lc`, whose login
-    # profile may put another python3 first on PATH than the test's own environment).
-    printed = re.search(r"Python (\d+\.\d+\.\d+)", version_seen)
-    assert printed, run.describe()
-    printed = printed.group(1)
-
-    (version,) = workspace.statewise_json("record", "history", "runtime.python_version", "--scope",
-                                          f"workspace:{workspace.work.resolve()}")
-    assert version["value"] == printed and version["status"] == "active"
-    assert version["provenance"]["source"] == "tool_output", version
-    # The failing command: Claude Code reports it as PostToolUseFailure, the others as post-tool.
-    history = workspace.statewise_json("record", "history", "npm.script_exists[no-such-script]", "--scope",
-                                       f"repo:{workspace.repo}")
-    assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
-    assert history[0]["provenance"]["source"] == "tool_output"
+def test_a_stale_developer_premise_reaches_the_model_as_a_question(guarded: GuardedRun):
+    finished(guarded.run)
+    seen = guarded.result(len(guarded.steps) - 1)
+    # Claude Code gets an "ask" (which a headless run cannot answer), Codex and Gemini a deny;
+    # either way the test command did not run and the model has the question and the fix.
+    assert "> app@1.0.0 test" not in seen, f"npm test ran\n{guarded.run.describe()}"
+    assert "StateWise needs the developer" in seen, guarded.run.describe()
+    assert "statewise record add project.test_command" in seen
 
 
 # --- the hook failing outside StateWise's process ------------------------------------------------
@@ -217,96 +345,6 @@ def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(works
     assert "blocked" in seen.lower() and "StateWise" in seen, run.describe()
     if fault == "slow":
         assert f"within {FAULT_TIMEOUT - 4} s" in seen, run.describe()
-
-
-# --- what the clients really send to the hook --------------------------------------------------
-
-RECORDER = """#!/bin/sh
-# Keep what the client sent, then hand it to the real hook unchanged.
-input=$(cat)
-record=$(mktemp "{folder}/payload.XXXXXX")
-printf '%s' "$input" >"$record"
-printf '%s' "$input" | exec {python} -m statewise.integrations.hook_entry "$@"
-"""
-
-
-def recorded_payloads(folder) -> list[dict]:
-    payloads = []
-    for path in sorted(folder.glob("payload.*"), key=lambda p: p.stat().st_mtime_ns):
-        payloads.append(json.loads(path.read_text(encoding="utf-8")))
-    return payloads
-
-
-def unprotected_writes(client: str, workspace: Workspace) -> list[Step]:
-    path = str(workspace.work / "notes.txt")
-    if client == "claude":
-        return [Step("Write", {"file_path": path, "content": "notes\n"})]
-    if client == "codex":
-        return [Step("apply_patch", raw="*** Begin Patch\n*** Add File: notes.txt\n+notes\n*** End Patch\n")]
-    return [Step("write_file", {"file_path": path, "content": "notes\n"})]
-
-
-#: The events each client fires for: a session start, a succeeding and a failing shell
-#: command, and a file write (observed with the pinned versions; see OBSERVED.md).
-EXPECTED_EVENTS = {
-    "claude": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUseFailure", "PreToolUse"],
-    "codex": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse", "PreToolUse"],
-    "gemini": ["SessionStart", "BeforeTool", "AfterTool", "BeforeTool", "AfterTool", "BeforeTool"],
-}
-
-
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_the_events_and_payloads_each_client_sends(workspace: Workspace, client: str):
-    import sys
-
-    folder = workspace.root / "payloads"
-    folder.mkdir()
-    recorder = workspace.root / "recording-hook"
-    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
-    recorder.chmod(0o755)
-    workspace.install(client, "--executable", str(recorder))
-
-    steps = [shell(client, "git status"), shell(client, "ls no-such-dir"), *unprotected_writes(client, workspace)]
-    run = workspace.run(client, steps)
-    finished(run)
-    assert (workspace.work / "notes.txt").read_text(encoding="utf-8") == "notes\n", run.describe()
-
-    payloads = recorded_payloads(folder)
-    events = [p.get("hook_event_name") for p in payloads]
-    assert events == EXPECTED_EVENTS[client], (events, run.describe())
-    agent = CLIENTS[client].agent
-    guarded = frozenset().union(*AGENT_TOOLS[agent].values())
-    tool_calls = [p for p in payloads if p.get("hook_event_name") != "SessionStart"]
-    for payload in tool_calls:
-        assert payload["cwd"] == str(workspace.work), payload
-        assert payload["tool_name"] in guarded, f"{client} sent tool_name {payload['tool_name']!r}"
-        assert isinstance(payload["tool_input"], dict), payload
-    pre_shell, post_ok, _, post_failed, pre_write = tool_calls
-    assert pre_shell["tool_input"].get("command") == "git status", pre_shell
-    assert SIDE_EFFECT_TOOLS[client][steps[0].tool] == pre_shell["tool_name"]
-    assert SIDE_EFFECT_TOOLS[client][steps[2].tool] == pre_write["tool_name"]
-    assert "On branch main" in json.dumps(post_ok.get("tool_response")), post_ok
-    failure_text = json.dumps(post_failed.get("error") if client == "claude" else post_failed.get("tool_response"))
-    assert "no-such-dir" in failure_text, post_failed
-
-
-# --- a premise only the developer can settle -------------------------------------------------------
-
-
-@pytest.mark.parametrize("client", CLIENT_NAMES)
-def test_a_stale_developer_premise_reaches_the_model_as_a_question(workspace: Workspace, client: str):
-    from tests.e2e.conftest import add_record
-
-    add_record(workspace, "project.test_command", "npm test", f"repo:{workspace.repo}", days_old=60)
-    workspace.install(client)
-    run = workspace.run(client, [shell(client, "npm test")])
-    finished(run)
-    (seen,) = run.tool_results()
-    # Claude Code gets an "ask" (which a headless run cannot answer), Codex and Gemini a deny;
-    # either way the test command did not run and the model has the question and the fix.
-    assert "> app@1.0.0 test" not in seen, f"npm test ran\n{run.describe()}"
-    assert "StateWise needs the developer" in seen, run.describe()
-    assert "statewise record add project.test_command" in seen
 
 
 # --- Codex: typing into an interactive session --------------------------------------------------------

@@ -262,6 +262,8 @@ def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(gu
     assert "StateWise corrected its memory: repository.protected" in seen, run.describe()
     assert "was false, now true" in seen
     assert "no_force_push_to_protected_branch" in seen
+    # ...whole: the reason's last clause arrives too (nothing cuts it short on the way).
+    assert "no such key 'user.allow_force_push'" in seen, run.describe()
     assert "remote rejected" not in seen, "the push ran and the remote refused it; StateWise did not stop it"
 
     scope = f"repo:{workspace.repo}@main"
@@ -366,3 +368,17 @@ def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace
     assert not (workspace.work / "ran.txt").exists(), f"a command typed into python3 ran\n{run.describe()}"
     opened = run.tool_results()[0]
     assert "StateWise" in opened and "Process running with session ID" not in opened, run.describe()
+
+
+def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace: Workspace):
+    """A trusted project is not enough: Codex runs a project hook only once its hash was
+    reviewed (``[hooks.state."<key>"] trusted_hash`` in config.toml, what ``/hooks`` writes).
+    Without it the tool runs unguarded and Codex says nothing, so doctor must."""
+    workspace.install("codex")
+    workspace._codex_trust.clear()  # the developer trusted the project but never reviewed the hooks
+    run = workspace.run("codex", [shell("codex", "touch ran.txt")])
+    finished(run)
+    assert (workspace.work / "ran.txt").exists(), f"Codex ran a never-reviewed hook\n{run.describe()}"
+    assert "StateWise" not in run.stdout + run.stderr and "hook" not in run.stderr.lower(), run.describe()
+    doctor = workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), check=False)
+    assert doctor.returncode != 0, f"doctor passed an installation Codex does not run:\n{doctor.stdout}"

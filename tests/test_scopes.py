@@ -88,6 +88,49 @@ def test_remote_urls_normalize_to_one_identity(url, identity):
     assert str(Scope.repo(identity)) == f"repo:{identity}"
 
 
+@pytest.mark.parametrize(
+    ("url", "identity"),
+    [
+        ("ssh://git@GitLab.example.com:2222/group/sub/app.git", "gitlab.example.com/group/sub/app"),
+        ("git@gitlab.example.com:group/sub/app.git", "gitlab.example.com/group/sub/app"),
+        ("https://oauth2:glpat-xyz@gitlab.example.com:8443/group/sub/app.git?ref=1#frag", "gitlab.example.com/group/sub/app"),
+        ("git://gitlab.example.com/group/sub/app", "gitlab.example.com/group/sub/app"),
+        ("https://dev.azure.com/org/My%20Project/_git/My%20Repo", "dev.azure.com/org/My%20Project/_git/My%20Repo"),
+        ("git@ssh.dev.azure.com:v3/org/My%20Project/My%20Repo", "dev.azure.com/org/My%20Project/_git/My%20Repo"),
+        ("https://host/a%2fb/c%7Ed", "host/a/b/c~d"),  # escapes decoded, then re-encoded canonically
+        ("https://host/team/caf%C3%A9", "host/team/caf%C3%A9"),
+        ("https://host/team/café", "host/team/caf%C3%A9"),
+        ("https://host/a@b/c,d", "host/a%40b/c%2Cd"),  # '@' would end the identity, ',' a task scope
+        ("/tmp/my repo/.git", "local/tmp/my%20repo"),
+        ("/tmp/50%/x.git", "local/tmp/50%25/x"),  # a literal '%' in a path is itself encoded
+    ],
+)
+def test_odd_characters_have_one_canonical_spelling(url, identity):
+    assert normalize_repo_identity(url) == identity
+    assert str(Scope.repo(identity, "main")) == f"repo:{identity}@main"
+    assert normalize_repo_identity(identity) == identity  # normalizing an identity changes nothing
+
+
+def test_relative_remotes_resolve_against_the_given_root():
+    assert normalize_repo_identity("../origin.git", base="/srv/work/app") == "local/srv/work/origin"
+    assert normalize_repo_identity("remotes/origin.git", base="/srv/work/app") == "local/srv/work/app/remotes/origin"
+
+
+def test_escapes_in_a_scope_are_upper_case_and_a_bare_percent_is_refused():
+    assert str(Scope.parse("repo:host/my%2dproj%c3%a9@main")) == "repo:host/my%2Dproj%C3%A9@main"
+    for bad in ("repo:host/50%", "repo:host/a%zz", "repo:host/a b"):
+        with pytest.raises(ScopeError, match="percent-encoded"):
+            Scope.parse(bad)
+
+
+@given(st.text(max_size=40))
+def test_any_remote_text_gives_a_valid_identity_or_nothing_odd(text):
+    identity = normalize_repo_identity(text)
+    if identity:
+        assert Scope.repo(identity).name == identity
+        assert normalize_repo_identity(identity) == identity
+
+
 def test_applies_to_follows_each_level():
     task = TaskScope(user="alice", workspace="/home/alice/src/app", repo="github.com/acme/app", branch="main")
     applies = {

@@ -124,7 +124,7 @@ def _parse_time(text: str | None, option: str) -> datetime | None:
               help="SQLite file path or postgresql:// URL (default: .statewise/store.db in the project).")
 @click.option("--contract", "contract_path", envvar="STATEWISE_CONTRACT", metavar="FILE",
               help="Contract file declaring the state keys (default: the built-in coding contract).")
-@click.version_option(__version__, prog_name="statewise")
+@click.version_option(__version__, "-V", "--version", prog_name="statewise")
 @click.pass_context
 def main(ctx: click.Context, store_location: str | None, contract_path: str | None) -> None:
     """StateWise: check and repair an agent's persistent records before it acts on them."""
@@ -490,6 +490,10 @@ def bench(cases_dir: str | None, sets: str | None, methods: str | None, everythi
     """Run the executable benchmark in real sandboxes and print the paper's metrics."""
     from statewise.bench import run_bench
 
+    if html_path:
+        from statewise.bench.html import require_matplotlib
+
+        require_matplotlib()  # before a run of minutes, not after it
     try:
         result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods), conditions=_csv(conditions) or [],
                            planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,
@@ -592,9 +596,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
     else:
         for check in checks:
             mark = "ok  " if check.ok else "FAIL"
-            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True)
+            # markup=False: a fix can hold TOML section headers such as [projects."/src/app"]
+            console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True,
+                          markup=False)
             if not check.ok and check.fix:
-                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True)
+                console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True, markup=False)
         console.print("no problem found" if not failed else f"{len(failed)} problem(s) would let tools run unchecked",
                       highlight=False)
     sys.exit(1 if failed else 0)
@@ -652,6 +658,47 @@ def demo(scenario: str, report_path: str, keep: bool) -> None:
         run_store_demo(console, keep=keep)
     else:
         run_figure1_demo(console, report_path=Path(report_path), keep=keep)
+
+
+
+# --- store (maintenance) ---------------------------------------------------------------
+# A block of its own: `statewise store check` verifies the store's invariants (an fsck).
+
+#: The exit status of `store check` when it found violations (1 means it could not check).
+STORE_CHECK_VIOLATIONS = 3
+
+
+@main.group("store")
+def store_group() -> None:
+    """Maintain the record store."""
+
+
+@store_group.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@handled
+def store_check(obj: Context, as_json: bool) -> None:
+    """Verify the store's invariants; exit 0 when sound, 3 listing each violation otherwise."""
+    from statewise.store import default_location
+    from statewise.store.check import check_store
+
+    # Opened without the integrity refusal and without a contract, so that a tampered store
+    # (or one holding keys another contract declared) can still be read and reported on.
+    with open_store(obj.store_location or default_location(), check_integrity=False) as opened:
+        report = check_store(opened)
+    if as_json:
+        _emit_json({**report.model_dump(mode="json"), "ok": report.ok})
+    else:
+        summary = f"{report.records} records ({report.active} active), {report.links} links"
+        if report.ok:
+            console.print(f"{report.location}: ok ({summary})", highlight=False)
+        else:
+            console.print(f"{report.location}: {len(report.violations)} violation(s) in {summary}", highlight=False)
+            for violation in report.violations:
+                console.print(f"  {violation.code}: {violation.message}", highlight=False, markup=False,
+                              soft_wrap=True)
+    if not report.ok:
+        sys.exit(STORE_CHECK_VIOLATIONS)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,6 +15,7 @@ what went wrong in one line, and ``str(error)`` is that line.
      │    ├── GroundingError        evidence not bound to the record's key, type and scope
      │    └── ImportFormatError     a malformed line in a JSON Lines import
      ├── PlannerError               a planner raised, timed out or returned a malformed action
+     ├── MissingExtraError          a feature needs an optional dependency that is not installed
      └── StoreError                 the store could not do what was asked
           ├── StoreUnavailableError the database cannot be opened or reached
           │    ├── StoreCorruptError  the file is not a StateWise store (corrupt or foreign)
@@ -39,6 +40,7 @@ __all__ = [
     "ImportFormatError",
     "InputError",
     "KeyNameError",
+    "MissingExtraError",
     "PlannerError",
     "RecordNotFoundError",
     "SchemaVersionError",
@@ -132,6 +134,27 @@ class PlannerError(StateWiseError):
         self.planner = planner
         self.problem = problem
         super().__init__(f"planner {planner}: {problem}")
+
+
+class MissingExtraError(StateWiseError):
+    """A feature needs an optional dependency: ``extra`` names the extra that brings it."""
+
+    #: Which extra brings each optional top-level module.
+    EXTRAS = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report", "openai": "models",
+              "anthropic": "models"}
+
+    def __init__(self, feature: str, module: str) -> None:
+        self.feature = feature
+        self.module = module
+        self.extra = self.EXTRAS.get(module, "all")
+        super().__init__(f"{feature} needs {module}, which is not installed; install it with: "
+                         f"pip install 'statewise[{self.extra}]'")
+
+    @classmethod
+    def of(cls, feature: str, error: ModuleNotFoundError) -> MissingExtraError | None:
+        """The error for ``error`` when it is an optional module's absence, else None."""
+        module = (error.name or "").partition(".")[0]
+        return cls(feature, module) if module in cls.EXTRAS else None
 
 
 class StoreError(StateWiseError):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
-from statewise.errors import InputError
+from statewise.errors import InputError, MissingExtraError
 
 __all__ = ["Registry", "UnknownPluginError"]
 
@@ -62,7 +62,13 @@ class Registry(Generic[T]):
         entry_point = self._discover().get(name)
         if entry_point is None:
             raise UnknownPluginError(self.kind, name, self.names())
-        loaded = entry_point.load()  # type: ignore[attr-defined]
+        try:
+            loaded = entry_point.load()  # type: ignore[attr-defined]
+        except ModuleNotFoundError as error:
+            missing = MissingExtraError.of(f"the {name} {self.kind}", error)
+            if missing is None:
+                raise
+            raise missing from None
         self._loaded[name] = loaded
         return loaded
 

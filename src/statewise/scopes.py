@@ -19,18 +19,22 @@ one key apply at several levels, the most specific wins and the others are *shad
 from __future__ import annotations
 
 import enum
+import os
 import posixpath
 import re
+import urllib.parse
 from dataclasses import dataclass
 from functools import total_ordering
 
 from statewise.errors import ScopeError
 
-__all__ = ["Scope", "ScopeLevel", "TaskScope", "normalize_repo_identity"]
+__all__ = ["Scope", "ScopeLevel", "TaskScope", "encode_identity_part", "normalize_repo_identity"]
 
 _USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-# A normalized repository identity: host/owner/name, a path-derived id, or a bare name.
-_REPO = re.compile(r"^[A-Za-z0-9._~+-][A-Za-z0-9._~+/:-]*$")
+# A normalized repository identity: host/owner/name, a path-derived id, or a bare name. Any
+# other character is percent-encoded (see encode_identity_part), so '%' only starts an escape.
+_REPO = re.compile(r"^(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~+/:-]|%[0-9A-Fa-f]{2})*$")
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _BAD_BRANCH = re.compile(r"(\.\.|[\s~^:?*\[\\]|@\{|//|/\.|\.lock$|/$|^/|^-|\.$)")
 
 
@@ -62,31 +66,117 @@ class ScopeLevel(enum.Enum):
             raise ValueError(f"unknown scope level {label!r}; expected one of {names}") from None
 
 
-def normalize_repo_identity(url_or_id: str) -> str:
-    """Turn a remote URL into a stable repository identity.
+#: Hosts whose SSH and HTTPS remotes spell one repository differently, as data: an SSH
+#: (or scp-like) identity matching ``pattern`` is rewritten to the HTTPS identity ``to``.
+#: Azure DevOps serves ``git@ssh.dev.azure.com:v3/org/project/repo`` and
+#: ``https://dev.azure.com/org/project/_git/repo``; the older visualstudio.com hosts likewise.
+_SSH_TO_HTTPS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^ssh\.dev\.azure\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
+    (re.compile(r"^vs-ssh\.visualstudio\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
+    (re.compile(r"^([a-z0-9-]+)\.visualstudio\.com/(?:defaultcollection/)?([^/]+)/_git/([^/]+)$", re.I),
+     r"dev.azure.com/\1/\2/_git/\3"),
+)
 
-    ``git@github.com:acme/app.git``, ``https://github.com/acme/app`` and
-    ``ssh://git@github.com/acme/app.git`` all become ``github.com/acme/app``. Local paths and
-    ``file://`` URLs become ``local/<path without leading slash>``.
+# Characters kept as they are in a repository identity; every other character (a space, '@',
+# '%', ',', a non-ASCII letter, an undecodable byte) is percent-encoded as UTF-8, upper-case hex.
+_IDENTITY_SAFE = "/:~+._-"
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)")
+_SCP = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$")
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def encode_identity_part(text: str) -> str:
+    """Percent-encode ``text`` the way a repository identity spells odd characters.
+
+    Letters, digits and ``/ : ~ + . _ -`` stay; anything else becomes ``%XX`` (UTF-8, upper-case
+    hex). Lone surrogates (bytes that were not UTF-8, decoded with ``surrogateescape``) are
+    encoded as the original bytes, so an undecodable path still has one stable spelling.
+    """
+    return urllib.parse.quote(text, safe=_IDENTITY_SAFE, errors="surrogateescape")
+
+
+def _decoded(text: str) -> str:
+    """A URL path with its percent-escapes decoded (bytes that are not UTF-8 kept as surrogates)."""
+    return urllib.parse.unquote(text, errors="surrogateescape")
+
+
+def _local_identity(path: str, base: str | os.PathLike[str] | None) -> str:
+    if not posixpath.isabs(path):
+        # git resolves a relative remote against the repository it runs in: the worktree root.
+        path = os.path.join(os.fspath(base) if base is not None else os.getcwd(), path)
+    resolved = os.path.realpath(path)
+    normalized = posixpath.normpath(resolved).strip("/")
+    for suffix in ("/.git", ".git"):
+        normalized = normalized.removesuffix(suffix)
+    return "local/" + encode_identity_part(normalized.rstrip("/"))
+
+
+def _hosted_identity(host: str, path: str) -> str:
+    host = host.lower()
+    path = posixpath.normpath("/" + _decoded(path)).strip("/") if path.strip("/") else ""
+    path = path.removesuffix("/.git").removesuffix(".git").rstrip("/")
+    identity = f"{host}/{path}" if path else host
+    for pattern, replacement in _SSH_TO_HTTPS:
+        match = pattern.match(identity)
+        if match:
+            identity = match.expand(replacement)
+            break
+    return "/".join(encode_identity_part(part) for part in identity.split("/"))
+
+
+def normalize_repo_identity(url_or_id: str, *, base: str | os.PathLike[str] | None = None) -> str:
+    """Turn a remote URL into a stable repository identity; see :func:`_normalize` for the forms."""
+    identity = _normalize(url_or_id, base)
+    # Whatever the input, the result is a valid identity (or empty): it never starts with '/'
+    # or ':' (a URL with no host), which a repo scope cannot hold.
+    identity = identity.lstrip("/")
+    return "%3A" + identity[1:] if identity.startswith(":") else identity
+
+
+def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
+    """Turn a remote URL into a stable repository identity (the ``<identity>`` of a repo scope).
+
+    Every form git accepts for one repository gives one identity:
+
+    * ``git@github.com:acme/app.git`` (scp-like), ``ssh://git@github.com:22/acme/app.git``,
+      ``https://user:token@github.com:443/acme/app/`` all become ``github.com/acme/app``:
+      user names, credentials, ports, a trailing ``/`` or ``.git``, query and fragment are
+      dropped, and the host is lower-cased;
+    * a local path, absolute or relative (resolved against ``base``, the repository's
+      worktree root, as git does), or a ``file://`` URL, becomes ``local/<real path>`` with
+      symlinks and ``..`` resolved and a trailing ``.git`` or ``/.git`` removed;
+    * Azure DevOps SSH remotes are spelled as their HTTPS form
+      (``dev.azure.com/<org>/<project>/_git/<repo>``).
+
+    Percent-escapes in URLs are decoded, then every character outside letters, digits and
+    ``/ : ~ + . _ -`` is percent-encoded (UTF-8, upper-case hex): a space is always ``%20``
+    whether the remote spelled it ``%20`` or as a space, so a path with a space or
+    ``My%20Project`` is a valid scope.
     """
     text = url_or_id.strip()
-    if text.startswith("file://"):
-        text = text[len("file://") :]
-    if text.startswith("/"):
-        normalized = posixpath.normpath(text).lstrip("/")
-        if normalized.endswith(".git"):
-            normalized = normalized[: -len(".git")]
-        return "local/" + normalized
-    match = re.match(r"^[a-z][a-z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d+)?/(.*)$", text)
-    if match:
-        host, path = match.groups()
-    else:
-        scp = re.match(r"^(?:[^@/]+@)?([^:/]+):(.*)$", text)
-        if not scp:
-            return text.rstrip("/").removesuffix(".git")
+    url = _URL.match(text)
+    if url:
+        scheme, authority, path = url.groups()
+        if scheme.lower() == "file":
+            # file://localhost/p and file:///p name the same local path.
+            return _local_identity(_decoded(path) or "/", base)
+        host = authority.rpartition("@")[2]  # drop user[:password]@
+        if host.startswith("["):
+            host = host[: host.find("]") + 1]
+        else:
+            host = host.partition(":")[0]  # drop :port
+        return _hosted_identity(host, path)
+    if text.startswith("/") or text.startswith(".") or text.startswith("~") or _WINDOWS_DRIVE.match(text):
+        return _local_identity(os.path.expanduser(text), base)
+    scp = _SCP.match(text)
+    if scp and "/" not in text.partition(":")[0]:
         host, path = scp.groups()
-    path = path.strip("/").removesuffix(".git")
-    return f"{host.lower()}/{path}"
+        return _hosted_identity(host, path)
+    if base is not None:
+        return _local_identity(text, base)  # git reads anything else as a relative path
+    # A bare name (an identity already, or a remote git resolves some other way).
+    name = posixpath.normpath("/" + _decoded(text)).strip("/").removesuffix(".git") if text else ""
+    return encode_identity_part(name)
 
 
 def _check_branch(text: str, branch: str) -> None:
@@ -126,7 +216,12 @@ class Scope:
         if kind == "repo":
             identity, at, branch = rest.partition("@")
             if not identity or not _REPO.match(identity) or ".." in identity.split("/"):
-                raise ScopeError(text, "a repository identity is like github.com/acme/app")
+                raise ScopeError(
+                    text, "a repository identity is like github.com/acme/app, with any character other "
+                    "than letters, digits and / : ~ + . _ - percent-encoded (a space is %20)",
+                )
+            # One spelling per identity: escapes in upper-case hex (%2f and %2F are one byte).
+            identity = _ESCAPE.sub(lambda m: m.group(0).upper(), identity)
             if at:
                 _check_branch(text, branch)
                 return cls(ScopeLevel.BRANCH, identity, branch)
@@ -140,6 +235,11 @@ class Scope:
             raise ScopeError(text, "a workspace path must be absolute")
         if "\x00" in path:
             raise ScopeError(text, "a workspace path cannot contain NUL")
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            # A name whose bytes are not UTF-8 (decoded with surrogateescape) cannot be stored.
+            raise ScopeError(text.encode("utf-8", "backslashreplace").decode(), "a workspace path must be UTF-8") from None
         parts = path.split("/")
         if ".." in parts:
             raise ScopeError(text, "a workspace path cannot contain '..'")

@@ -1,9 +1,13 @@
 """Derive where a task runs (its TaskScope) from a working directory.
 
 The repository identity comes from the ``origin`` remote (normalized, so SSH and HTTPS
-URLs of one repository agree); a repository without remotes is identified by its path.
-Every git call is an argv list with a timeout; a failure leaves that part unknown, which
-makes fewer records apply, never more.
+URLs of one repository agree, and a relative ``../origin.git`` is resolved against the
+worktree root as git resolves it); a repository without remotes is identified by its path.
+Every git call is an argv list with a timeout, and its output is read as bytes and decoded
+with errors handled: a failure, an undecodable answer or one holding a NUL byte leaves that
+part unknown, which makes fewer records apply, never more. Only a working directory that a
+scope cannot hold (a NUL byte in it, or a name that is not UTF-8) is refused, with a
+ScopeError saying so.
 """
 
 from __future__ import annotations
@@ -13,23 +17,71 @@ import os
 import subprocess
 from pathlib import Path
 
-from statewise.scopes import TaskScope, normalize_repo_identity
+from statewise.errors import ScopeError
+from statewise.scopes import Scope, TaskScope, normalize_repo_identity
 
-__all__ = ["derive_task_scope", "git_output"]
+__all__ = ["derive_task_scope", "find_repository_root", "git_output", "git_output_bytes"]
+
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
-def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:
-    """The stripped stdout of ``git args...`` in ``cwd``, or None if it failed."""
+def git_output_bytes(cwd: str | Path, *args: str, timeout: float = 5.0) -> bytes | None:
+    """The stdout of ``git args...`` in ``cwd`` as bytes (trailing newline removed), or None
+    if git could not run, timed out or failed."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            env={**os.environ, **_GIT_ENV},
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, ValueError, subprocess.TimeoutExpired):  # ValueError: a NUL in cwd or args
         return None
     if done.returncode != 0:
         return None
-    return done.stdout.strip()
+    return done.stdout.rstrip(b"\r\n")
+
+
+def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:
+    """The stripped stdout of ``git args...`` in ``cwd``, or None if it failed, was not UTF-8
+    or held a NUL byte (git prints neither for the values StateWise asks about)."""
+    raw = git_output_bytes(cwd, *args, timeout=timeout)
+    if raw is None or b"\x00" in raw:
+        return None
+    try:
+        return raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+
+
+def _git_path(cwd: str | Path, *args: str) -> str | None:
+    """A path printed by git, decoded as the file system encodes names (bytes that are not
+    UTF-8 survive as surrogates, so the path still opens)."""
+    raw = git_output_bytes(cwd, *args)
+    if not raw or b"\x00" in raw:
+        return None
+    return os.fsdecode(raw.strip(b"\r\n"))
+
+
+def find_repository_root(cwd: str | Path) -> Path | None:
+    """The root of the git worktree containing ``cwd``, or None outside git.
+
+    Asks ``git rev-parse --show-toplevel``; when git cannot answer (not installed, timed out,
+    refused the directory as unsafe, a damaged ``.git``), walks up from ``cwd`` to the nearest
+    directory holding a ``.git`` entry, which is how git finds the worktree itself.
+    """
+    top = _git_path(cwd, "rev-parse", "--show-toplevel")
+    if top:
+        return Path(top)
+    try:
+        here = Path(cwd).resolve()
+    except (OSError, ValueError):
+        return None
+    for directory in (here, *here.parents):
+        try:
+            if (directory / ".git").exists():
+                return directory
+        except OSError:
+            continue
+    return None
 
 
 def _current_user() -> str | None:
@@ -40,14 +92,46 @@ def _current_user() -> str | None:
     return name if name and name.replace(".", "").replace("_", "").replace("-", "").isalnum() else None
 
 
+def _repo_identity(top: str) -> str | None:
+    raw = git_output_bytes(top, "remote", "get-url", "origin")
+    if raw is not None and b"\x00" not in raw and raw.strip():
+        # A remote URL with bytes that are not UTF-8 keeps them: they are percent-encoded.
+        origin = raw.strip().decode("utf-8", errors="surrogateescape")
+        identity = normalize_repo_identity(origin, base=top)
+    elif raw is not None and raw.strip():
+        return None  # a NUL in the URL: no identity we could trust
+    else:
+        identity = normalize_repo_identity(top)
+    try:
+        return Scope.repo(identity).name
+    except ScopeError:
+        return None
+
+
+def _branch(top: str) -> str | None:
+    head = git_output(top, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return head or None  # a detached HEAD (or an undecodable name) has no branch
+
+
 def derive_task_scope(cwd: str | Path, *, user: str | None = None) -> TaskScope:
-    """The TaskScope of a task whose working directory is ``cwd``."""
+    """The TaskScope of a task whose working directory is ``cwd``.
+
+    Raises ScopeError only when ``cwd`` holds a NUL byte (it names no directory) or its name is
+    not UTF-8 (no store can hold it); every git failure leaves the repository or branch
+    unknown instead.
+    """
+    if "\x00" in os.fspath(cwd):
+        raise ScopeError(repr(os.fspath(cwd)), "the working directory contains a NUL byte")
     workspace = str(Path(cwd).resolve())
     repo = branch = None
-    top = git_output(workspace, "rev-parse", "--show-toplevel")
+    top = _git_path(workspace, "rev-parse", "--show-toplevel")
     if top:
-        origin = git_output(top, "remote", "get-url", "origin")
-        repo = normalize_repo_identity(origin) if origin else normalize_repo_identity(top)
-        head = git_output(top, "symbolic-ref", "--quiet", "--short", "HEAD")
-        branch = head or None  # a detached HEAD has no branch
+        repo = _repo_identity(top)
+        if repo is not None:
+            branch = _branch(top)
+            if branch is not None:
+                try:
+                    Scope.repo(repo, branch)
+                except ScopeError:
+                    branch = None  # a name git accepts but a scope cannot hold: unknown
     return TaskScope(user=user or _current_user(), workspace=workspace, repo=repo, branch=branch)

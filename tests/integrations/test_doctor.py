@@ -21,7 +21,7 @@ def project(tmp_path):
 
 
 def _failed(checks):
-    return {check.name for check in checks if not check.ok}
+    return {check.name for check in checks if not check.ok and check.fatal}
 
 
 def _trust_everything(root, home, monkeypatch):
@@ -108,6 +108,16 @@ def test_codex_project_trust_is_required(project, tmp_path, monkeypatch):
     install_hooks("codex", project=project)
     [trust] = [c for c in diagnose("codex", project=project, home=tmp_path) if c.name == "project trust"]
     assert not trust.ok and 'trust_level = "trusted"' in trust.fix
+
+
+def test_without_codex_on_path_hook_trust_is_reported_as_unknown(project, tmp_path, monkeypatch):
+    # Asking the real Codex is in tests/e2e (test_doctor_asks_the_real_codex_which_hooks_it_trusts).
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("STATEWISE_CODEX", raising=False)
+    install_hooks("codex", project=project)
+    [trust] = [c for c in diagnose("codex", project=project, home=tmp_path) if c.name == "hook trust"]
+    assert not trust.ok and not trust.fatal and "cannot be asked" in trust.detail
 
 
 def test_gemini_trusted_folder_is_required(project, tmp_path):

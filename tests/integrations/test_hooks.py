@@ -89,6 +89,24 @@ def test_developer_premise_asks_with_the_recording_command(sandbox, store_path):
     assert "statewise record add project.test_command" in reason
 
 
+def test_a_verified_violation_is_a_deny_even_when_another_premise_could_be_asked(sandbox, store_path, monkeypatch):
+    # Issue 11, defect 3: main's protection is verified on the real remote, and the standing
+    # permission to force-push was stated by a teammate, not by alice. "Yes" to an ask would run
+    # the push that the verified protection forbids, so the answer is a deny.
+    monkeypatch.setenv("STATEWISE_USER", "alice")
+    store = SQLiteStore(store_path, key_schema=builtin_contract())
+    try:
+        store.put(RecordDraft(key="user.allow_force_push", value=True, scope="user:alice",
+                              provenance=Provenance(source="developer", authority="developer", actor="bob"),
+                              observed_at=datetime.now(UTC) - timedelta(days=1)))
+    finally:
+        store.close()
+    done = hook("claude-code", claude_payload(sandbox, "git push --force origin main"), store_path)
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny", output
+    assert "no_force_push_to_protected_branch" in output["permissionDecisionReason"]
+
+
 def test_codex_turns_ask_into_deny_and_blocks_with_exit_2(sandbox, store_path):
     seed(store_path, tests=("project.test_command", "pytest -x", f"repo:{sandbox.repo_identity}"))
     payload = claude_payload(sandbox, "pytest -x")

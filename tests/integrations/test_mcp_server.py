@@ -24,7 +24,7 @@ from statewise.values import ValueType
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60  # seconds, for each test as a whole
-TOOLS = {"remember", "recall", "check_action", "verify", "history", "lineage", "revert_repair"}
+TOOLS = {"remember", "recall", "check_action", "verify", "history", "lineage", "revert_repair", "forget"}
 FORCE_PUSH = {"tool": "git", "operation": "git.push", "target": "origin/main",
               "args": {"remote": "origin", "branch": "main", "source": "HEAD", "force": True}}
 
@@ -200,16 +200,38 @@ async def test_bad_inputs_are_tool_errors_with_one_line(server, sandbox):
                 ("verify", {"key": "no.such_key"}, "does not declare"),
                 ("check_action", {"task": "push", "action": {"tool": "git"}}, "operation"),
                 ("check_action", {"task": "push", "action": FORCE_PUSH, "planner": "oracle"}, "planner"),
+                # The SDK's own argument checking, in one line naming the argument:
+                ("remember", {"value": 1}, "key: Field required"),
+                ("remember", {"key": "repository.protected", "value": True, "authority": "boss"}, "authority:"),
+                ("history", {"key": "repository.protected"}, "scope: Field required"),
+                # Arguments the tool does not declare are refused, not ignored:
+                ("recall", {"task_scope": main, "limit": 3}, "unexpected argument limit"),
+                ("forget", {"record_id": "rec_NOPE", "reason": "x", "force": True}, "unexpected argument force"),
+                ("forget", {"record_id": "rec_NOPE", "reason": "x"}, "no record with id"),
             ]
             for tool, arguments, expected in cases:
                 text = await _error(client, tool, arguments)
                 assert expected in text, (tool, arguments, text)
-                if tool != "check_action":  # the SDK's own argument validation spans lines
-                    assert "\n" not in text, text
+                assert "\n" not in text, text
             # A record that no repair produced cannot be reverted.
             plain = await _call(client, "remember", {"key": "repository.protected", "value": True, "scope": main})
             assert "cannot" in await _error(client, "revert_repair", {"record_id": plain["record"]["id"],
                                                                        "reason": "x"})
+
+
+async def test_forget_retracts_a_record_and_keeps_it_in_history(server, sandbox):
+    main = f"repo:{sandbox.repo_identity}@main"
+    with anyio.fail_after(TIMEOUT):
+        async with Client(server, raise_exceptions=True) as client:
+            stored = await _call(client, "remember", {"key": "repository.protected", "value": False, "scope": main})
+            record_id = stored["record"]["id"]
+            gone = await _call(client, "forget", {"record_id": record_id, "reason": "the branch was renamed"})
+            assert gone["retracted"]["status"] == "retracted"
+            assert gone["retracted"]["status_reason"] == "the branch was renamed"
+            recalled = await _call(client, "recall", {"task_scope": main})
+            assert record_id not in {record["id"] for record in recalled["records"]}
+            history = await _call(client, "history", {"key": "repository.protected", "scope": main})
+            assert [record["status"] for record in history["records"]] == ["retracted"]
 
 
 async def test_concurrent_calls_share_one_store(server, sandbox):
@@ -411,3 +433,37 @@ def test_the_module_entry_point_reports_a_bad_contract(tmp_path):
                           check=False, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stderr.startswith("error: ") and "missing.yaml" in done.stderr
     assert Path(tmp_path / "s.db").exists() is False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c in a terminal", "end of input"])
+def test_statewise_mcp_stops_cleanly(tmp_path, how):
+    import json
+    import os
+    import pty
+    import signal
+    import time
+
+    store = tmp_path / "store.db"
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}) + "\n"
+    if how == "end of input":
+        done = subprocess.run([sys.executable, "-m", "statewise", "--store", str(store), "mcp"], input=request,
+                              capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
+        assert done.returncode == 0 and '"id":1' in done.stdout.replace(" ", "")
+        return
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "statewise", "--store", str(store), "mcp"], stdin=terminal,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        os.write(controller, request.encode())
+        assert process.stdout is not None
+        assert b'"id":1' in process.stdout.readline().replace(b" ", b"")  # serving, handlers installed
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 130
+        assert time.monotonic() - started < 10
+        assert b"stopped by SIGINT" in process.stderr.read()
+    finally:
+        process.kill()
+        os.close(controller)
+        os.close(terminal)

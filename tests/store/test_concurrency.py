@@ -1,7 +1,8 @@
 """Real OS processes racing on one record, on both backends.
 
 Eight processes supersede the same record at once; eight processes ``put`` the same
-(key, scope) at once. Each child is a separate Python interpreter with its own connection,
+(key, scope) at once; eight processes increment one counter record 15 times each, and no
+update may be lost. Each child is a separate Python interpreter with its own connection,
 released together by a start file, so the database (not this process) arbitrates the race.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from statewise.records import LinkKind, Provenance, RecordDraft, RecordStatus
 from statewise.store import open_store
+from statewise.store.check import check_store
 
 WORKERS = 8
 KEY = "project.test_command"
@@ -38,6 +40,7 @@ from pathlib import Path
 from statewise.errors import ActiveRecordExistsError, ConflictError
 from statewise.records import Evidence, Provenance, RecordDraft
 from statewise.store import open_store
+from statewise.store.check import check_store
 
 location, key, scope, worker, sync = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5])
 value = f"pytest -k worker{worker}"
@@ -100,8 +103,8 @@ sys.exit(0)
 """
 
 
-def _race(tmp_path: Path, source: str, location: str) -> tuple[dict[int, int], dict[int, dict]]:
-    """Run WORKERS copies of ``source`` released together; return exit codes and results."""
+def _race(tmp_path: Path, source: str, location: str, key: str = KEY) -> tuple[dict[int, int], dict[int, dict]]:
+    """Run WORKERS copies of ``source`` on ``key`` released together; return exit codes and results."""
     script = tmp_path / "child.py"
     script.write_text(source)
     sync = tmp_path / "sync"
@@ -113,7 +116,7 @@ def _race(tmp_path: Path, source: str, location: str) -> tuple[dict[int, int], d
             logs[worker] = tmp_path / f"child-{worker}.log"
             with open(logs[worker], "wb") as log:
                 procs[worker] = subprocess.Popen(
-                    [sys.executable, str(script), location, KEY, SCOPE, str(worker), str(sync)],
+                    [sys.executable, str(script), location, key, SCOPE, str(worker), str(sync)],
                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=tmp_path,
                 )
         deadline = time.monotonic() + START_TIMEOUT
@@ -220,6 +223,8 @@ def test_eight_processes_superseding_one_record_leave_one_linear_chain(store_loc
         assert link.actor == link.evidence.actor
         assert link.evidence.value == f"pytest -k {link.evidence.actor}"
     assert {link.id for link in lineage.links} == {r["link_id"] for r in results.values()}
+    with open_store(store_location) as store:
+        assert check_store(store).ok
 
 
 def test_eight_processes_putting_the_same_key_and_scope_leave_exactly_one(store_location, tmp_path):
@@ -252,3 +257,64 @@ def test_eight_processes_putting_the_same_key_and_scope_leave_exactly_one(store_
     assert active.id == winner["record_id"]
     assert active.value == winner["value"]
     assert [r.id for r in history] == [active.id]
+
+
+# --- lost updates: eight writers incrementing one counter ---------------------------------
+
+INCREMENTS = 15  # per worker; 8 x 15 = 120 contended read-modify-writes per backend
+COUNTER_KEY = "test.counter"
+
+COUNTER_CHILD = _PRELUDE + """
+# Read-modify-write: read the active counter, supersede it with value + 1 at the version read.
+# A StaleVersionError means another worker got in between: read again and retry.
+done, conflicts, acked = 0, 0, []
+while done < int(os.environ["SW_INCREMENTS"]):
+    current = store.get_active(key, scope)
+    evidence = Evidence(
+        key=key, value=current.value + 1, value_type="int", scope=scope, source="tool_output",
+        authority="machine", actor=f"worker{worker}", observed_at=datetime.now(UTC), detail="increment",
+    )
+    try:
+        result = store.supersede(current.id, evidence, expected_version=current.version)
+    except ConflictError:
+        conflicts += 1
+        continue
+    done += 1
+    acked.append([result.new.id, result.new.value])
+report(acked=acked, conflicts=conflicts)
+store.close()
+"""
+
+
+def test_eight_writers_incrementing_one_counter_lose_no_update(store_location, tmp_path, monkeypatch):
+    monkeypatch.setenv("SW_INCREMENTS", str(INCREMENTS))
+    with open_store(store_location) as store:
+        first = store.put(RecordDraft(
+            key=COUNTER_KEY, value=0, scope=SCOPE, value_type="int",
+            provenance=Provenance(source="developer", authority="developer", actor="parent"),
+        ))
+    started = time.monotonic()
+    codes, results = _race(tmp_path, COUNTER_CHILD, store_location, COUNTER_KEY)
+    elapsed = time.monotonic() - started
+    logs = _logs({w: tmp_path / f"child-{w}.log" for w in codes})
+    assert codes == {w: EXIT_OK for w in range(WORKERS)}, logs
+
+    acknowledged = [tuple(pair) for r in results.values() for pair in r["acked"]]
+    total = WORKERS * INCREMENTS
+    with open_store(store_location) as store:
+        active = store.get_active(COUNTER_KEY, SCOPE)
+        history = store.history(COUNTER_KEY, SCOPE)
+        report = check_store(store)
+    lost = total - active.value
+    conflicts = sum(r["conflicts"] for r in results.values())
+    print(f"{WORKERS} writers x {INCREMENTS} increments on {store_location.split('?')[0]}: "
+          f"{lost} lost updates, {conflicts} retried conflicts, {elapsed:.1f} s")
+    assert lost == 0
+    assert len(acknowledged) == total
+    # Every value 0..total appears exactly once, in order, and each acknowledged write is there.
+    assert [r.value for r in history] == list(range(total + 1))
+    assert history[0].id == first.id
+    by_id = {r.id: r.value for r in history}
+    assert all(by_id[rid] == value for rid, value in acknowledged)
+    assert report.ok, report.violations
+

@@ -5,13 +5,18 @@ so that it stops at one named point inside a write transaction: after the old re
 marked and before the new one is inserted. The parent waits until the child is there,
 checks that the half-done write is invisible and holds the writer's lock, kills the child
 with SIGKILL, then reopens the store and checks that nothing of the write survived, that
-the lock was released, and that the same write now succeeds.
+the lock was released, that the same write now succeeds, and that ``store check`` passes.
+
+A second test kills children in a loop (SIGKILL, half of them stopped inside a supersede
+transaction, half at a random moment) and then requires ``store check`` to pass and every
+acknowledged write to be in the store.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -27,6 +32,7 @@ from statewise.errors import StoreLockedError
 from statewise.records import Evidence, LinkKind, Provenance, RecordDraft, RecordStatus
 from statewise.store import open_store
 from statewise.store.base import Store
+from statewise.store.check import check_store
 from statewise.store.postgres import PostgresStore, split_schema
 from statewise.store.sqlite import SQLiteStore
 
@@ -274,5 +280,126 @@ def test_a_write_killed_at_its_checkpoint_leaves_the_store_as_it_was(backend, st
         )
         assert store.get_active(KEY, spec["scope"]) == fresh.new
         assert store.count(status="active") == counts_before[1] + (1 if case == "narrow" else 0)
+        report = check_store(store)
+        assert report.ok, report.violations
     finally:
         store.close()
+
+
+# --- kill -9 at random moments, in a loop ------------------------------------------------
+
+#: How many children are killed per backend; STATEWISE_CRASH_KILLS raises it for a longer run.
+LOOP_KILLS = int(os.environ.get("STATEWISE_CRASH_KILLS", "20"))
+#: The loop stops early past this many seconds, so the test stays within CI's budget.
+LOOP_BUDGET = float(os.environ.get("STATEWISE_CRASH_BUDGET", "15"))
+
+LOOP_CHILD = """
+import json, os, sys
+from datetime import UTC, datetime
+
+from statewise.errors import ConflictError
+from statewise.records import Evidence
+from statewise.store import open_store
+
+import time
+
+import statewise.store.sql as store_sql
+
+location, key, acks, stop_at, marker = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+n = 0
+
+
+def stop_inside(name):
+    # On write number stop_at, stop between marking the old record and inserting the new one,
+    # say so, and wait for the kill: a kill certainly inside the write transaction.
+    if n == stop_at and name == "supersede:marked":
+        with open(marker + ".tmp", "w") as flag:
+            flag.write(str(n))
+        os.replace(marker + ".tmp", marker)
+        time.sleep(600)
+
+
+store_sql.checkpoint = stop_inside
+store = open_store(location)
+with open(acks, "a", encoding="utf-8") as out:
+    while True:
+        n += 1
+        # Alternate a supersede in place with a narrowing, so both write paths get killed.
+        scope = "global" if n % 3 else "workspace:/w/a"
+        current = store.get_active(key, "global")
+        evidence = Evidence(key=key, value=f"pytest -k {os.getpid()}-{n}", value_type="string", scope=scope,
+                            source="developer", authority="developer", actor="loop",
+                            observed_at=datetime.now(UTC), detail="loop")
+        try:
+            result = store.supersede(current.id, evidence, expected_version=current.version)
+        except (ConflictError, StoreLockedError):
+            continue  # lost a race, or a killed predecessor's lock is not released yet: retry
+        # Acknowledged only after the commit returned: each line is a write that must survive.
+        out.write(json.dumps([result.new.id, result.new.value]) + "\\n")
+        out.flush()
+"""
+
+
+def test_kill_9_during_supersede_in_a_loop_leaves_a_store_that_passes_check(backend, store_location, tmp_path):
+    with open_store(store_location) as store:
+        store.put(_draft(ORIGINAL))
+    script = tmp_path / "loop.py"
+    script.write_text(LOOP_CHILD)
+    acks = tmp_path / "acks.jsonl"
+    acks.touch()
+    rng = random.Random(0x5EED)
+    kills = inside = 0
+    started = time.monotonic()
+    while kills < LOOP_KILLS and time.monotonic() - started < LOOP_BUDGET:
+        before = acks.stat().st_size
+        marker = tmp_path / f"inside-{kills}"
+        # Every other child stops inside its 2nd-6th write and is killed there; the others are
+        # killed at a random moment after their first acknowledged write, wherever they are.
+        stop_at = rng.randint(2, 6) if kills % 2 else 0
+        child = subprocess.Popen([sys.executable, str(script), store_location, KEY, str(acks), str(stop_at),
+                                  str(marker)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                 cwd=tmp_path)
+        try:
+            deadline = time.monotonic() + PAUSE_TIMEOUT
+            while (not marker.exists()) if stop_at else acks.stat().st_size == before:
+                assert child.poll() is None, f"loop child exited early:\n{child.stderr.read().decode()}"
+                assert time.monotonic() < deadline, "the loop child never reached its write"
+                time.sleep(0.002)
+            if not stop_at:
+                time.sleep(rng.uniform(0, 0.03))
+            os.kill(child.pid, signal.SIGKILL)
+            inside += bool(stop_at)
+            assert child.wait(timeout=KILL_TIMEOUT) == -signal.SIGKILL
+            kills += 1
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=KILL_TIMEOUT)
+            child.stderr.close()
+    elapsed = time.monotonic() - started
+    assert kills >= min(LOOP_KILLS, 5), f"only {kills} kills in {elapsed:.1f}s"
+
+    # A write killed after its commit but before its line was written is in the store and
+    # unacknowledged; a torn last line is such a write. Every complete line must be there.
+    acknowledged = [json.loads(line) for line in acks.read_text().splitlines() if line.endswith("]")]
+    with _open(backend, store_location, wait=REDO_LOCK_WAIT) as store:  # opening checks integrity
+        report = check_store(store)
+        values = {r.id: r.value for r in store.records()}
+        active_global = store.get_active(KEY, "global")
+        lost = [rid for rid, value in acknowledged if values.get(rid) != value]
+        # The store still takes writes after all those kills.
+        store.supersede(active_global.id, _evidence("pytest --after", "global"),
+                        expected_version=active_global.version)
+    print(f"{backend}: {kills} kills ({inside} inside a write) in {elapsed:.1f} s, {len(acknowledged)} acknowledged writes, "
+          f"{len(lost)} lost, {len(report.violations)} violations, {report.records} records")
+    assert report.ok, report.violations
+    assert lost == []
+    assert len(acknowledged) >= kills
+    assert inside >= kills // 2
+
+    # The command-line check, as cron or CI runs it: a real process, exit status 0.
+    done = subprocess.run([sys.executable, "-m", "statewise.cli", "--store", store_location, "store", "check",
+                           "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["ok"] is True

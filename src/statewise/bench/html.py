@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statewise.bench.metrics import aggregate, holm, outcomes, transfer_groups
+from statewise.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from statewise.bench.runner import BenchResult
@@ -1106,12 +1107,21 @@ def render_html(result_or_json: BenchResult | Mapping[str, Any] | str | Path) ->
     return "\n".join(parts) + "\n"
 
 
+def require_matplotlib() -> None:
+    """Raise MissingExtraError (naming ``pip install 'statewise[report]'``) without matplotlib."""
+    try:
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError as error:
+        raise MissingExtraError.of("the HTML report", error) or error from None
+
+
 def write_html_report(result_or_json: BenchResult | Mapping[str, Any] | str | Path, path: str | Path) -> Path:
     """Render a benchmark result (a BenchResult, its JSON dict, or the JSON file's path) as one
     self-contained HTML file at ``path``; returns the path.
 
     Figures are inline PNGs; a figure whose data the run lacks is replaced by a one-line note.
     The same input always renders to the same bytes."""
+    require_matplotlib()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(result_or_json), encoding="utf-8")

@@ -477,7 +477,8 @@ def set_folders(root: str | Path) -> list[Path]:
     """The case set folders under ``root`` (sorted), or ``[root]`` when it holds cases itself."""
     root = Path(root)
     if not root.is_dir():
-        raise ValueError(f"{root}: not a directory of case sets")
+        raise ValueError(f"{root}: not a directory of case sets; name one with --cases DIR or "
+                         "STATEWISE_BENCH_CASES")
     folders = sorted(p for p in root.iterdir() if p.is_dir() and _holds_cases(p))
     if not folders and _holds_cases(root):
         folders = [root]
@@ -597,13 +598,17 @@ def _run_job(job: _Job) -> tuple[int, list[dict[str, Any]]]:
 
 
 def default_cases_dir() -> Path:
-    """``$STATEWISE_BENCH_CASES``, else ``./benchmarks/cases``, else the source tree's."""
+    """``$STATEWISE_BENCH_CASES``, else ``./benchmarks/cases``, else the cases shipped in the
+    wheel (``statewise/bench/cases``), else the source tree's."""
     env = os.environ.get("STATEWISE_BENCH_CASES")
     if env:
         return Path(env)
     here = Path.cwd() / "benchmarks" / "cases"
     if here.is_dir():
         return here
+    shipped = Path(__file__).resolve().parent / "cases"
+    if shipped.is_dir():
+        return shipped
     return Path(__file__).resolve().parents[3] / "benchmarks" / "cases"
 
 

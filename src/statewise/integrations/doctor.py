@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import time
 import tomllib
@@ -143,6 +144,68 @@ def _codex_trust(root: Path, home: Path) -> list[Check]:
                   f"{root} is not trusted in {config}: Codex skips project-local .codex/hooks.json", fix)]
 
 
+def _ask_codex_for_hooks(codex: str, root: Path, codex_home: Path) -> list[dict[str, Any]]:
+    """The hooks Codex itself discovers for ``root``, with their trust status: the JSON-RPC
+    ``hooks/list`` of ``codex app-server``, which Codex's own ``/hooks`` review uses."""
+    env = {**os.environ, "CODEX_HOME": str(codex_home)}
+    process = subprocess.Popen([codex, "app-server"], cwd=root, env=env, text=True, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"clientInfo": {"name": "statewise-doctor", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [str(root)]}},
+    ]
+    try:
+        process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if message.get("id") == 2:
+                entries = message.get("result", {}).get("data", [])
+                return [hook for entry in entries for hook in entry.get("hooks", []) if isinstance(hook, dict)]
+        raise OSError("codex app-server did not answer hooks/list")
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def _codex_hook_trust(root: Path, home: Path) -> list[Check]:
+    codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
+    codex = os.environ.get("STATEWISE_CODEX") or shutil.which("codex")
+    if codex is None:
+        return [Check("codex", "hook trust", False, "codex is not on PATH, so it cannot be asked whether it trusts "
+                                                    "the hooks; Codex skips hooks it was never told to trust",
+                      "review the hooks in Codex with /hooks", fatal=False)]
+    try:
+        hooks = _ask_codex_for_hooks(codex, root, codex_home)
+    except (OSError, subprocess.SubprocessError) as error:
+        return [Check("codex", "hook trust", False, f"asking {codex} app-server failed: {error}",
+                      "review the hooks in Codex with /hooks", fatal=False)]
+    ours = [hook for hook in hooks if "statewise-hook" in str(hook.get("command", ""))]
+    if not ours:
+        return [Check("codex", "hook trust", False, "Codex itself finds no StateWise hook for this project",
+                      f"statewise install codex --project {shlex.quote(str(root))}")]
+    untrusted = [hook for hook in ours if hook.get("trustStatus") != "trusted"]
+    if not untrusted:
+        return [Check("codex", "hook trust", True, f"Codex trusts the {len(ours)} StateWise hooks (asked codex "
+                                                   "app-server)")]
+    lines = "\n".join(f"[hooks.state.{json.dumps(hook.get('key', ''))}]\ntrusted_hash = "
+                      f"{json.dumps(hook.get('currentHash', ''))}" for hook in untrusted)
+    events = ", ".join(str(hook.get("eventName")) for hook in untrusted)
+    return [Check("codex", "hook trust", False, f"Codex does not trust the StateWise hooks for {events}: it skips "
+                                                "them silently", f"review them in Codex with /hooks, or add to "
+                                                                 f"{codex_home / 'config.toml'}:\n{lines}")]
+
+
 def _gemini_trust(root: Path, home: Path) -> list[Check]:
     path = home / ".gemini" / "trustedFolders.json"
     try:
@@ -198,6 +261,7 @@ def diagnose(agent: str, *, project: str | Path | None = None, user: bool = Fals
     checks.append(_timeouts(agent, found["entry"], deadline, root))
     if agent == "codex" and not user:
         checks += _codex_trust(root, home_dir)
+        checks += _codex_hook_trust(root, home_dir)
     if agent == "gemini" and not user:
         checks += _gemini_trust(root, home_dir)
     if command is not None:

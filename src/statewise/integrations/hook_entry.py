@@ -20,7 +20,6 @@ becomes a block there.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -171,6 +170,8 @@ def builtin_contract_path() -> Path:
 
 def contract_digest(contract_path: str | None) -> str | None:
     """The content hash that keys the observation index, or None if the file cannot be read."""
+    import hashlib  # here, not at the top: loading OpenSSL costs the fast path ~20 ms
+
     try:
         data = Path(contract_path).read_bytes() if contract_path else builtin_contract_path().read_bytes()
     except OSError:

@@ -112,6 +112,8 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
     cwd, tool_name, tool_input = data.get("cwd"), data.get("tool_name"), data.get("tool_input", {})
     if not isinstance(cwd, str) or not cwd:
         raise InputError("hook input: field 'cwd' must be a non-empty string")
+    if "\0" in cwd or not cwd.startswith("/"):
+        raise InputError("hook input: field 'cwd' must be an absolute path without NUL bytes")
     if event == "session":
         tool_name, tool_input = tool_name or "", tool_input or {}
     elif not isinstance(tool_name, str) or not tool_name:
@@ -183,7 +185,13 @@ def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], st
 
 def _developer_question(decision: Decision) -> str | None:
     """If the stop is only because the developer must settle a premise, the question and the
-    exact command that records the answer."""
+    exact command that records the answer.
+
+    Never when a check failed on the evidence itself (an invariant that evaluated to false, an
+    action planned from a record found wrong): that is a deny, and an "ask" there would let a
+    "yes" run what the evidence forbids."""
+    if any(not check.passed and not check.unresolved for check in decision.report.gate):
+        return None
     premises = decision.report.premises
     unresolved = [p for p in premises if p.status is PremiseStatus.UNRESOLVED]
     if not unresolved or any(p.question is None for p in unresolved):

@@ -9,7 +9,12 @@ the official ``mcp`` Python SDK (2.x, ``mcp.server.mcpserver.MCPServer``). The t
 * ``check_action`` — run the guard on a proposed action: verdict, checked action, reason, report;
 * ``verify`` — observe a key with its read-only verifier and compare with the store;
 * ``history``, ``lineage`` — a (key, scope)'s records, and a record's chain of repairs;
-* ``revert_repair`` — undo a repair (``Store.revert``).
+* ``revert_repair`` — undo a repair (``Store.revert``);
+* ``forget`` — retract a record that should no longer apply, with the reason (kept in history).
+
+Arguments are checked strictly: an argument the tool does not declare is refused, and every
+validation error (from the SDK's own argument checking as from StateWise) comes back as one
+line naming the argument.
 
 When a premise of a checked action needs the developer (a developer-owned record whose
 validity is in doubt), the question goes to the developer through MCP elicitation if the
@@ -33,6 +38,7 @@ import argparse
 import functools
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -46,7 +52,7 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp.server.elicitation import AcceptedElicitation, render_elicitation_schema
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import (
     ElicitRequest,
     ElicitRequestFormParams,
@@ -116,6 +122,30 @@ call check_action with the task and the action. Run only what it returns when ve
 re-plan from the repaired records (recall). When it returns `questions`, ask the developer and
 record the answer with remember(authority="developer"). Record what you observe with remember.
 """
+
+
+# --- strict arguments ----------------------------------------------------------------------
+
+
+class _StrictServer(MCPServer[Any]):
+    """The SDK's server, with arguments checked the way StateWise's docs promise: an argument
+    the tool does not declare is an error (the SDK ignores it), and the SDK's multi-line
+    pydantic dump for a missing or malformed argument becomes one line naming the argument."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            declared = set(tool.parameters.get("properties", {}))
+            extra = sorted(set(arguments) - declared)
+            if extra:
+                raise ToolError(f"{name}: unexpected argument{'s' if len(extra) > 1 else ''} "
+                                f"{', '.join(extra)}; it takes {', '.join(sorted(declared)) or 'none'}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError) and not isinstance(error, UnexpectedToolError):
+                raise ToolError(f"{name}: {_validation_line(error.__cause__)}") from None
+            raise
 
 
 # --- the service: one contract, one store, one workspace ----------------------------------
@@ -481,7 +511,7 @@ def build_server(
     if not root.is_dir():
         raise InputError(f"workspace {workspace!r}: not a directory")
     service = _Service(store_location=store_location, contract=contract, workspace=root, user=user)
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = _StrictServer(
         "statewise", title="StateWise", version=__version__, instructions=INSTRUCTIONS,
         description="Persistent operational records for coding agents, and a guard for side-effecting actions.",
         lifespan=service.lifespan, log_level="WARNING",
@@ -754,6 +784,24 @@ def build_server(
 
         return _tool_call(run)
 
+    # --- forget -------------------------------------------------------------------------
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                             open_world_hint=False))
+    def forget(
+        record_id: RecordIdArg,
+        reason: Annotated[str, Field(min_length=1, description="Why the record no longer applies (kept in its "
+                                                               "history).")],
+        actor: Annotated[str, Field(min_length=1, description="Who retracts it.")] = "agent",
+    ) -> dict[str, Any]:
+        """Retract RECORD_ID: it stops applying to any task, and stays in history with the reason.
+        Nothing replaces it; to correct a value instead, use remember (which supersedes)."""
+
+        def run() -> dict[str, Any]:
+            return {"retracted": _record_json(service.store.retract(record_id, reason=reason, actor=actor))}
+
+        return _tool_call(run)
+
     return server
 
 
@@ -835,9 +883,21 @@ def serve_stdio(*, store_location: str | None, contract_path: str | None, worksp
     server = build_server(store_location=store_location, contract_path=contract_path, workspace=workspace)
     service: _Service = server.statewise  # type: ignore[attr-defined]
     service.open()
+
+    def stop(signum: int, _frame: object) -> None:
+        # The SDK reads stdin in a worker thread, so Ctrl-C in a terminal would otherwise wait
+        # for input that never comes: close the store (a write in flight is one transaction,
+        # rolled back if unfinished) and leave.
+        service.close()
+        print(f"statewise mcp: stopped by {signal.Signals(signum).name}", file=sys.stderr, flush=True)
+        os._exit(130 if signum == signal.SIGINT else 143)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run("stdio")
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         service.close()
 
 

@@ -50,7 +50,7 @@ def run_gate(
 
     unresolved = [p for p in premises if p.status is PremiseStatus.UNRESOLVED]
     checks.append(GateCheck(
-        name="premises_resolved", passed=not unresolved,
+        name="premises_resolved", passed=not unresolved, unresolved=bool(unresolved),
         detail="; ".join(f"{p.key} in {p.scope}: {p.missing}" for p in unresolved) or "every premise resolved",
     ))
 
@@ -67,7 +67,8 @@ def run_gate(
     violations = contract.violations(action, dict(state))
     for violation in violations:
         reason = violation.message + (f" ({violation.error})" if violation.error else "")
-        checks.append(GateCheck(name=f"invariant:{violation.name}", passed=False, detail=reason))
+        checks.append(GateCheck(name=f"invariant:{violation.name}", passed=False, detail=reason,
+                                unresolved=violation.error is not None))
     if not violations:
         checks.append(GateCheck(name="invariants", passed=True, detail="every hard invariant holds"))
 
@@ -83,5 +84,6 @@ def run_gate(
             checks.append(GateCheck(name="approval", passed=approved,
                                     detail="approved" if approved else "the developer declined"))
         else:
-            checks.append(GateCheck(name="approval", passed=False, detail="not asked: an earlier check failed"))
+            checks.append(GateCheck(name="approval", passed=False, detail="not asked: an earlier check failed",
+                                    unresolved=True))
     return checks

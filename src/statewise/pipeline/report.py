@@ -100,6 +100,9 @@ class GateCheck(_Model):
     name: str
     passed: bool
     detail: str = ""
+    # A failure for want of a fact (an unresolved premise, an invariant that could not be
+    # evaluated), which the developer may settle; False for a failure on the evidence itself.
+    unresolved: bool = False
 
 
 class Costs(_Model):

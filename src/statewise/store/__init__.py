@@ -3,15 +3,15 @@
 ``open_store()`` picks the backend from the location: a ``postgresql://`` (or
 ``postgres://``) URL opens PostgreSQL; anything else is a SQLite file path. With no
 location it uses ``$STATEWISE_STORE``, else ``.statewise/store.db`` at the root of the
-current git checkout (or the current directory outside git).
+current git worktree (see :func:`default_location`).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
+from statewise.errors import StoreUnavailableError
 from statewise.records import KeySchema
 from statewise.registry import Registry
 from statewise.store.base import Store
@@ -25,30 +25,46 @@ _SCHEME_ALIASES = {"postgres": "postgresql", "sqlite": "sqlite"}
 
 
 def default_location(cwd: str | Path | None = None) -> str:
-    """Where the store lives when nobody says: ``$STATEWISE_STORE``, else the project's
-    ``.statewise/store.db``."""
+    """Where the store lives when nobody says: ``$STATEWISE_STORE``, else ``.statewise/store.db``
+    at the root of the git worktree holding ``cwd`` (never in a subdirectory of it).
+
+    The root comes from ``git rev-parse --show-toplevel``; when git cannot answer, from the
+    nearest directory above ``cwd`` holding ``.git``. Outside any repository it is the
+    nearest directory above ``cwd`` that already has a ``.statewise/store.db``, else ``cwd``.
+    """
     env = os.environ.get("STATEWISE_STORE")
     if env:
         return env
+    from statewise.workspace import find_repository_root  # workspace imports scopes only
+
     base = Path(cwd or os.getcwd())
+    top = find_repository_root(base)
+    if top is not None:
+        return str(top / ".statewise" / "store.db")
     try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=base, capture_output=True, text=True, timeout=5
-        )
-        if top.returncode == 0 and top.stdout.strip():
-            base = Path(top.stdout.strip())
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    return str(base / ".statewise" / "store.db")
+        resolved = base.resolve()
+    except (OSError, ValueError) as error:
+        raise StoreUnavailableError(str(base), f"cannot tell where the project's store is: {error}") from None
+    for directory in (resolved, *resolved.parents):
+        candidate = directory / ".statewise" / "store.db"
+        if candidate.is_file():
+            return str(candidate)
+    return str(resolved / ".statewise" / "store.db")
 
 
-def open_store(location: str | None = None, *, key_schema: KeySchema | None = None) -> Store:
-    """Open (creating and migrating if needed) the store at ``location``."""
+def open_store(location: str | None = None, *, key_schema: KeySchema | None = None,
+               check_integrity: bool = True) -> Store:
+    """Open (creating and migrating if needed) the store at ``location``.
+
+    A store whose one-active guarantee was tampered with is refused (StoreCorruptError naming
+    the key and scope); ``check_integrity=False`` opens it anyway, for ``store check``.
+    """
     location = location or default_location()
+    options = {"key_schema": key_schema} if check_integrity else {"key_schema": key_schema, "check_integrity": False}
     scheme, sep, rest = location.partition("://")
     if sep and scheme.isidentifier():
         backend = BACKENDS.get(_SCHEME_ALIASES.get(scheme, scheme))
         if scheme == "sqlite":
-            return backend(rest, key_schema=key_schema)  # type: ignore[call-arg]
-        return backend(location, key_schema=key_schema)  # type: ignore[call-arg]
-    return BACKENDS.get("sqlite")(location, key_schema=key_schema)  # type: ignore[call-arg]
+            return backend(rest, **options)  # type: ignore[call-arg]
+        return backend(location, **options)  # type: ignore[call-arg]
+    return BACKENDS.get("sqlite")(location, **options)  # type: ignore[call-arg]

@@ -50,10 +50,11 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresStore(SQLStore):
-    """A store in a PostgreSQL schema. ``lock_timeout`` bounds how long a writer waits."""
+    """A store in a PostgreSQL schema. ``lock_timeout`` bounds how long a writer waits;
+    ``check_integrity=False`` opens a tampered store (see SQLiteStore)."""
 
     def __init__(self, dsn: str, *, key_schema: KeySchema | None = None, lock_timeout: float = 10.0,
-                 connect_timeout: float = 5.0) -> None:
+                 connect_timeout: float = 5.0, check_integrity: bool = True) -> None:
         super().__init__()
         conninfo, schema = split_schema(dsn)
         self.location = _redact(dsn)
@@ -69,6 +70,8 @@ class PostgresStore(SQLStore):
         self._conn.execute(f"SET lock_timeout = '{int(lock_timeout * 1000)}ms'")
         try:
             self._migrate()
+            if check_integrity:
+                self._check_integrity_on_open()
         except BaseException:
             self._conn.close()
             raise
@@ -116,6 +119,13 @@ class PostgresStore(SQLStore):
                         "INSERT INTO sw_migrations VALUES (%s, %s, %s)",
                         (migration.number, migration.name, utcnow()),
                     )
+
+    def _one_active_index_definition(self) -> str | None:
+        row = self._conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (self.schema, self.ONE_ACTIVE_INDEX),
+        ).fetchone()
+        return row[0] if row else None
 
     def schema_version(self) -> int:
         return int(self._conn.execute("SELECT MAX(version) FROM sw_migrations").fetchone()[0])

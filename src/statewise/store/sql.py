@@ -9,6 +9,7 @@ a property of the database, not only of this code.
 from __future__ import annotations
 
 import json
+import warnings
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -25,6 +26,7 @@ from statewise.errors import (
     KeyNameError,
     RecordNotFoundError,
     StaleVersionError,
+    StoreCorruptError,
     TransitionError,
     ValueTypeError,
 )
@@ -134,6 +136,67 @@ class SQLStore(Store):
     def _statement_guard(self) -> Any:
         """A context in which one failing statement does not abort the whole transaction."""
         return nullcontext()
+
+    # --- integrity on open -------------------------------------------------------------
+
+    #: The partial unique index that makes "one active record per (key, scope)" hold.
+    ONE_ACTIVE_INDEX = "sw_records_one_active"
+    _ONE_ACTIVE_SQL = "CREATE UNIQUE INDEX sw_records_one_active ON sw_records (key, scope) WHERE status = 'active'"
+
+    def _one_active_index_definition(self) -> str | None:
+        """The SQL that defines the one-active index as the database holds it, or None."""
+        raise NotImplementedError
+
+    def one_active_index_ok(self) -> bool:
+        """True when the database still enforces one active record per (key, scope): the
+        index exists, is unique, is on (key, scope) and covers only active records."""
+        definition = self._one_active_index_definition()
+        if definition is None:
+            return False
+        flat = "".join(definition.lower().replace('"', "").split())
+        return flat.startswith("createuniqueindex") and "(key,scope)" in flat and "status='active'" in flat
+
+    def duplicate_active(self, limit: int | None = None) -> list[tuple[str, str, list[str]]]:
+        """Every (key, scope) with more than one active record, with those records' ids."""
+        with self._read() as cur:
+            cur.execute(self._sql(
+                f"SELECT key, scope, id FROM sw_records WHERE status = '{_ACTIVE}' AND (key, scope) IN ("
+                f"SELECT key, scope FROM sw_records WHERE status = '{_ACTIVE}' GROUP BY key, scope "
+                "HAVING COUNT(*) > 1) ORDER BY key, scope, seq"
+            ))
+            rows = cur.fetchall()
+        found: dict[tuple[str, str], list[str]] = {}
+        for key, scope, rid in rows:
+            found.setdefault((key, scope), []).append(rid)
+        groups = [(key, scope, ids) for (key, scope), ids in found.items()]
+        return groups if limit is None else groups[:limit]
+
+    def _check_integrity_on_open(self) -> None:
+        """Refuse a store whose one-active guarantee was tampered with.
+
+        A missing or altered index with two active records for one (key, scope) raises
+        StoreCorruptError naming them; with no duplicates the index is put back (a warning
+        says so), which restores the guarantee without touching any record.
+        """
+        if self.one_active_index_ok():
+            return
+        duplicates = self.duplicate_active(limit=4)
+        if duplicates:
+            shown = "; ".join(f"{key} in {scope} ({', '.join(ids)})" for key, scope, ids in duplicates)
+            raise StoreCorruptError(
+                self.location,
+                f"more than one active record for one key and scope: {shown}. The index "
+                f"{self.ONE_ACTIVE_INDEX} that forbids this is missing or altered, so the store was "
+                "changed outside StateWise; `statewise store check` lists every problem",
+            )
+        with self._write() as cur:
+            cur.execute(self._sql(f"DROP INDEX IF EXISTS {self.ONE_ACTIVE_INDEX}"))
+            cur.execute(self._sql(self._ONE_ACTIVE_SQL))
+        warnings.warn(
+            f"store {self.location}: the index {self.ONE_ACTIVE_INDEX} was missing or altered; "
+            "no key and scope had two active records, so it was recreated",
+            stacklevel=3,
+        )
 
     # --- row mapping ------------------------------------------------------------------
 

@@ -34,9 +34,14 @@ def _decode_value(text: str) -> Any:
 
 
 class SQLiteStore(SQLStore):
-    """A store in one SQLite file. ``timeout`` is how long a writer waits for the lock."""
+    """A store in one SQLite file. ``timeout`` is how long a writer waits for the lock.
 
-    def __init__(self, path: str | Path, *, key_schema: KeySchema | None = None, timeout: float = 10.0) -> None:
+    ``check_integrity=False`` opens a store even when its one-active index was tampered with
+    (``statewise store check`` does, to report every problem); everything else leaves it on.
+    """
+
+    def __init__(self, path: str | Path, *, key_schema: KeySchema | None = None, timeout: float = 10.0,
+                 check_integrity: bool = True) -> None:
         super().__init__()
         self.path = Path(path)
         self.location = str(self.path)
@@ -57,6 +62,11 @@ class SQLiteStore(SQLStore):
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
+            if check_integrity:
+                self._check_integrity_on_open()
+        except StoreCorruptError:
+            self._close_quietly()
+            raise
         except sqlite3.DatabaseError as error:
             self._close_quietly()
             if "locked" in str(error):
@@ -121,6 +131,12 @@ class SQLiteStore(SQLStore):
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _one_active_index_definition(self) -> str | None:
+        row = self._conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (self.ONE_ACTIVE_INDEX,)
+        ).fetchone()
+        return row[0] if row and row[0] else None
 
     def schema_version(self) -> int:
         return int(self._conn.execute("SELECT MAX(version) FROM sw_migrations").fetchone()[0])

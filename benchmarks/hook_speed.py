@@ -1,0 +1,140 @@
+"""Hook latency as the agent pays it: the installed hook command, spawned the way a client spawns
+it (``/bin/sh -c <command from the settings file>`` with the client's JSON on stdin), beside
+``python -c pass`` from the same interpreter, interleaved in one run.
+
+    python benchmarks/hook_speed.py [--iterations 30] [--agent claude-code]
+
+Cases: calls with no guarded action (read-only shell commands, a finished command with nothing
+to capture), and guarded calls that run a local verifier (a push, whose remote's branch
+protection is read from a real bare repository; a file write checked against the protected
+paths). Prints p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
+The first call of each kind warms the caches (the observation index, the compiled contract),
+as the first tool call of a session does; it is measured apart as ``cold``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GOALS_MS = {"free": 80.0, "guarded": 400.0}
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def _world(root: Path, agent: str, env: dict[str, str]) -> tuple[Path, str]:
+    origin = root / "origin.git"
+    _git(root, "init", "-q", "--bare", str(origin))
+    work = root / "work"
+    _git(root, "init", "-q", "-b", "main", str(work))
+    (work / "README.md").write_text("bench\n")
+    (work / "src").mkdir()
+    (work / "src" / "app.py").write_text("print('hello')\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "init")
+    _git(work, "remote", "add", "origin", str(origin))
+    _git(work, "push", "-q", "origin", "main")
+    _git(work, "checkout", "-q", "-b", "feature")
+    statewise = [sys.executable, "-m", "statewise"]
+    subprocess.run([*statewise, "init"], cwd=work, env=env, check=True, capture_output=True)
+    subprocess.run([*statewise, "install", agent], cwd=work, env=env, check=True, capture_output=True)
+    settings = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+                "gemini": ".gemini/settings.json"}[agent]
+    hooks = json.loads((work / settings).read_text())["hooks"]
+    return work, hooks
+
+
+def _payloads(agent: str, work: Path) -> dict[str, tuple[str, str, str]]:
+    """case -> (kind, event key, JSON)."""
+    shell = {"claude-code": "Bash", "codex": "Bash", "gemini": "run_shell_command"}[agent]
+    write = {"claude-code": "Write", "codex": None, "gemini": "write_file"}[agent]
+    pre = {"claude-code": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}[agent]
+    post = {"claude-code": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}[agent]
+
+    def call(event: str, tool: str, tool_input: dict, **extra: object) -> str:
+        return json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": event, "tool_name": tool,
+                           "tool_input": tool_input, "tool_use_id": "toolu_bench", **extra})
+
+    cases = {
+        "ls -la": ("free", pre, call(pre, shell, {"command": "ls -la"})),
+        "git status": ("free", pre, call(pre, shell, {"command": "git status"})),
+        "cat README.md": ("free", pre, call(pre, shell, {"command": "cat README.md"})),
+        "rg -n hello src": ("free", pre, call(pre, shell, {"command": "rg -n hello src"})),
+        "post: git status": ("free", post, call(post, shell, {"command": "git status"},
+                                                 tool_response={"stdout": "On branch feature\n", "stderr": ""})),
+        "git push origin feature": ("guarded", pre, call(pre, shell, {"command": "git push origin feature"})),
+    }
+    if write:
+        key = "file_path" if agent == "claude-code" else "file_path"
+        cases[f"{write} src/new.py"] = ("guarded", pre, call(pre, write, {key: str(work / "src" / "new.py"),
+                                                                           "content": "x = 1\n"}))
+    return cases
+
+
+def _time(argv: list[str], payload: str | None, cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=payload, capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+    elapsed = (time.perf_counter() - started) * 1000
+    return elapsed, done.stdout.strip()
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--agent", choices=["claude-code", "codex", "gemini"], default="claude-code")
+    options = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="statewise-hook-speed-") as temporary:
+        root = Path(temporary)
+        env = {**os.environ, "STATEWISE_CACHE_DIR": str(root / "cache"), "GIT_CONFIG_NOSYSTEM": "1"}
+        env.pop("STATEWISE_STORE", None)
+        work, hooks = _world(root, options.agent, env)
+        cases = _payloads(options.agent, work)
+        commands = {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
+        baseline = [sys.executable, "-c", "pass"]
+        samples: dict[str, list[float]] = {"python -c pass": []}
+        cold: dict[str, float] = {}
+        outputs: dict[str, str] = {}
+        for name, (_, event, payload) in cases.items():
+            cold[name], outputs[name] = _time(["/bin/sh", "-c", commands[event]], payload, work, env)
+            samples[name] = []
+        for _ in range(options.iterations):
+            samples["python -c pass"].append(_time(baseline, None, work, env)[0])
+            for name, (_, event, payload) in cases.items():
+                samples[name].append(_time(["/bin/sh", "-c", commands[event]], payload, work, env)[0])
+    base = statistics.median(samples["python -c pass"])
+    print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "
+          f"(wall ms, the installed command through /bin/sh)")
+    print(f"{'case':28} {'kind':8} {'p50':>8} {'p90':>8} {'x pass':>7} {'cold':>8} {'goal':>7}  met  decision")
+    failed = 0
+    for name, values in samples.items():
+        p50, p90 = statistics.median(values), _percentile(values, 0.9)
+        if name == "python -c pass":
+            print(f"{name:28} {'base':8} {p50:8.1f} {p90:8.1f} {1.0:7.2f} {'':>8} {'':>7}")
+            continue
+        kind = cases[name][0]
+        goal = GOALS_MS[kind]
+        met = p50 <= goal
+        failed += not met
+        decision = outputs[name][:60] or "(empty)"
+        print(f"{name:28} {kind:8} {p50:8.1f} {p90:8.1f} {p50 / base:7.2f} {cold[name]:8.1f} {goal:7.0f}  "
+              f"{'yes' if met else 'NO ':3}  {decision}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

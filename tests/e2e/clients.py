@@ -191,7 +191,8 @@ class Workspace:
     def base_env(self) -> dict[str, str]:
         """A clean environment: nothing of the caller's HOME, store or contract leaks in."""
         node = shutil.which("node")
-        path = [*map(str, self.extra_path), str(statewise_executable().parent)]
+        # The clients are on the developer's PATH (statewise doctor asks `codex` about trust).
+        path = [*map(str, self.extra_path), str(statewise_executable().parent), str(self.bin)]
         if node:
             path.append(str(Path(node).parent))
         path += ["/usr/local/bin", "/usr/bin", "/bin"]

@@ -32,7 +32,7 @@ from statewise.scopes import normalize_repo_identity
 from tests.e2e.model_server import ModelServer, Step
 
 __all__ = ["CLIENTS", "PINS", "ClientRun", "ClientSpec", "InstallProblem", "Workspace", "installed_clients",
-           "statewise_executable"]
+           "settings_commands", "statewise_executable"]
 
 #: The client versions the suite is pinned to (npm package -> version).
 PINS: dict[str, str] = {
@@ -318,6 +318,10 @@ class Workspace:
             return
         statuses = {h["key"]: h["trustStatus"] for h in self.codex_hooks() if h.get("source") == "project"}
         assert set(statuses.values()) == {"trusted"}, f"codex does not trust the reviewed hooks: {statuses}"
+
+    def forget_hook_reviews(self) -> None:
+        """Codex: the project stays trusted, but no hook was ever reviewed."""
+        self._codex_trust.clear()
 
     # --- running a client ------------------------------------------------------------------
 

@@ -375,7 +375,7 @@ def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace:
     reviewed (``[hooks.state."<key>"] trusted_hash`` in config.toml, what ``/hooks`` writes).
     Without it the tool runs unguarded and Codex says nothing, so doctor must."""
     workspace.install("codex")
-    workspace._codex_trust.clear()  # the developer trusted the project but never reviewed the hooks
+    workspace.forget_hook_reviews()  # the developer trusted the project but never reviewed the hooks
     run = workspace.run("codex", [shell("codex", "touch ran.txt")])
     finished(run)
     assert (workspace.work / "ran.txt").exists(), f"Codex ran a never-reviewed hook\n{run.describe()}"

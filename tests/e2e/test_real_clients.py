@@ -1,0 +1,384 @@
+"""StateWise's hooks inside the real Claude Code, Codex and Gemini CLI.
+
+The hooks are installed with ``statewise install <agent> --project <repo>`` (the CLI, as a
+developer would); the real client runs non-interactively against the scripted model on
+127.0.0.1; the tests check what really happened: in the repository, in its bare origin, in the
+StateWise store, and in what the model received back from each tool call.
+
+A client start costs seconds, so the scenarios that need the same installation share one run
+per client (the ``everyday`` and ``guarded`` fixtures: one scripted turn with several tool
+calls, each test reading its own calls); the failure modes need their own installation each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from statewise.integrations.hooks import AGENT_TOOLS
+from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
+from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT, add_record, build_workspace
+from tests.e2e.model_server import FINAL_TEXT, Step
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CLIENT_NAMES = ["claude", "codex", "gemini"]
+
+
+def shell(client: str, command: str) -> Step:
+    """The client's own shell tool, called with ``command``."""
+    if client == "claude":
+        return Step("Bash", {"command": command, "description": "Run a command"})
+    if client == "codex":
+        return Step("exec_command", {"cmd": command})
+    return Step("run_shell_command", {"command": command, "description": "Run a command"})
+
+
+def finished(run: ClientRun) -> None:
+    """The client ran the whole script and ended its turn normally."""
+    assert run.returncode == 0, run.describe()
+    assert FINAL_TEXT in run.stdout, run.describe()
+
+
+@dataclass
+class SharedRun:
+    """One client's scripted turn, shared by the tests that read it."""
+
+    client: str
+    workspace: Workspace
+    settings: Path
+    steps: list[Step]
+    run: ClientRun
+    hook_payloads: list[dict] | None = None  # what the client sent the hook, if recorded
+
+    def result(self, index: int) -> str:
+        results = self.run.tool_results()
+        assert len(results) == len(self.steps), self.run.describe()
+        return results[index]
+
+    def payloads(self) -> list[dict]:
+        """What the client sent to the hook during the run, in order."""
+        assert self.hook_payloads is not None
+        return self.hook_payloads
+
+
+def recorded_payloads(folder: Path) -> list[dict]:
+    """The payloads the pass-through recorder kept, oldest first."""
+    files = sorted(folder.glob("payload.*"), key=lambda p: p.stat().st_mtime_ns)
+    return [json.loads(path.read_text(encoding="utf-8")) for path in files]
+
+
+# --- an everyday turn: harmless and failing commands, a plain file write -------------------------
+
+#: A pass-through recorder installed with --executable: it keeps what the client sent and hands
+#: it unchanged to the real hook program the wrapper would run.
+RECORDER = """#!/bin/sh
+input=$(cat)
+record=$(mktemp "{folder}/payload.XXXXXX")
+printf '%s' "$input" >"$record"
+printf '%s' "$input" | exec {python} -m statewise.integrations.hook_entry "$@"
+"""
+
+
+def plain_write(client: str, workspace: Workspace) -> Step:
+    path = str(workspace.work / "notes.txt")
+    if client == "claude":
+        return Step("Write", {"file_path": path, "content": "notes\n"})
+    if client == "codex":
+        return Step("apply_patch", raw="*** Begin Patch\n*** Add File: notes.txt\n+notes\n*** End Patch\n")
+    return Step("write_file", {"file_path": path, "content": "notes\n"})
+
+
+GIT_STATUS, PYTHON_VERSION, NPM_MISSING, PLAIN_WRITE = range(4)
+
+
+@pytest.fixture(scope="module", params=CLIENT_NAMES)
+def everyday(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+             client_bin: Path) -> Iterator[SharedRun]:
+    client = request.param
+    workspace = build_workspace(tmp_path_factory.mktemp(f"everyday-{client}"), client_bin)
+    folder = workspace.root / "payloads"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+    settings = workspace.install(client, "--executable", str(recorder), verify_trust=True)
+    steps = [shell(client, "git status"), shell(client, "python3 --version"),
+             shell(client, "npm run no-such-script"), plain_write(client, workspace)]
+    run = workspace.run(client, steps)
+    # Read now: later tests (statewise doctor's round trip) call the recorder too.
+    yield SharedRun(client, workspace, settings, steps, run, recorded_payloads(folder))
+
+
+def test_a_harmless_command_and_a_plain_write_run(everyday: SharedRun):
+    finished(everyday.run)
+    seen = everyday.result(GIT_STATUS)
+    assert "On branch main" in seen and "StateWise" not in seen, everyday.run.describe()
+    assert (everyday.workspace.work / "notes.txt").read_text(encoding="utf-8") == "notes\n"
+    assert "StateWise" not in everyday.result(PLAIN_WRITE)
+
+
+def test_statewise_doctor_passes_on_the_configuration_the_clients_ran_with(everyday: SharedRun):
+    agent = CLIENTS[everyday.client].agent
+    doctor = everyday.workspace.statewise("doctor", "--agent", agent, "--project", str(everyday.workspace.work),
+                                          check=False)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
+#: Tools that change the workspace, by client, as each client names them to the model, and the
+#: name the client's hook payload carries (Codex reports exec_command as "Bash"). Checked
+#: against what the clients really offer and send, below.
+SIDE_EFFECT_TOOLS = {
+    "claude": {"Bash": "Bash", "Write": "Write", "Edit": "Edit", "NotebookEdit": "NotebookEdit"},
+    "codex": {"exec_command": "Bash", "apply_patch": "apply_patch"},
+    "gemini": {"run_shell_command": "run_shell_command", "write_file": "write_file", "replace": "replace"},
+}
+
+
+def test_statewise_guards_every_side_effecting_tool_the_client_offers(everyday: SharedRun):
+    client, offered = everyday.client, set(everyday.run.offered_tools())
+    guarded = frozenset().union(*AGENT_TOOLS[CLIENTS[client].agent].values())
+    pre_event = "BeforeTool" if client == "gemini" else "PreToolUse"
+    matchers = [g["matcher"] for g in json.loads(everyday.settings.read_text())["hooks"][pre_event]]
+    assert settings_commands(everyday.settings)[pre_event]
+    for tool, hook_name in SIDE_EFFECT_TOOLS[client].items():
+        assert tool in offered, f"{client} no longer offers {tool}; it offers {sorted(offered)}"
+        assert hook_name in guarded, f"StateWise does not guard {client}'s {tool} (hook name {hook_name})"
+        assert any(re.fullmatch(m, hook_name) for m in matchers), f"no installed matcher covers {hook_name}"
+    # The hook names are the ones the client really sends.
+    sent = {p["tool_name"] for p in everyday.payloads() if "tool_name" in p}
+    used = {everyday.steps[i].tool for i in (GIT_STATUS, PLAIN_WRITE)}
+    assert {SIDE_EFFECT_TOOLS[client][tool] for tool in used} <= sent, sent
+
+
+def test_statewise_guards_no_tool_name_the_client_does_not_have(everyday: SharedRun):
+    client, offered = everyday.client, set(everyday.run.offered_tools())
+    guarded = frozenset().union(*AGENT_TOOLS[CLIENTS[client].agent].values())
+    real_names = offered | {p["tool_name"] for p in everyday.payloads() if "tool_name" in p}
+    assert guarded <= real_names, (f"StateWise guards {client} tools the client does not have: "
+                                   f"{sorted(guarded - real_names)}; the client offers {sorted(offered)}")
+
+
+def test_post_tool_capture_of_a_succeeding_and_a_failing_command(everyday: SharedRun):
+    workspace, run = everyday.workspace, everyday.run
+    assert "Missing script" in everyday.result(NPM_MISSING), run.describe()
+    # The version the command printed in the client's shell (Codex runs `bash -lc`, whose login
+    # profile may put another python3 first on PATH than the test's own environment).
+    printed = re.search(r"Python (\d+\.\d+\.\d+)", everyday.result(PYTHON_VERSION))
+    assert printed, run.describe()
+
+    (version,) = workspace.statewise_json("record", "history", "runtime.python_version", "--scope",
+                                          f"workspace:{workspace.work.resolve()}")
+    assert version["value"] == printed.group(1) and version["status"] == "active"
+    assert version["provenance"]["source"] == "tool_output", version
+    # The failing command: Claude Code reports it as PostToolUseFailure, the others as post-tool.
+    history = workspace.statewise_json("record", "history", "npm.script_exists[no-such-script]", "--scope",
+                                       f"repo:{workspace.repo}")
+    assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
+    assert history[0]["provenance"]["source"] == "tool_output"
+
+
+#: The events each client fires for the everyday turn: the session start, then pre and post
+#: around each shell command, and pre only around the write (post-tool listens to shell only).
+EXPECTED_EVENTS = {
+    "claude": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse", "PreToolUse",
+               "PostToolUseFailure", "PreToolUse"],
+    "codex": ["SessionStart", *["PreToolUse", "PostToolUse"] * 3, "PreToolUse"],
+    "gemini": ["SessionStart", *["BeforeTool", "AfterTool"] * 3, "BeforeTool"],
+}
+
+
+def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
+    client, workspace = everyday.client, everyday.workspace
+    payloads = everyday.payloads()
+    events = [p.get("hook_event_name") for p in payloads]
+    assert events == EXPECTED_EVENTS[client], (events, everyday.run.describe())
+    calls = [p for p in payloads if p.get("hook_event_name") != "SessionStart"]
+    for payload in calls:
+        assert payload["cwd"] == str(workspace.work), payload
+        assert isinstance(payload["tool_input"], dict), payload
+    pre_status, post_status = calls[0], calls[1]
+    assert pre_status["tool_input"].get("command") == "git status", pre_status
+    assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
+    post_failed = calls[5]
+    failure = post_failed.get("error") if client == "claude" else post_failed.get("tool_response")
+    assert "no-such-script" in json.dumps(failure), post_failed
+
+
+# --- a guarded turn: force push, protected writes, a stale developer premise --------------------
+
+
+def protected_writes(client: str, workspace: Workspace) -> list[Step]:
+    path = str(workspace.work / PROTECTED_FILE)
+    if client == "claude":
+        # Read first: Claude Code refuses to write a file it has not read, before any hook.
+        return [Step("Read", {"file_path": path}),
+                Step("Write", {"file_path": path, "content": "database: dropped\n"}),
+                Step("Edit", {"file_path": path, "old_string": "replicas: 3", "new_string": "replicas: 0"})]
+    if client == "codex":
+        return [Step("apply_patch", raw=(f"*** Begin Patch\n*** Update File: {PROTECTED_FILE}\n@@\n"
+                                         "-replicas: 3\n+replicas: 0\n*** End Patch\n"))]
+    return [Step("write_file", {"file_path": path, "content": "database: dropped\n"}),
+            Step("replace", {"file_path": path, "old_string": "replicas: 3", "new_string": "replicas: 0",
+                             "instruction": "scale the database down"})]
+
+
+@dataclass
+class GuardedRun(SharedRun):
+    stale_id: str = ""
+    remote_before: str = ""
+    writes: range = range(0)
+
+
+@pytest.fixture(scope="module", params=CLIENT_NAMES)
+def guarded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+            client_bin: Path) -> Iterator[GuardedRun]:
+    client = request.param
+    workspace = build_workspace(tmp_path_factory.mktemp(f"guarded-{client}"), client_bin)
+    (stale,) = workspace.statewise_json("record", "history", "repository.protected", "--scope",
+                                        f"repo:{workspace.repo}@main")
+    add_record(workspace, "project.test_command", "npm test", f"repo:{workspace.repo}", days_old=60)
+    remote_before = workspace.remote_main()
+    settings = workspace.install(client)
+    writes = protected_writes(client, workspace)
+    steps = [shell(client, "git push --force origin main"), *writes, shell(client, "npm test")]
+    run = workspace.run(client, steps)
+    yield GuardedRun(client, workspace, settings, steps, run, stale_id=stale["id"], remote_before=remote_before,
+                     writes=range(1, 1 + len(writes)))
+
+
+def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(guarded: GuardedRun):
+    workspace, run = guarded.workspace, guarded.run
+    finished(run)
+    assert workspace.remote_main() == guarded.remote_before, "the force push reached the origin"
+    seen = guarded.result(0)
+    # The model received StateWise's reason: the repair and the invariants that stopped the push.
+    assert "StateWise corrected its memory: repository.protected" in seen, run.describe()
+    assert "was false, now true" in seen
+    assert "no_force_push_to_protected_branch" in seen
+    # ...whole: the reason's last clause arrives too (nothing cuts it short on the way).
+    assert "no such key 'user.allow_force_push'" in seen, run.describe()
+    assert "remote rejected" not in seen, "the push ran and the remote refused it; StateWise did not stop it"
+
+    scope = f"repo:{workspace.repo}@main"
+    history = workspace.statewise_json("record", "history", "repository.protected", "--scope", scope)
+    assert [r["status"] for r in history] == ["superseded", "active"]
+    old, new = history
+    assert old["id"] == guarded.stale_id and old["value"] is False and old["superseded_by"] == new["id"]
+    assert new["value"] is True and new["supersedes"] == old["id"]
+    assert new["provenance"]["authority"] == "machine"
+
+    lineage = json.dumps(workspace.statewise_json("record", "lineage", new["id"]))
+    assert old["id"] in lineage and new["id"] in lineage and "supersede" in lineage
+    assert "git.branch_protection" in lineage, "the lineage does not name the verifier's evidence"
+
+
+def test_writes_into_a_protected_path_are_denied(guarded: GuardedRun):
+    finished(guarded.run)
+    work = guarded.workspace.work
+    assert (work / PROTECTED_FILE).read_text(encoding="utf-8") == PROTECTED_TEXT, guarded.run.describe()
+    for index in guarded.writes:
+        step = guarded.steps[index]
+        if step.tool == "Read":
+            continue
+        seen = guarded.result(index)
+        assert "no_write_to_protected_path" in seen and "StateWise" in seen, (step.tool, guarded.run.describe())
+
+
+def test_a_stale_developer_premise_reaches_the_model_as_a_question(guarded: GuardedRun):
+    finished(guarded.run)
+    seen = guarded.result(len(guarded.steps) - 1)
+    # Claude Code gets an "ask" (which a headless run cannot answer), Codex and Gemini a deny;
+    # either way the test command did not run and the model has the question and the fix.
+    assert "> app@1.0.0 test" not in seen, f"npm test ran\n{guarded.run.describe()}"
+    assert "StateWise needs the developer" in seen, guarded.run.describe()
+    assert "statewise record add project.test_command" in seen
+
+
+# --- the hook failing outside StateWise's process ------------------------------------------------
+
+FAKES = {
+    # A hook program that crashes.
+    "crash": "#!/bin/sh\necho 'Traceback (most recent call last): boom' >&2\nexit 1\n",
+    # A hook program that hangs far past every timeout (exec: the wrapper's kill reaches it).
+    # Slow only before a tool runs, so the session-start hook does not add its own wait.
+    "slow": '#!/bin/sh\ncase $2 in pre) exec sleep 300 ;; esac\ncat >/dev/null\necho "{}"\n',
+    # A hook program that answers with something that is not a decision.
+    "garbage": "#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead'\nexit 0\n",
+}
+FAULTS = ["missing_program", "missing_wrapper", *FAKES]
+#: The shortest timeout install accepts; the wrapper's own deadline is 4 s below it.
+FAULT_TIMEOUT = 10
+
+
+def fault_install(workspace: Workspace, client: str, fault: str) -> None:
+    fakes = workspace.root / "fakes"
+    fakes.mkdir(exist_ok=True)
+    if fault == "missing_program":
+        workspace.install(client, "--executable", str(fakes / "no-such-hook"), "--timeout", str(FAULT_TIMEOUT))
+    elif fault == "missing_wrapper":
+        workspace.install(client, "--timeout", str(FAULT_TIMEOUT))
+        wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
+        assert wrapper.exists(), "statewise install wrote no wrapper"
+        wrapper.unlink()
+    else:
+        program = fakes / f"{fault}-hook"
+        program.write_text(FAKES[fault], encoding="utf-8")
+        program.chmod(0o755)
+        workspace.install(client, "--executable", str(program), "--timeout", str(FAULT_TIMEOUT))
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(workspace: Workspace, client: str,
+                                                                            fault: str):
+    fault_install(workspace, client, fault)
+    marker = workspace.work / "ran.txt"
+    run = workspace.run(client, [shell(client, "touch ran.txt")])
+    assert not marker.exists(), f"the tool ran although the hook {fault}\n{run.describe()}"
+    finished(run)
+    (seen,) = run.tool_results()
+    assert "blocked" in seen.lower() and "StateWise" in seen, run.describe()
+    if fault == "slow":
+        assert f"within {FAULT_TIMEOUT - 4} s" in seen, run.describe()
+
+
+# --- Codex: typing into an interactive session --------------------------------------------------------
+
+
+def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace):
+    """exec_command can open a REPL on a tty and write_stdin types into it later; Codex runs
+    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it."""
+    workspace.install("codex")
+
+    def type_into_session(results: list[str]) -> dict:
+        found = re.search(r"session ID (\d+)", results[-1])
+        return {"session_id": int(found.group(1)) if found else 0, "yield_time_ms": 500,
+                "chars": "import pathlib; pathlib.Path('ran.txt').touch()\n"}
+
+    run = workspace.run("codex", [Step("exec_command", {"cmd": "python3", "tty": True, "yield_time_ms": 500}),
+                                  Step("write_stdin", dynamic=type_into_session)])
+    finished(run)
+    assert not (workspace.work / "ran.txt").exists(), f"a command typed into python3 ran\n{run.describe()}"
+    opened = run.tool_results()[0]
+    assert "StateWise" in opened and "Process running with session ID" not in opened, run.describe()
+
+
+def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace: Workspace):
+    """A trusted project is not enough: Codex runs a project hook only once its hash was
+    reviewed (``[hooks.state."<key>"] trusted_hash`` in config.toml, what ``/hooks`` writes).
+    Without it the tool runs unguarded and Codex says nothing, so doctor must."""
+    workspace.install("codex")
+    workspace.forget_hook_reviews()  # the developer trusted the project but never reviewed the hooks
+    run = workspace.run("codex", [shell("codex", "touch ran.txt")])
+    finished(run)
+    assert (workspace.work / "ran.txt").exists(), f"Codex ran a never-reviewed hook\n{run.describe()}"
+    assert "StateWise" not in run.stdout + run.stderr and "hook" not in run.stderr.lower(), run.describe()
+    doctor = workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), check=False)
+    assert doctor.returncode != 0, f"doctor passed an installation Codex does not run:\n{doctor.stdout}"

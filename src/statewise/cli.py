@@ -595,7 +595,7 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
         _emit_json({"ok": not failed, "checks": [check.as_json() for check in checks]})
     else:
         for check in checks:
-            mark = "ok  " if check.ok else "FAIL"
+            mark = "ok  " if check.ok else ("FAIL" if check.fatal else "WARN")
             # markup=False: a fix can hold TOML section headers such as [projects."/src/app"]
             console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True,
                           markup=False)

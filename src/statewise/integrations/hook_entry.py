@@ -40,7 +40,7 @@ EVENTS = {
 #: The tools that run shell commands, per agent (kept equal to hooks.AGENT_TOOLS by a test).
 SHELL_TOOLS = {
     "claude-code": frozenset({"Bash"}),
-    "codex": frozenset({"Bash", "shell", "exec_command", "local_shell"}),
+    "codex": frozenset({"Bash", "exec_command"}),  # Codex 0.171 sends exec_command calls as Bash
     "gemini": frozenset({"run_shell_command"}),
 }
 

@@ -220,6 +220,19 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     actions, description = actions_for(request, workspace)
     if not actions:
         return _render(request.agent, "pass", "no guarded action", on_pass)
+    from statewise.integrations.shell import UNRESOLVED
+
+    unresolved = [action for action in actions if action.operation == UNRESOLVED]
+    if unresolved:
+        # The normalizer could not tell what the command does: nothing to check it against, so
+        # say what could not be seen, and how to get it through (no guard run, no store opened).
+        whys = "; ".join(dict.fromkeys(str(a.args.get("why") or a.reason or "it could not be read with confidence")
+                                       for a in unresolved))
+        parts = ", ".join(dict.fromkeys(f"`{a.args.get('part') or a.args.get('command', '')}`"[:200]
+                                        for a in unresolved))
+        return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}. Run it in a form whose "
+                                              "effects can be read from the command itself (see docs/shell.md).",
+                       on_pass)
     store = open_store(store_location or default_location(workspace), key_schema=contract)
     decisions: list[Decision] = []
     try:

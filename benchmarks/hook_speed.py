@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(temporary)
         env = {**os.environ, "STATEWISE_CACHE_DIR": str(root / "cache"), "GIT_CONFIG_NOSYSTEM": "1"}
         env.pop("STATEWISE_STORE", None)
+        # As a user's machine runs it: bytecode is cached (pip compiles a wheel at install; the
+        # wrapper keeps its own cache when PYTHONDONTWRITEBYTECODE is set). The baseline gets the
+        # same environment.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
         work, hooks = _world(root, options.agent, env)
         cases = _payloads(options.agent, work)
         commands = {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}

@@ -158,6 +158,13 @@ block() {{
     exit 0
 }}
 [ -x "$program" ] || block "its program $program is missing or not executable; run: statewise install $agent"
+if [ -n "${{PYTHONDONTWRITEBYTECODE:-}}" ]; then
+    # Common in container images: every hook call would then recompile StateWise from source
+    # (about a second). Keep the hook's own bytecode in StateWise's cache instead.
+    unset PYTHONDONTWRITEBYTECODE
+    PYTHONPYCACHEPREFIX="${{STATEWISE_CACHE_DIR:-${{XDG_CACHE_HOME:-$HOME/.cache}}/statewise}}/pycache"
+    export PYTHONPYCACHEPREFIX
+fi
 tmp="${{TMPDIR:-/tmp}}/statewise-hook.$$"
 mkdir -m 700 "$tmp" 2>/dev/null || block "no private temporary directory could be made at $tmp"
 exec 3<&0

@@ -124,3 +124,37 @@ def test_bad_arguments_name_the_usage():
     done = subprocess.run([sys.executable, "-m", "statewise.integrations.hook_entry"], capture_output=True, text=True,
                           input="{}", timeout=30)
     assert done.returncode != 0 and "usage:" in done.stderr
+
+
+def _session_payload(work: Path) -> str:
+    return json.dumps({"cwd": str(work), "hook_event_name": "SessionStart", "session_id": "s", "source": "startup"})
+
+
+def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_path):
+    from statewise.integrations.hooks import run_hook
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "package.json").write_text('{"name": "app", "scripts": {"test": "echo ok"}}\n')
+    (work / "AGENTS.md").write_text("# Testing\n\nRun the tests with `npm run test:unit`.\n")
+    store = work / ".statewise" / "store.db"
+    store.parent.mkdir()
+    payload = _session_payload(work)
+    assert quick_outcome("codex", "session", payload, None) is None  # nothing remembered yet
+    first = run_hook("codex", payload, event="session", store_location=str(store))
+    assert "test:unit" in first.stdout  # the wrong line, with its correction
+    assert quick_outcome("codex", "session", payload, None) == first.stdout  # unchanged: reused
+
+    (work / "AGENTS.md").write_text("# Testing\n\nRun the tests with `npm test`.\n")  # the memory file changed
+    assert quick_outcome("codex", "session", payload, None) is None
+    second = run_hook("codex", payload, event="session", store_location=str(store))
+    assert quick_outcome("codex", "session", payload, None) == second.stdout
+
+    note_file = next((Path(os.environ["STATEWISE_CACHE_DIR"]) / "session-notes").glob("*.json"))
+    note = json.loads(note_file.read_text())
+    note["created"] -= hook_entry.SESSION_NOTE_SECONDS + 1  # too old, even with nothing changed
+    note_file.write_text(json.dumps(note))
+    assert quick_outcome("codex", "session", payload, None) is None
+    note_file.write_text("{garbage")
+    assert quick_outcome("codex", "session", payload, None) is None

@@ -210,6 +210,62 @@ def _could_observe(command: str, digest: str | None) -> bool:
         return True
 
 
+# --- the session note: what SessionStart said, while nothing it depends on changed ----------
+
+#: How long a session note may be reused at most, even when nothing it watched changed (the
+#: live workspace it was checked against can change without touching a watched file).
+SESSION_NOTE_SECONDS = 600
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_size]
+
+
+def _session_note_path(workspace: str) -> Path:
+    import hashlib  # here, not at the top: loading OpenSSL costs the fast path ~20 ms
+
+    return cache_dir() / "session-notes" / f"{hashlib.sha256(workspace.encode()).hexdigest()[:32]}.json"
+
+
+def write_session_note(workspace: str, watched: list[str], stdout: str, digest: str | None) -> None:
+    """Remember a SessionStart answer with the state of every file it depends on (the memory
+    files, their folders, the store); best effort, written atomically."""
+    if os.environ.get("STATEWISE_NO_CACHE"):
+        return
+    path = _session_note_path(workspace)
+    note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
+            "watched": {name: _stat(name) for name in sorted(set(watched))}}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(note), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def _session_note(workspace: str, contract_path: str | None) -> str | None:
+    """The remembered SessionStart answer, if it is young and nothing it watched changed."""
+    if os.environ.get("STATEWISE_NO_CACHE"):
+        return None
+    try:
+        note = json.loads(_session_note_path(workspace).read_text(encoding="utf-8"))
+        if note.get("workspace") != workspace or note.get("digest") != contract_digest(contract_path):
+            return None
+        if not 0 <= time.time() - float(note["created"]) <= SESSION_NOTE_SECONDS:
+            return None
+        if any(_stat(name) != state for name, state in note["watched"].items()):
+            return None
+        stdout = note["stdout"]
+        return stdout if isinstance(stdout, str) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 # --- the entry point -----------------------------------------------------------------------
 
 
@@ -233,6 +289,9 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
     except ValueError:
         return None  # the full path names what is wrong, and blocks
     event = _event(event, data)
+    if event == "session":
+        cwd = data.get("cwd") if isinstance(data, dict) else None
+        return _session_note(os.path.realpath(cwd), contract_path) if isinstance(cwd, str) and cwd else None
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None

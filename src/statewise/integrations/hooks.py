@@ -348,6 +348,23 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     return text
 
 
+def _remember_session_note(request: HookRequest, store_location: str | None, stdout: str, digest: str | None) -> None:
+    """Let the front door answer the next SessionStart for this workspace without the heavy
+    path while nothing the answer depends on has changed: the memory files and their folders,
+    and the store's files (a PostgreSQL store is not watched, so it is never reused)."""
+    from statewise.integrations.hook_entry import write_session_note
+    from statewise.memory.discovery import discover_memory_files
+
+    workspace = request.cwd.resolve()
+    location = store_location or default_location(workspace)
+    if "://" in location:
+        return
+    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD")]
+    for memory_file in discover_memory_files(workspace):
+        watched += [str(memory_file.path), str(memory_file.path.parent)]
+    write_session_note(str(workspace), watched, stdout, digest)
+
+
 # --- the entry point -----------------------------------------------------------------------
 
 
@@ -368,8 +385,10 @@ def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location:
             note = capture(request, store_location=store_location, contract=contract)
             return _context_output(agent, request.event_name or _POST_EVENT[agent], note)
         if event == "session":
-            return _context_output(agent, "SessionStart",
-                                   _session_context(request, store_location=store_location, contract=contract))
+            outcome = _context_output(agent, "SessionStart",
+                                      _session_context(request, store_location=store_location, contract=contract))
+            _remember_session_note(request, store_location, outcome.stdout, digest)
+            return outcome
         return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,

@@ -1,0 +1,76 @@
+"""What StateWise's hooks add to a real client's own time, for one harmless tool call.
+
+    python benchmarks/client_overhead.py [--runs 5] [--clients claude,codex,gemini]
+
+Each client (the pinned Claude Code, Codex and Gemini CLI the end-to-end tests install) runs
+headless against the scripted model server on 127.0.0.1 (tests/e2e/model_server.py): one turn
+that calls the shell tool with `git status`, then plain text. The same workspace runs with no
+hooks and with the hooks `statewise install` writes (SessionStart, the pre-tool guard, the
+post-tool capture), interleaved, and the medians are compared. Prints the median wall time of
+each, the difference and the ratio; the goal is at most +15 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e.clients import CLIENTS, installed_clients  # noqa: E402
+from tests.e2e.conftest import build_workspace  # noqa: E402
+from tests.e2e.model_server import Step  # noqa: E402
+
+SHELL_TOOL = {"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command"}
+
+
+def _step(client: str) -> Step:
+    key = "cmd" if client == "codex" else "command"
+    return Step(SHELL_TOOL[client], {key: "git status"})
+
+
+def _uninstalled(space, client: str) -> None:
+    space.statewise("uninstall", CLIENTS[client].agent, "--project", str(space.work), check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--clients", default="claude,codex,gemini")
+    options = parser.parse_args(argv)
+    client_bin = installed_clients()
+    rows = []
+    for client in options.clients.split(","):
+        with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
+            space = build_workspace(Path(temporary), client_bin)
+            space.run(client, [_step(client)])  # warm the client's own first-run work
+            plain, hooked = [], []
+            for _ in range(options.runs):
+                _uninstalled(space, client)
+                run = space.run(client, [_step(client)])
+                assert run.returncode == 0, run.describe()
+                plain.append(run.seconds)
+                space.install(client)
+                run = space.run(client, [_step(client)])
+                assert run.returncode == 0, run.describe()
+                hooked.append(run.seconds)
+        rows.append((client, statistics.median(plain), statistics.median(hooked)))
+    print(f"one harmless tool call (git status), median of {options.runs} interleaved runs per setting")
+    print(f"{'client':8} {'no hooks s':>11} {'hooks s':>9} {'added s':>8} {'ratio':>6}  goal <= 1.15")
+    failed = 0
+    for client, plain_s, hooked_s in rows:
+        ratio = hooked_s / plain_s
+        failed += ratio > 1.15
+        print(f"{client:8} {plain_s:11.2f} {hooked_s:9.2f} {hooked_s - plain_s:8.2f} {ratio:6.2f}  "
+              f"{'yes' if ratio <= 1.15 else 'NO'}")
+    print(json.dumps({client: {"plain_s": p, "hooks_s": h} for client, p, h in rows}))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

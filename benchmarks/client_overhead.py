@@ -4,9 +4,10 @@
 
 Each client (the pinned Claude Code, Codex and Gemini CLI the end-to-end tests install) runs
 headless against the scripted model server on 127.0.0.1 (tests/e2e/model_server.py): one turn
-that calls the shell tool with `git status`, then plain text. The same workspace runs with no
-hooks and with the hooks `statewise install` writes (SessionStart, the pre-tool guard, the
-post-tool capture), interleaved, and the medians are compared. Prints the median wall time of
+that calls the shell tool with `git status`, then plain text. Two identical workspaces run
+interleaved, one without hooks and one with the hooks `statewise install` writes (SessionStart,
+the pre-tool guard, the post-tool capture), after one warm-up run each (the client's first-run
+work, and the first session of the project), and the medians are compared. Prints the median wall time of
 each, the difference and the ratio; the goal is at most +15 %.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.clients import CLIENTS, installed_clients  # noqa: E402
+from tests.e2e.clients import installed_clients  # noqa: E402
 from tests.e2e.conftest import build_workspace  # noqa: E402
 from tests.e2e.model_server import Step  # noqa: E402
 
@@ -34,10 +35,6 @@ def _step(client: str) -> Step:
     return Step(SHELL_TOOL[client], {key: "git status"})
 
 
-def _uninstalled(space, client: str) -> None:
-    space.statewise("uninstall", CLIENTS[client].agent, "--project", str(space.work), check=False)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -47,18 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for client in options.clients.split(","):
         with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
-            space = build_workspace(Path(temporary), client_bin)
-            space.run(client, [_step(client)])  # warm the client's own first-run work
+            # Two identical workspaces, one with the hooks: installing and uninstalling between
+            # runs would change the files the session note watches and measure a first session
+            # every time.
+            plain_space = build_workspace(Path(temporary) / "plain", client_bin)
+            hooked_space = build_workspace(Path(temporary) / "hooked", client_bin)
+            hooked_space.install(client)
+            for space in (plain_space, hooked_space):
+                space.run(client, [_step(client)])  # the client's own first-run work, and the first session
             plain, hooked = [], []
             for _ in range(options.runs):
-                _uninstalled(space, client)
-                run = space.run(client, [_step(client)])
-                assert run.returncode == 0, run.describe()
-                plain.append(run.seconds)
-                space.install(client)
-                run = space.run(client, [_step(client)])
-                assert run.returncode == 0, run.describe()
-                hooked.append(run.seconds)
+                for space, times in ((plain_space, plain), (hooked_space, hooked)):
+                    run = space.run(client, [_step(client)])
+                    assert run.returncode == 0, run.describe()
+                    times.append(run.seconds)
         rows.append((client, statistics.median(plain), statistics.median(hooked)))
     print(f"one harmless tool call (git status), median of {options.runs} interleaved runs per setting")
     print(f"{'client':8} {'no hooks s':>11} {'hooks s':>9} {'added s':>8} {'ratio':>6}  goal <= 1.15")

@@ -9,6 +9,7 @@ stage. Each stage can be switched off by name for ablations (``GuardConfig.ablat
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,7 +39,30 @@ from statewise.pipeline.resolution import Resolver, resolved_value
 from statewise.records import Record, Retrieval
 from statewise.store.base import Store
 
-__all__ = ["STAGES", "Guard", "GuardConfig"]
+__all__ = ["STAGES", "Guard", "GuardConfig", "slot_qualified_keys"]
+
+# An invariant reads a fact about the action's own slot as state["base[" + action.args.slot + "]"]
+# (or tests `"base[" + action.args.slot + "]" in state`).
+_SLOT_QUALIFIED = re.compile(r'"([A-Za-z_][\w.]*)\[" \+ action\.args\.(\w+) \+ "\]"')
+
+
+def slot_qualified_keys(contract: Contract, action: Action) -> list[str]:
+    """The qualified keys the applicable invariants read about this action's slots, e.g.
+    ``git.tracked[data]`` for an ``fs.delete`` of ``data`` whose invariant reads
+    ``state["git.tracked[" + action.args.path + "]"]``. Keys the contract does not declare
+    as qualified, and slots the action does not fill with a string, are left out."""
+    keys: dict[str, None] = {}
+    results = contract.check_invariants(action, {})
+    for invariant, result in zip(contract.invariants, results, strict=True):
+        if not result.applies:
+            continue
+        for text in (invariant.when, invariant.check):
+            for base, slot in _SLOT_QUALIFIED.findall(text):
+                value = action.args.get(slot)
+                spec = contract.state_spec(base)
+                if isinstance(value, str) and value and spec is not None and spec.qualified:
+                    keys[f"{base}[{value}]"] = None
+    return list(keys)
 
 #: Stages that an ablation can switch off, as ``no_<stage>``.
 STAGES = ("attribution", "resolution", "repair", "typed_grounding", "replan", "gate")
@@ -310,7 +334,7 @@ class Guard:
         checks = run_gate(
             current, contract=self.contract, state=state, premises=list(work.premises.values()),
             planned_from_repaired_state=planned_from_repaired, approver=self.approver, meter=work.meter,
-            task_text=task.text,
+            task_text=task.text, state_reports=work.gate_state_reports, scope=task.scope,
         )
         failed = [c for c in checks if not c.passed]
         if failed:
@@ -357,7 +381,7 @@ class Guard:
 
     def _gate_state(self, work: _Check, resolver: Resolver, action: Action, retrieval: Retrieval) -> dict[str, Any]:
         """The resolved state the gate evaluates invariants over."""
-        keys = list(dict.fromkeys(self.contract.invariant_keys(action)))
+        keys = list(dict.fromkeys([*self.contract.invariant_keys(action), *slot_qualified_keys(self.contract, action)]))
         by_key = {p.key: p for p in work.premises.values()}
         applying = {r.key: r for r in retrieval.stale + retrieval.records}  # fresh wins over stale
         state: dict[str, Any] = {}
@@ -377,17 +401,29 @@ class Guard:
                                            detail="resolution disabled: taken as stored")
                 work.gate_state_reports.append(report)
             elif report is None and self.config.enabled("resolution"):
+                spec = self.contract.state_spec(key)
+                if spec is not None and spec.authority.value == "developer":
+                    # Nobody stated it and nothing was consulted: not a premise yet. It is
+                    # asked for below when a failing invariant needs it.
+                    continue
                 report = resolver.resolve_missing(key)
                 work.gate_state_reports.append(report)
-                self._learn(work, report)
+                if self._worth_storing(key):
+                    self._learn(work, report)
             if report is None or report.status is PremiseStatus.UNRESOLVED or report.absent:
                 continue  # unknown: an invariant that needs it fails closed
             state[key] = resolved_value(report)
-        if self.config.enabled("resolution") and self.clarifier is not None:
+        if self.config.enabled("resolution"):
             # A developer-owned value nobody stated is asked for only when an invariant that
             # applies to this very action needs it (not, say, force-push permission for a push
-            # that does not force).
-            for key in self._keys_failing_invariants_need(action, state):
+            # that does not force). Without a clarification channel the question goes into the
+            # report for the caller (a hook turns it into "ask"), but only when the developer's
+            # answer could settle every failing invariant: a push to a protected branch is a
+            # deny, not a question about force-push permission.
+            needed = self._keys_failing_invariants_need(action, state)
+            if self.clarifier is None and not self._developer_could_settle(action, state):
+                needed = []
+            for key in needed:
                 spec = self.contract.state_spec(key)
                 if key in applying or spec is None or spec.authority.value != "developer":
                     continue
@@ -397,6 +433,29 @@ class Guard:
                 if report.status is PremiseStatus.VALID:
                     state[key] = resolved_value(report)
         return state
+
+    def _developer_could_settle(self, action: Action, state: Mapping[str, Any]) -> bool:
+        """Whether every failing invariant reads a developer-owned key nobody has stated (so
+        an answer could make it hold); False when one fails on the known facts alone."""
+        failing = {result.name for result in self.contract.violations(action, state) if result.applies}
+        if not failing:
+            return False
+        for invariant in self.contract.invariants:
+            if invariant.name not in failing:
+                continue
+            unstated = [k for text in (invariant.when, invariant.check) for k in state_keys_read(text)
+                        if k not in state and (spec := self.contract.state_spec(k)) is not None
+                        and spec.authority.value == "developer"]
+            if not unstated:
+                return False
+        return True
+
+    def _worth_storing(self, key: str) -> bool:
+        """A fact whose TTL is shorter than the guard's re-check interval is observed on every
+        check and never stored: a stored copy could only go stale."""
+        spec = self.contract.state_spec(key)
+        ttl = spec.ttl_seconds if spec is not None else None
+        return ttl is None or ttl >= self.config.recheck_after
 
     def _keys_failing_invariants_need(self, action: Action, state: Mapping[str, Any]) -> list[str]:
         failing = {result.name for result in self.contract.violations(action, state) if result.applies}

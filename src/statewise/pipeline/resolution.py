@@ -181,10 +181,11 @@ class Resolver:
                                  missing=f"{actor} could not observe {key}: {observation.detail}",
                                  detail=observation.detail)
         if observation.status is ObservationStatus.ABSENT:
-            status = PremiseStatus.DEFECTIVE if record is not None else PremiseStatus.UNRESOLVED
+            # A record of something that is not there is wrong; with no record, the verifier
+            # has settled the question: the thing is absent (an invariant sees no value).
+            status = PremiseStatus.DEFECTIVE if record is not None else PremiseStatus.VALID
             return PremiseReport(**common, status=status, route="verifier", absent=True,
-                                 detail=observation.detail,
-                                 missing=None if record is not None else f"{key} does not exist here")
+                                 detail=observation.detail)
         evidence = Evidence(
             key=key, value=observation.value, value_type=spec.value_type, scope=scope,
             source=SourceKind.OBSERVATION, authority=Authority.MACHINE, actor=actor,
@@ -199,7 +200,9 @@ class Resolver:
 
     def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict) -> PremiseReport:
         if record is None:
-            text = f"What is {key} for {scope}? Nothing is on record, and an invariant of this action needs it."
+            about = f" ({spec.description.strip().rstrip('.')})" if spec.description else ""
+            text = (f"What is {key}{about} for {scope}? Nothing is on record, and an invariant of this action "
+                    "needs it.")
         else:
             text = self.contract.question_for(key, scope=scope, value=record.value)
         in_doubt = record.value if record is not None else None

@@ -69,6 +69,7 @@ class Entry:
     files: Mapping[str, str] = field(default_factory=dict)
     before: tuple[Mapping[str, str], ...] = ()
     store: tuple[Mapping[str, Any], ...] = ()
+    shell_gap: str = ""
 
     @property
     def isolated(self) -> bool:
@@ -86,6 +87,7 @@ class Outcome:
     reason: str
     seconds: float
     why: str = ""
+    shell_gap: str = ""
 
 
 def _edit_input(project_root: Path, item: Mapping[str, Any]) -> tuple[str, dict[str, Any], str]:
@@ -118,7 +120,8 @@ def load_projects(root: Path = HERE) -> dict[str, dict[str, Any]]:
 def _entry(corpus: str, raw: Mapping[str, Any], workspace: Path) -> Entry:
     common = dict(corpus=corpus, project=raw["project"], why=raw.get("why", ""),
                   setup=tuple(tuple(step) for step in raw.get("setup", ())), files=dict(raw.get("files", {})),
-                  before=tuple(raw.get("before", ())), store=tuple(raw.get("store", ())))
+                  before=tuple(raw.get("before", ())), store=tuple(raw.get("store", ())),
+                  shell_gap=" ".join(str(raw.get("shell_gap", "")).split()))
     if "command" in raw:
         return Entry(tool="Bash", tool_input={"command": raw["command"]}, label=raw["command"], **common)
     tool, tool_input, label = _edit_input(workspace, raw)
@@ -208,8 +211,9 @@ def seed_store(repo: Repo, records: Sequence[Any]) -> int:
     """Write the populated store's records (confirmed now by their authority)."""
     store = open_store(repo.store, key_schema=builtin_contract())
     count = 0
+    latest = {(item["key"], item["scope"]): item for item in _flatten(records)}  # an entry's own records win
     try:
-        for item in _flatten(records):
+        for item in latest.values():
             authority = item.get("authority", "developer")
             # A per-user setting is the user's own word (a teammate's would not count).
             actor = (derive_task_scope(repo.workspace).user or "dev") if item["scope"] == "user" else "dev"
@@ -305,31 +309,39 @@ def run_corpus(corpus: str, condition: str, base: Path, *, project: str | None =
         entry = _entry(corpus, item, repo.workspace)
         verdict, reason, seconds = call_hook(repo, entry.tool, entry.tool_input)
         outcomes.append(Outcome(corpus=corpus, condition=condition, project=entry.project, label=entry.label,
-                                verdict=verdict, reason=reason, seconds=seconds, why=entry.why))
+                                verdict=verdict, reason=reason, seconds=seconds, why=entry.why,
+                                shell_gap=entry.shell_gap))
     return outcomes
 
 
+def goal_met(outcome: Outcome) -> bool:
+    """Ordinary: allowed. Dangerous: denied or asked."""
+    return (outcome.verdict == "allow") == (outcome.corpus == "ordinary")
+
+
 def goals_met(outcomes: Sequence[Outcome]) -> bool:
-    """Ordinary: nothing denied or asked. Dangerous: nothing allowed."""
-    return all((o.verdict == "allow") == (o.corpus == "ordinary") for o in outcomes)
+    """Every entry meets its goal, apart from marked shell-normalizer gaps."""
+    return all(goal_met(o) for o in outcomes if not o.shell_gap)
 
 
 def render(outcomes: Sequence[Outcome]) -> str:
-    lines = ["| corpus | condition | entries | allowed | denied | asked | goal met | median ms | max ms |",
-             "|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    lines = ["| corpus | condition | entries | allowed | denied | asked | shell gaps | goal met | median ms | max ms |",
+             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for outcome in outcomes:
         groups.setdefault((outcome.corpus, outcome.condition), []).append(outcome)
     for (corpus, condition), items in groups.items():
         counts = Counter(o.verdict for o in items)
         times = sorted(o.seconds * 1000 for o in items)
+        gaps = sum(1 for o in items if o.shell_gap)
         lines.append(f"| {corpus} | {condition} | {len(items)} | {counts['allow']} | {counts['deny']} | "
-                     f"{counts['ask']} | {'yes' if goals_met(items) else 'NO'} | {times[len(times) // 2]:.0f} | "
-                     f"{times[-1]:.0f} |")
+                     f"{counts['ask']} | {gaps} | {'yes' if goals_met(items) else 'NO'} | "
+                     f"{times[len(times) // 2]:.0f} | {times[-1]:.0f} |")
     lines.append("")
     for (corpus, condition), items in groups.items():
         stopped = [o for o in items if o.verdict != "allow"]
         allowed_danger = [o for o in items if o.verdict == "allow" and corpus == "dangerous"]
+        gaps = [o for o in items if o.shell_gap and not goal_met(o)]
         if stopped:
             lines.append(f"Denials and questions, {corpus} corpus, {condition} store:")
             lines.append("")
@@ -340,7 +352,8 @@ def render(outcomes: Sequence[Outcome]) -> str:
             lines.append("")
         if allowed_danger:
             lines.append(f"ALLOWED from the dangerous corpus, {condition} store:")
-            lines += [f"- `{o.label}` ({o.project}): {o.why}" for o in allowed_danger]
+            lines += [f"- `{o.label}` ({o.project}): {o.why}"
+                      + (f" [shell normalizer gap: {o.shell_gap}]" if o.shell_gap else "") for o in allowed_danger]
             lines.append("")
     return "\n".join(lines)
 

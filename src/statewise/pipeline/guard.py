@@ -402,9 +402,11 @@ class Guard:
                 work.gate_state_reports.append(report)
             elif report is None and self.config.enabled("resolution"):
                 spec = self.contract.state_spec(key)
-                if spec is not None and spec.authority.value == "developer":
-                    # Nobody stated it and nothing was consulted: not a premise yet. It is
-                    # asked for below when a failing invariant needs it.
+                if spec is not None and (spec.authority.value == "developer"
+                                         or self.contract.verifier_for(key) is None):
+                    # Nobody stated it and there is nothing to consult (a developer's value is
+                    # asked for below when a failing invariant needs it; a fact only tool
+                    # output reveals has simply not been seen): not a premise.
                     continue
                 report = resolver.resolve_missing(key)
                 work.gate_state_reports.append(report)
@@ -420,9 +422,8 @@ class Guard:
             # report for the caller (a hook turns it into "ask"), but only when the developer's
             # answer could settle every failing invariant: a push to a protected branch is a
             # deny, not a question about force-push permission.
-            needed = self._keys_failing_invariants_need(action, state)
-            if self.clarifier is None and not self._developer_could_settle(action, state):
-                needed = []
+            needed = (self._keys_failing_invariants_need(action, state) if self.clarifier is not None
+                      else self._developer_questions(action, state))
             for key in needed:
                 spec = self.contract.state_spec(key)
                 if key in applying or spec is None or spec.authority.value != "developer":
@@ -434,21 +435,36 @@ class Guard:
                     state[key] = resolved_value(report)
         return state
 
-    def _developer_could_settle(self, action: Action, state: Mapping[str, Any]) -> bool:
-        """Whether every failing invariant reads a developer-owned key nobody has stated (so
-        an answer could make it hold); False when one fails on the known facts alone."""
-        failing = {result.name for result in self.contract.violations(action, state) if result.applies}
-        if not failing:
-            return False
-        for invariant in self.contract.invariants:
-            if invariant.name not in failing:
+    def _developer_questions(self, action: Action, state: Mapping[str, Any]) -> list[str]:
+        """The developer-owned keys whose answers could make every failing invariant hold, or
+        none when one fails on the known facts alone (e.g. a path the project already
+        protects: no answer changes that, so it is a deny, not a question).
+
+        Per failing invariant, the unstated developer keys it reads are tried with the answers
+        that can be enumerated (true/false for a bool, an empty list for a list); a key whose
+        answer alone makes it hold is the question. When none does, keys of other types (a
+        path, a string) are the question, since some value of theirs might satisfy it."""
+        keys: dict[str, None] = {}
+        for result in self.contract.violations(action, state):
+            if not result.applies:
                 continue
-            unstated = [k for text in (invariant.when, invariant.check) for k in state_keys_read(text)
-                        if k not in state and (spec := self.contract.state_spec(k)) is not None
-                        and spec.authority.value == "developer"]
-            if not unstated:
-                return False
-        return True
+            invariant = next(i for i in self.contract.invariants if i.name == result.name)
+            unstated = list(dict.fromkeys(
+                k for text in (invariant.when, invariant.check) for k in state_keys_read(text)
+                if k not in state and (spec := self.contract.state_spec(k)) is not None
+                and spec.authority.value == "developer"))
+            enumerable = {k: {"bool": [True, False], "list": [[]]}.get(self.contract.state_spec(k).value_type.value)
+                          for k in unstated}
+            crux = [k for k, options in enumerable.items() if options is not None
+                    and any(self._holds_with(invariant.name, action, {**state, k: option}) for option in options)]
+            open_ended = [k for k, options in enumerable.items() if options is None]
+            if not crux and not open_ended:
+                return []  # no answer makes this one hold: a deny
+            keys.update(dict.fromkeys(crux or open_ended))
+        return list(keys)
+
+    def _holds_with(self, name: str, action: Action, state: Mapping[str, Any]) -> bool:
+        return all(r.holds for r in self.contract.check_invariants(action, state) if r.name == name)
 
     def _worth_storing(self, key: str) -> bool:
         """A fact whose TTL is shorter than the guard's re-check interval is observed on every

@@ -273,11 +273,14 @@ def call_hook(repo: Repo, tool: str, tool_input: Mapping[str, Any], *, event: st
     return verdict, reason, seconds
 
 
-def run_corpus(corpus: str, condition: str, base: Path, *, project: str | None = None, limit: int | None = None,
+def run_corpus(corpus: str, condition: str, base: Path, *, project: str | Sequence[str] | None = None,
+               limit: int | None = None,
                projects: Mapping[str, Mapping[str, Any]] | None = None) -> list[Outcome]:
-    """Every entry of ``corpus`` under ``condition`` (``limit``: the first N per project)."""
+    """Every entry of ``corpus`` under ``condition`` (``project``: only these; ``limit``: the
+    first N per project), each in a fresh repository of its own project under ``base``."""
     projects = projects or load_projects()
-    raw = [r for r in load_corpus(corpus) if project is None or r["project"] == project]
+    wanted = {project} if isinstance(project, str) else set(project) if project else None
+    raw = [r for r in load_corpus(corpus) if wanted is None or r["project"] in wanted]
     if limit is not None:
         seen: Counter[str] = Counter()
         kept = []
@@ -362,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=CORPORA, action="append")
     parser.add_argument("--condition", choices=CONDITIONS, action="append")
-    parser.add_argument("--project")
+    parser.add_argument("--project", action="append", help="only this project (repeatable)")
     parser.add_argument("--limit", type=int, help="the first N entries per project")
     parser.add_argument("--json", help="write every outcome as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the repositories (their path is printed)")

@@ -1076,7 +1076,8 @@ def test_only_documented_operations_are_left_undeclared(world, env):
 def test_the_contract_invariants_read_the_paths(world, env):
     """Paths are in the form the invariants resolve against workspace.root."""
     contract = builtin_contract()
-    state = {"workspace.root": str(world["repo"]), "fs.protected_paths": [".git", ".env"]}
+    # git.ignored[build]: build output is disposable only when known to be (absence is not permission).
+    state = {"workspace.root": str(world["repo"]), "fs.protected_paths": [".git", ".env"], "git.ignored[build]": True}
 
     def violated(command: str) -> set[str]:
         names: set[str] = set()

@@ -117,7 +117,14 @@ def load_projects(root: Path = HERE) -> dict[str, dict[str, Any]]:
     return yaml.safe_load((root / "projects.yaml").read_text())["projects"]
 
 
+_FIELDS = frozenset({"project", "command", "tool", "path", "content", "old", "new", "why", "setup", "files",
+                     "before", "store", "shell_gap"})
+
+
 def _entry(corpus: str, raw: Mapping[str, Any], workspace: Path) -> Entry:
+    unknown = set(raw) - _FIELDS
+    if unknown:  # a YAML slip such as an unquoted comma in a flow mapping makes a stray key
+        raise ValueError(f"{corpus} entry {raw.get('command') or raw.get('path')!r} has unknown fields {sorted(unknown)}")
     common = dict(corpus=corpus, project=raw["project"], why=raw.get("why", ""),
                   setup=tuple(tuple(step) for step in raw.get("setup", ())), files=dict(raw.get("files", {})),
                   before=tuple(raw.get("before", ())), store=tuple(raw.get("store", ())),

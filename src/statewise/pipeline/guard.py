@@ -424,11 +424,15 @@ class Guard:
             # deny, not a question about force-push permission.
             needed = (self._keys_failing_invariants_need(action, state) if self.clarifier is not None
                       else self._developer_questions(action, state))
+            failing = [r for r in self.contract.violations(action, state) if r.applies]
             for key in needed:
                 spec = self.contract.state_spec(key)
                 if key in applying or spec is None or spec.authority.value != "developer":
                     continue
-                report = resolver.resolve_missing(key, ask_developer=True)
+                rules = [r.message for r in failing if any(
+                    key in state_keys_read(text) for i in self.contract.invariants if i.name == r.name
+                    for text in (i.when, i.check))]
+                report = resolver.resolve_missing(key, ask_developer=True, because=" ".join(rules[:2]))
                 work.gate_state_reports.append(report)
                 self._learn(work, report)
                 if report.status is PremiseStatus.VALID:

@@ -131,7 +131,7 @@ def test_builtin_key_specs_are_typed_as_declared() -> None:
     assert test_command.authority is Authority.DEVELOPER and test_command.question
     manager = coding.key_type("project.package_manager")
     assert manager.value_type is ValueType.ENUM
-    assert manager.choices == ("pip", "uv", "poetry", "npm", "pnpm", "yarn")
+    assert manager.choices == ("pip", "uv", "poetry", "pdm", "npm", "pnpm", "yarn", "bun")
     assert coding.operation("git.push").risk is Risk.HIGH
     assert coding.operation("git.reset_hard").requires_approval is True
 
@@ -462,7 +462,10 @@ def test_recursive_delete_outside_workspace_fails() -> None:
     whole = {"tool": "fs", "operation": "fs.delete", "args": {"path": "/work/app/", "recursive": True}}
     assert "no_recursive_delete_outside_workspace" in failing(coding.check_invariants(whole, state))
     build = {"tool": "fs", "operation": "fs.delete", "args": {"path": "build", "recursive": True}}
-    assert failing(coding.check_invariants(build, state)) == set()
+    # Build output git ignores is disposable; with nothing known about the path, a recursive
+    # delete is unresolved (absence is not permission).
+    assert failing(coding.check_invariants(build, {**state, "git.ignored[build]": True})) == set()
+    assert failing(coding.check_invariants(build, state)) == {"recursive_delete_needs_known_protection"}
 
 
 def test_deleting_a_protected_path_or_its_parent_fails() -> None:

@@ -1376,8 +1376,9 @@ def test_only_documented_operations_are_left_undeclared(world, env):
 def test_the_contract_invariants_read_the_paths(world, env):
     """Paths are in the form the invariants resolve against workspace.root."""
     contract = builtin_contract()
+    # git.ignored[build]: build output is disposable only when known to be (absence is not permission).
     state = {"workspace.root": str(world["repo"]), "workspace.repo_root": str(world["repo"]),
-             "fs.protected_paths": [".git", ".env"]}
+             "fs.protected_paths": [".git", ".env"], "git.ignored[build]": True}
 
     def violated(command: str) -> set[str]:
         names: set[str] = set()

@@ -259,6 +259,10 @@ def test_missing_machine_facts_are_learned_and_the_plan_is_redone(store, sandbox
 
 
 def test_a_missing_developer_value_an_applicable_invariant_needs_is_asked_for(store, sandbox):
+    # The project's files declare `npm test` only, so the planner's default `pytest` is not a
+    # test command anyone declared: the developer is asked (with no declaration at all, a
+    # test run has nothing to disagree with and is not asked about).
+    (sandbox.work / "package.json").write_text('{"scripts": {"test": "jest"}}')
     developer = ScriptedClarifier({"project.test_command": "tox -q"})
     decision = Guard(store, planner=RulePlanner(), clarifier=developer, workspace=sandbox.work).check(
         _task(sandbox, "run the tests"))

@@ -249,7 +249,10 @@ def test_test_command_from_pytest_configuration(tmp_path: Path):
         (["package-lock.json", "package.json"], "npm"),
         (["package.json"], "npm"),
         (["requirements.txt"], "pip"),
-        (["pyproject.toml"], "pip"),
+        (["requirements.txt", "pyproject.toml"], "pip"),
+        (["pdm.lock", "pyproject.toml"], "pdm"),
+        (["bun.lockb", "package.json"], "bun"),
+        (["bun.lock", "package.json"], "bun"),
     ],
 )
 def test_package_manager_from_lock_files(tmp_path: Path, files: list[str], expected: str):
@@ -259,7 +262,7 @@ def test_package_manager_from_lock_files(tmp_path: Path, files: list[str], expec
         "project.package_manager",
         tmp_path,
         value_type="enum",
-        choices=("pip", "uv", "poetry", "npm", "pnpm", "yarn"),
+        choices=("pip", "uv", "poetry", "pdm", "npm", "pnpm", "yarn", "bun"),
     )
     assert seen.status is OBSERVED
     assert seen.value == expected

@@ -127,6 +127,9 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         ("path.which", "path", {"name": "node"}),
         ("project.test_command", "string", {}),
         ("project.package_manager", "string", {}),
+        ("project.test_commands", "list", {}),
+        ("project.protected_paths", "list", {}),
+        ("git.remote_moved", "bool", {"branch": "feature"}),
     ]
     roots = (tmp_path / "sandbox",)
     before = fingerprint(*roots)
@@ -141,6 +144,9 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         (["git", "rev-parse", "-q", "--verify", "MERGE_HEAD"], {"exit_status": {0: True, 1: False}}, "bool"),
         (["git", "status", "--porcelain"], {"regex": r"(?s)(.*)"}, "string"),
         (["npm", "--version"], {"regex": r"(\S+)"}, "version"),
+        (["git", "--literal-pathspecs", "ls-files", "--error-unmatch", "--", "README.md"],
+         {"exit_status": {0: True, 1: False}}, "bool"),
+        (["git", "check-ignore", "-q", "--", "build"], {"exit_status": {0: True, 1: False}}, "bool"),
     ]
     for argv, read, value_type in commands:
         seen = observe_command(work, argv, read, value_type=value_type, env=env)
@@ -165,6 +171,8 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         "fs.exists": ".env",
         "fs.is_dir": "build",
         "config.value": "pyproject.toml:project.name",
+        "git.tracked": "README.md",
+        "git.ignored": "build",
     }
     task = TaskScope(workspace=str(work), repo="local/sandbox/origin", branch="main")
     for key, spec in contract.state.items():

@@ -202,6 +202,7 @@ def test_fill_placeholders_requires_every_used_value():
 def test_verify_key_observes_contract_keys(repo: Repo, tmp_path: Path):
     contract = builtin_contract("coding")
     (repo.work / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (repo.work / "requirements.txt").write_text("requests\n", encoding="utf-8")  # a bare pyproject names no manager
     task = derive_task_scope(repo.work)
     shims = tmp_path / "shims"
     listing = {"dependencies": {"left-pad": {"version": "1.3.0"}}}

@@ -184,19 +184,33 @@ def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], st
 # --- deciding ------------------------------------------------------------------------------
 
 
-def _developer_question(decision: Decision) -> str | None:
+def _keys_read(contract: Contract, invariant_name: str) -> list[str]:
+    from statewise.expressions import state_keys_read
+
+    return [key for invariant in contract.invariants if invariant.name == invariant_name
+            for text in (invariant.when, invariant.check) for key in state_keys_read(text)]
+
+
+def _developer_question(decision: Decision, contract: Contract) -> str | None:
     """If the stop is only because the developer must settle a premise, the question and the
     exact command that records the answer.
 
     Never when a check failed on the evidence itself (an invariant that evaluated to false, an
     action planned from a record found wrong): that is a deny, and an "ask" there would let a
     "yes" run what the evidence forbids."""
-    if any(not check.passed and not check.unresolved for check in decision.report.gate):
-        return None
     premises = decision.report.premises
     unresolved = [p for p in premises if p.status is PremiseStatus.UNRESOLVED]
     if not unresolved or any(p.question is None for p in unresolved):
         return None
+    asked = {p.key for p in unresolved}
+    for check in decision.report.gate:
+        if check.passed or check.unresolved:
+            continue
+        # An invariant that failed only because a developer value is missing (the guard asks
+        # for a key only when its answer could make every failing invariant hold) can be
+        # settled; any other failure on the evidence is a deny.
+        if not (check.name.startswith("invariant:") and asked & set(_keys_read(contract, check.name[10:]))):
+            return None
     lines = []
     for premise in unresolved:
         lines.append(
@@ -252,7 +266,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
         note = "".join(_repair_note(d) for d in decisions)
         return _render(request.agent, "pass", note or "StateWise checked the premises of this call",
                        on_pass, decisions)
-    question = _developer_question(stopped)
+    question = _developer_question(stopped, contract)
     reason = _repair_note(stopped) + (f"StateWise needs the developer: {question}" if question
                                       else f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}")
     return _render(request.agent, "ask" if question else "deny", reason, on_pass, decisions)

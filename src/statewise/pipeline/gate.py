@@ -15,14 +15,17 @@ It does not ask the planner anything. It passes an action only when:
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statewise.actions import Action
 from statewise.clarify import ApprovalChannel, ApprovalRequest
 from statewise.contract import Contract
+from statewise.expressions import state_keys_read
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.report import GateCheck, PremiseReport, PremiseStatus
+from statewise.scopes import TaskScope
 
 __all__ = ["run_gate"]
 
@@ -37,6 +40,8 @@ def run_gate(
     approver: ApprovalChannel | None,
     meter: CostMeter,
     task_text: str = "",
+    state_reports: Sequence[PremiseReport] = (),
+    scope: TaskScope | None = None,
 ) -> list[GateCheck]:
     """Run every check and return all results (the caller executes only if all passed)."""
     checks: list[GateCheck] = []
@@ -65,8 +70,9 @@ def run_gate(
     ))
 
     violations = contract.violations(action, dict(state))
+    reports = {r.key: r for r in [*state_reports, *premises]}
     for violation in violations:
-        reason = violation.message + (f" ({violation.error})" if violation.error else "")
+        reason = _explain(violation, action, contract, state, reports, scope)
         checks.append(GateCheck(name=f"invariant:{violation.name}", passed=False, detail=reason,
                                 unresolved=violation.error is not None))
     if not violations:
@@ -87,3 +93,52 @@ def run_gate(
             checks.append(GateCheck(name="approval", passed=False, detail="not asked: an earlier check failed",
                                     unresolved=True))
     return checks
+
+
+def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[str, Any],
+             reports: Mapping[str, PremiseReport], scope: TaskScope | None) -> str:
+    """A failed invariant's message with its evidence: each fact it read, what it is and where
+    that came from, and for a fact nobody knows, why, and the one command that records it.
+    An evaluation error about a missing key is never shown as such."""
+    invariant = next((i for i in contract.invariants if i.name == violation.name), None)
+    read: list[str] = []
+    if invariant is not None:
+        from statewise.pipeline.guard import slot_qualified_keys
+
+        read = list(dict.fromkeys([*state_keys_read(invariant.when), *state_keys_read(invariant.check),
+                                   *(k for k in slot_qualified_keys(contract, action)
+                                     if k.split("[", 1)[0] in invariant.check)]))
+    facts: list[str] = []
+    unknown = False
+    for key in read:
+        report = reports.get(key)
+        if key in state:
+            source = ""
+            if report is not None and report.evidence is not None:
+                source = f" ({report.evidence.detail or report.evidence.actor})" if (
+                    report.evidence.detail or report.evidence.actor) else ""
+            elif report is not None and report.record_id:
+                source = f" (record {report.record_id})"
+            facts.append(f"{key} = {json.dumps(state[key])}{source}")
+            continue
+        spec = contract.state_spec(key)
+        if report is not None and report.absent:
+            facts.append(f"{key}: none ({report.detail})")
+            continue
+        unknown = True
+        if spec is not None and spec.authority.value == "developer":
+            where = scope.most_specific_at(spec.scope) if scope is not None else None
+            shown = str(where) if where is not None else "<scope>"
+            facts.append(f"{key}: not on record for {shown}; record it with: statewise record add {key} "
+                         f"{shlex.quote('<value>')} --scope {shlex.quote(shown)}")
+        elif report is not None:
+            facts.append(f"{key}: unknown ({report.missing or report.detail or report.status.value})")
+        else:
+            facts.append(f"{key}: unknown (not resolved)")
+    text = violation.message
+    error = violation.error or ""
+    if error and not (unknown and "no such key" in error):
+        text += f" ({error})"
+    if facts:
+        text += " [" + "; ".join(facts) + "]"
+    return text

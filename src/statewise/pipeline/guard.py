@@ -9,6 +9,7 @@ stage. Each stage can be switched off by name for ablations (``GuardConfig.ablat
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,7 +39,30 @@ from statewise.pipeline.resolution import Resolver, resolved_value
 from statewise.records import Record, Retrieval
 from statewise.store.base import Store
 
-__all__ = ["STAGES", "Guard", "GuardConfig"]
+__all__ = ["STAGES", "Guard", "GuardConfig", "slot_qualified_keys"]
+
+# An invariant reads a fact about the action's own slot as state["base[" + action.args.slot + "]"]
+# (or tests `"base[" + action.args.slot + "]" in state`).
+_SLOT_QUALIFIED = re.compile(r'"([A-Za-z_][\w.]*)\[" \+ action\.args\.(\w+) \+ "\]"')
+
+
+def slot_qualified_keys(contract: Contract, action: Action) -> list[str]:
+    """The qualified keys the applicable invariants read about this action's slots, e.g.
+    ``git.tracked[data]`` for an ``fs.delete`` of ``data`` whose invariant reads
+    ``state["git.tracked[" + action.args.path + "]"]``. Keys the contract does not declare
+    as qualified, and slots the action does not fill with a string, are left out."""
+    keys: dict[str, None] = {}
+    results = contract.check_invariants(action, {})
+    for invariant, result in zip(contract.invariants, results, strict=True):
+        if not result.applies:
+            continue
+        for text in (invariant.when, invariant.check):
+            for base, slot in _SLOT_QUALIFIED.findall(text):
+                value = action.args.get(slot)
+                spec = contract.state_spec(base)
+                if isinstance(value, str) and value and spec is not None and spec.qualified:
+                    keys[f"{base}[{value}]"] = None
+    return list(keys)
 
 #: Stages that an ablation can switch off, as ``no_<stage>``.
 STAGES = ("attribution", "resolution", "repair", "typed_grounding", "replan", "gate")
@@ -310,7 +334,7 @@ class Guard:
         checks = run_gate(
             current, contract=self.contract, state=state, premises=list(work.premises.values()),
             planned_from_repaired_state=planned_from_repaired, approver=self.approver, meter=work.meter,
-            task_text=task.text,
+            task_text=task.text, state_reports=work.gate_state_reports, scope=task.scope,
         )
         failed = [c for c in checks if not c.passed]
         if failed:
@@ -357,7 +381,7 @@ class Guard:
 
     def _gate_state(self, work: _Check, resolver: Resolver, action: Action, retrieval: Retrieval) -> dict[str, Any]:
         """The resolved state the gate evaluates invariants over."""
-        keys = list(dict.fromkeys(self.contract.invariant_keys(action)))
+        keys = list(dict.fromkeys([*self.contract.invariant_keys(action), *slot_qualified_keys(self.contract, action)]))
         by_key = {p.key: p for p in work.premises.values()}
         applying = {r.key: r for r in retrieval.stale + retrieval.records}  # fresh wins over stale
         state: dict[str, Any] = {}
@@ -377,26 +401,81 @@ class Guard:
                                            detail="resolution disabled: taken as stored")
                 work.gate_state_reports.append(report)
             elif report is None and self.config.enabled("resolution"):
+                spec = self.contract.state_spec(key)
+                if spec is not None and (spec.authority.value == "developer"
+                                         or self.contract.verifier_for(key) is None):
+                    # Nobody stated it and there is nothing to consult (a developer's value is
+                    # asked for below when a failing invariant needs it; a fact only tool
+                    # output reveals has simply not been seen): not a premise.
+                    continue
                 report = resolver.resolve_missing(key)
                 work.gate_state_reports.append(report)
-                self._learn(work, report)
+                if self._worth_storing(key):
+                    self._learn(work, report)
             if report is None or report.status is PremiseStatus.UNRESOLVED or report.absent:
                 continue  # unknown: an invariant that needs it fails closed
             state[key] = resolved_value(report)
-        if self.config.enabled("resolution") and self.clarifier is not None:
+        if self.config.enabled("resolution"):
             # A developer-owned value nobody stated is asked for only when an invariant that
             # applies to this very action needs it (not, say, force-push permission for a push
-            # that does not force).
-            for key in self._keys_failing_invariants_need(action, state):
+            # that does not force). Without a clarification channel the question goes into the
+            # report for the caller (a hook turns it into "ask"), but only when the developer's
+            # answer could settle every failing invariant: a push to a protected branch is a
+            # deny, not a question about force-push permission.
+            needed = (self._keys_failing_invariants_need(action, state) if self.clarifier is not None
+                      else self._developer_questions(action, state))
+            failing = [r for r in self.contract.violations(action, state) if r.applies]
+            for key in needed:
                 spec = self.contract.state_spec(key)
                 if key in applying or spec is None or spec.authority.value != "developer":
                     continue
-                report = resolver.resolve_missing(key, ask_developer=True)
+                rules = [r.message for r in failing if any(
+                    key in state_keys_read(text) for i in self.contract.invariants if i.name == r.name
+                    for text in (i.when, i.check))]
+                report = resolver.resolve_missing(key, ask_developer=True, because=" ".join(rules[:2]))
                 work.gate_state_reports.append(report)
                 self._learn(work, report)
                 if report.status is PremiseStatus.VALID:
                     state[key] = resolved_value(report)
         return state
+
+    def _developer_questions(self, action: Action, state: Mapping[str, Any]) -> list[str]:
+        """The developer-owned keys whose answers could make every failing invariant hold, or
+        none when one fails on the known facts alone (e.g. a path the project already
+        protects: no answer changes that, so it is a deny, not a question).
+
+        Per failing invariant, the unstated developer keys it reads are tried with the answers
+        that can be enumerated (true/false for a bool, an empty list for a list); a key whose
+        answer alone makes it hold is the question. When none does, keys of other types (a
+        path, a string) are the question, since some value of theirs might satisfy it."""
+        keys: dict[str, None] = {}
+        for result in self.contract.violations(action, state):
+            if not result.applies:
+                continue
+            invariant = next(i for i in self.contract.invariants if i.name == result.name)
+            unstated = list(dict.fromkeys(
+                k for text in (invariant.when, invariant.check) for k in state_keys_read(text)
+                if k not in state and (spec := self.contract.state_spec(k)) is not None
+                and spec.authority.value == "developer"))
+            enumerable = {k: {"bool": [True, False], "list": [[]]}.get(self.contract.state_spec(k).value_type.value)
+                          for k in unstated}
+            crux = [k for k, options in enumerable.items() if options is not None
+                    and any(self._holds_with(invariant.name, action, {**state, k: option}) for option in options)]
+            open_ended = [k for k, options in enumerable.items() if options is None]
+            if not crux and not open_ended:
+                return []  # no answer makes this one hold: a deny
+            keys.update(dict.fromkeys(crux or open_ended))
+        return list(keys)
+
+    def _holds_with(self, name: str, action: Action, state: Mapping[str, Any]) -> bool:
+        return all(r.holds for r in self.contract.check_invariants(action, state) if r.name == name)
+
+    def _worth_storing(self, key: str) -> bool:
+        """A fact whose TTL is shorter than the guard's re-check interval is observed on every
+        check and never stored: a stored copy could only go stale."""
+        spec = self.contract.state_spec(key)
+        ttl = spec.ttl_seconds if spec is not None else None
+        return ttl is None or ttl >= self.config.recheck_after
 
     def _keys_failing_invariants_need(self, action: Action, state: Mapping[str, Any]) -> list[str]:
         failing = {result.name for result in self.contract.violations(action, state) if result.applies}

@@ -136,22 +136,23 @@ class Resolver:
                                         f"could not observe it now ({outcome.missing})")
         return outcome.model_copy(update={**base, "findings": findings})
 
-    def resolve_missing(self, key: str, *, ask_developer: bool = False) -> PremiseReport:
+    def resolve_missing(self, key: str, *, ask_developer: bool = False, because: str = "") -> PremiseReport:
         """A state key the gate needs but the store has no applicable record for.
 
         Machine facts are observed; a developer-owned value is asked for only when
-        ``ask_developer`` (the gate asks only when an applicable invariant needs it)."""
+        ``ask_developer`` (the gate asks only when an applicable invariant needs it);
+        ``because`` says why, in the question (the rule that needs it)."""
         spec = self.contract.state_spec(key)
         if spec is None or self.contract.key_type(key) is None:
             return PremiseReport(record_id=None, key=key, scope=None, value=None, status=PremiseStatus.UNRESOLVED,
                                  route="none", missing=f"the {self.contract.name} contract does not declare {key}")
-        outcome = self._ask_authority(key, spec, None, ask_developer=ask_developer)
+        outcome = self._ask_authority(key, spec, None, ask_developer=ask_developer, because=because)
         return outcome.model_copy(update={"findings": ["no record in the store"]})
 
     # --- routes -----------------------------------------------------------------------
 
-    def _ask_authority(self, key: str, spec: StateSpec, record: Record | None, *, ask_developer: bool = True
-                       ) -> PremiseReport:
+    def _ask_authority(self, key: str, spec: StateSpec, record: Record | None, *, ask_developer: bool = True,
+                       because: str = "") -> PremiseReport:
         scope = established_scope(self.task, spec, record)
         common = dict(record_id=record.id if record else None, key=key, scope=scope,
                       value=record.value if record else None)
@@ -159,7 +160,7 @@ class Resolver:
             if not ask_developer:
                 return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
                                      missing=f"{key} is the developer's to state; nobody has stated it for {scope}")
-            return self._clarify(key, spec, record, scope, common)
+            return self._clarify(key, spec, record, scope, common, because=because)
         if self.contract.verifier_for(key) is None:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
                                  missing=f"no verifier is bound to {key}, and it is not the developer's to state")
@@ -183,10 +184,11 @@ class Resolver:
                                  missing=f"{actor} could not observe {key}: {observation.detail}",
                                  detail=observation.detail)
         if observation.status is ObservationStatus.ABSENT:
-            status = PremiseStatus.DEFECTIVE if record is not None else PremiseStatus.UNRESOLVED
+            # A record of something that is not there is wrong; with no record, the verifier
+            # has settled the question: the thing is absent (an invariant sees no value).
+            status = PremiseStatus.DEFECTIVE if record is not None else PremiseStatus.VALID
             return PremiseReport(**common, status=status, route="verifier", absent=True,
-                                 detail=observation.detail,
-                                 missing=None if record is not None else f"{key} does not exist here")
+                                 detail=observation.detail)
         evidence = Evidence(
             key=key, value=observation.value, value_type=spec.value_type, scope=scope,
             source=SourceKind.OBSERVATION, authority=Authority.MACHINE, actor=actor,
@@ -199,9 +201,12 @@ class Resolver:
         status = PremiseStatus.VALID if same else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="verifier", evidence=evidence, detail=observation.detail)
 
-    def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict) -> PremiseReport:
+    def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict,
+                 because: str = "") -> PremiseReport:
         if record is None:
-            text = f"What is {key} for {scope}? Nothing is on record, and an invariant of this action needs it."
+            about = f" ({spec.description.strip().rstrip('.')})" if spec.description else ""
+            why = f": {' '.join(because.split())}" if because else "."
+            text = f"What is {key}{about} for {scope}? Nothing is on record, and this action needs it{why}"
         else:
             text = self.contract.question_for(key, scope=scope, value=record.value)
         in_doubt = record.value if record is not None else None

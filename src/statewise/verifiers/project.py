@@ -15,7 +15,7 @@ from typing import Any
 
 from statewise.verifiers.base import Adapter, Observation, VerifierArgumentError, VerifierRequest
 
-__all__ = ["PackageManager", "TestCommand"]
+__all__ = ["PROTECTED_PATHS_FILE", "PackageManager", "ProtectedPaths", "TestCommand", "TestEntryPoints"]
 
 _MAX_BYTES = 2 * 1024 * 1024
 _NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
@@ -172,22 +172,32 @@ class TestCommand(Adapter):
 _LOCKS = (
     ("uv.lock", "uv", "python"),
     ("poetry.lock", "poetry", "python"),
+    ("pdm.lock", "pdm", "python"),
     ("pnpm-lock.yaml", "pnpm", "node"),
     ("yarn.lock", "yarn", "node"),
+    ("bun.lockb", "bun", "node"),
+    ("bun.lock", "bun", "node"),
     ("package-lock.json", "npm", "node"),
     ("npm-shrinkwrap.json", "npm", "node"),
 )
-_PIP_FILES = ("requirements.txt", "pyproject.toml", "setup.py", "setup.cfg")
+# A bare pyproject.toml is not here: pip, uv, pdm and poetry 2 all read a PEP 621 [project]
+# table, so it does not say which of them the project uses (a `uv init` project has no lock
+# until its first `uv add`/`uv sync`).
+_PIP_FILES = ("requirements.txt", "setup.py", "setup.cfg")
+# Tool tables that name the manager outright.
+_TOOL_TABLES = (("uv", "uv"), ("poetry", "poetry"), ("pdm", "pdm"))
 
 
 class PackageManager(Adapter):
     """``project.package_manager`` (enum): the package manager the project uses.
 
     Lock files first, in this order: ``uv.lock`` -> uv, ``poetry.lock`` -> poetry,
-    ``pnpm-lock.yaml`` -> pnpm, ``yarn.lock`` -> yarn, ``package-lock.json`` (or
-    ``npm-shrinkwrap.json``) -> npm. Then ``[tool.poetry]`` in ``pyproject.toml`` -> poetry;
+    ``pdm.lock`` -> pdm, ``pnpm-lock.yaml`` -> pnpm, ``yarn.lock`` -> yarn, ``bun.lockb``
+    (or ``bun.lock``) -> bun, ``package-lock.json`` (or ``npm-shrinkwrap.json``) -> npm. Then
+    ``[tool.uv]``, ``[tool.poetry]`` or ``[tool.pdm]`` in ``pyproject.toml``;
     ``package.json``'s ``packageManager`` field (``pnpm@9.1.0`` -> pnpm); ``package.json``
-    -> npm; ``requirements.txt``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` -> pip.
+    -> npm; ``requirements.txt``, ``setup.py`` or ``setup.cfg`` -> pip. A bare
+    ``pyproject.toml`` names no manager (every PEP 621 front end reads it): ABSENT.
     ``ecosystem: python`` or ``node`` restricts the search to one ecosystem (a repository
     with both keeps the first match otherwise; the detail names everything found).
     ABSENT when nothing is found.
@@ -221,15 +231,173 @@ class PackageManager(Adapter):
             if (root / file).is_file():
                 found.append((manager, f"{file} is present", ecosystem))
         pyproject = _toml(root / "pyproject.toml") if (root / "pyproject.toml").is_file() else None
-        if _table(pyproject, "tool", "poetry") is not None:
-            found.append(("poetry", "pyproject.toml has [tool.poetry]", "python"))
+        for table, manager in _TOOL_TABLES:
+            if _table(pyproject, "tool", table) is not None:
+                found.append((manager, f"pyproject.toml has [tool.{table}]", "python"))
         if (root / "package.json").is_file():
             package = _json(root / "package.json")
             declared = package.get("packageManager") if isinstance(package, dict) else None
-            if isinstance(declared, str) and declared.split("@", 1)[0] in ("npm", "pnpm", "yarn"):
+            if isinstance(declared, str) and declared.split("@", 1)[0] in ("npm", "pnpm", "yarn", "bun"):
                 found.append((declared.split("@", 1)[0], f"package.json declares packageManager {declared}", "node"))
             found.append(("npm", "package.json is present", "node"))
         for file in _PIP_FILES:
             if (root / file).is_file():
                 found.append(("pip", f"{file} is present", "python"))
         return found
+
+
+# --- every test entry point the project declares -----------------------------------------
+
+# Make/just targets that run tests (the shell normalizer reads `make check` as a test run).
+_TEST_TARGETS = ("test", "tests", "check")
+_JUST_FILES = ("justfile", "Justfile", ".justfile")
+_JUST_RECIPE = re.compile(r"^@?(?P<name>[A-Za-z_][\w-]*)(?:\s+[^:=\n]*)?:(?!=)", re.MULTILINE)
+_MAKE_TARGETS = re.compile(r"^(?P<names>[^\s:#=][^:#=\n]*?)[ \t]*::?(?!=)", re.MULTILINE)
+_NODE_RUNNERS = ("npm", "pnpm", "yarn", "bun")
+_PYTHON_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "tox.ini", "conftest.py", "pytest.ini")
+_PLAIN = re.compile(r"^[\w@./:+-]+$")
+
+
+def _script_forms(script: str) -> list[str]:
+    """The ways an agent runs package.json script ``script`` (npm runs any script; pnpm, yarn
+    and bun take the same ``run`` form and, for most names, the bare one)."""
+    forms = []
+    for runner in _NODE_RUNNERS:
+        forms.append(f"{runner} run {script}")
+        if runner != "bun":  # `bun test` is bun's own test runner, not the script
+            forms.append(f"{runner} {script}")
+    if script == "test":
+        forms += ["npm t", "npm run-script test"]
+    return forms
+
+
+class TestEntryPoints(Adapter):
+    """``project.test_commands`` (list): every test command the project's own files declare.
+
+    Unlike ``project.test_command`` (the one command, by precedence), this lists them all, as
+    plain command prefixes an invariant can match a command against: ``[tool.statewise]
+    test-command``; ``tox`` (tox.ini, tox.toml or ``[tool.tox]``); ``nox`` (noxfile.py);
+    each package.json script named ``test`` or ``test:*`` in the forms npm, pnpm, yarn and
+    bun run it, and the program the script runs (``vitest`` for ``vitest run``); ``make`` and
+    ``just`` when the Makefile or justfile has a test, tests or check target (the shell
+    normalizer calls make a test run only for those targets, and options may come first:
+    ``make -j4 test``); ``pytest`` and ``unittest`` in a Python
+    project (pytest configuration, conftest.py, or any Python project file: pytest runs
+    unconfigured test suites too); ``cargo test`` (Cargo.toml); ``go test`` (go.mod);
+    ``bun test`` (bunfig.toml or a bun lock); ``manage.py test`` (manage.py).
+
+    ABSENT when the files declare none; UNAVAILABLE when a file that must be read cannot be
+    parsed. Reads at most a dozen small files at the top of the workspace; nothing is run.
+    """
+
+    __test__ = False
+    name = "project.test_commands"
+
+    def _observe(self, request: VerifierRequest) -> Observation:
+        root = self.workspace(request)
+        try:
+            found = self._detect(root)
+        except _Unreadable as error:
+            return Observation.unavailable(str(error))
+        if not found:
+            return Observation.absent(
+                f"{root} declares no test command (no [tool.statewise] test-command, tox, nox, package.json test "
+                "script, make/just test target, Python, Cargo or Go project file)"
+            )
+        commands = list(dict.fromkeys(command for command, _ in found))
+        sources = ", ".join(dict.fromkeys(source for _, source in found))
+        return Observation.of(commands, f"{root} declares test commands in {sources}", str(root))
+
+    @staticmethod
+    def _detect(root: Path) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        pyproject = _toml(root / "pyproject.toml")
+        declared = _table(pyproject, "tool", "statewise", "test-command") or _table(
+            pyproject, "tool", "statewise", "test_command")
+        if isinstance(declared, list) and all(isinstance(item, str) for item in declared):
+            declared = shlex.join(declared)
+        if isinstance(declared, str) and declared.strip():
+            found.append((declared.strip(), "pyproject.toml [tool.statewise]"))
+        tox = _ini(root / "tox.ini")
+        if (tox is not None and any(s == "tox" or s.startswith("testenv") for s in tox.sections())) or (
+                root / "tox.toml").is_file() or _table(pyproject, "tool", "tox") is not None:
+            found.append(("tox", "tox configuration"))
+        if (root / "noxfile.py").is_file():
+            found.append(("nox", "noxfile.py"))
+        package = _json(root / "package.json")
+        scripts = _table(package, "scripts") if isinstance(package, dict) else None
+        if isinstance(scripts, dict):
+            for script, body in scripts.items():
+                if not (script == "test" or script.startswith("test:")) or not isinstance(body, str):
+                    continue
+                if script == "test" and body.strip() == _NPM_DEFAULT_TEST:
+                    continue
+                found += [(form, "package.json scripts") for form in _script_forms(script) if _PLAIN.match(script)]
+                words = body.split()
+                if words and _PLAIN.match(words[0]) and "/" not in words[0]:
+                    found.append((words[0], "package.json scripts"))
+        for name in ("GNUmakefile", "makefile", "Makefile"):
+            text = _read(root / name)
+            if text is None:
+                continue
+            targets = {t for match in _MAKE_TARGETS.finditer(text) for t in match.group("names").split()}
+            # The shell normalizer reads `make` as a test run only for these targets, so the
+            # program alone is the entry point (`make -j4 test` puts options before the target).
+            if any(t in targets for t in _TEST_TARGETS):
+                found.append(("make", f"{name} (a {'/'.join(t for t in _TEST_TARGETS if t in targets)} target)"))
+            break
+        for name in _JUST_FILES:
+            text = _read(root / name)
+            if text is None:
+                continue
+            recipes = {match.group("name") for match in _JUST_RECIPE.finditer(text)}
+            if any(t in recipes for t in _TEST_TARGETS):
+                found.append(("just", f"{name} (a {'/'.join(t for t in _TEST_TARGETS if t in recipes)} recipe)"))
+            break
+        if any((root / marker).is_file() for marker in _PYTHON_MARKERS) or (root / "tests").is_dir():
+            found += [("pytest", "a Python project"), ("unittest", "a Python project")]
+        if (root / "Cargo.toml").is_file():
+            found.append(("cargo test", "Cargo.toml"))
+        if (root / "go.mod").is_file():
+            found.append(("go test", "go.mod"))
+        if any((root / name).is_file() for name in ("bunfig.toml", "bun.lockb", "bun.lock")):
+            found.append(("bun test", "bun project files"))
+        if (root / "manage.py").is_file():
+            found.append(("manage.py test", "manage.py"))
+        return found
+
+
+# --- paths the project declares protected --------------------------------------------------
+
+#: The project file that lists paths the agent must never delete or overwrite.
+PROTECTED_PATHS_FILE = ".statewise/protected"
+
+
+class ProtectedPaths(Adapter):
+    """``fs.declared_protected_paths`` (list): the paths ``.statewise/protected`` lists.
+
+    One path per line, relative to the workspace (or absolute); blank lines and lines
+    starting with ``#`` are ignored. The file is the developer's written declaration,
+    committed with the project. ABSENT when there is no such file (nothing is declared
+    there: this is not the same as "nothing is protected"); an empty file is the explicit
+    declaration that nothing is. CODEOWNERS is not read: it names reviewers, not paths an
+    agent may not delete.
+    """
+
+    name = "project.protected_paths"
+
+    def _observe(self, request: VerifierRequest) -> Observation:
+        root = self.workspace(request)
+        path = root / PROTECTED_PATHS_FILE
+        try:
+            text = _read(path)
+        except _Unreadable as error:
+            return Observation.unavailable(str(error))
+        if text is None:
+            return Observation.absent(f"{path} does not exist", str(path))
+        paths = []
+        for line in text.splitlines():
+            entry = line.strip()
+            if entry and not entry.startswith("#"):
+                paths.append(entry.rstrip("/") or "/")
+        return Observation.of(paths, f"{path} lists {len(paths)} protected path(s)", str(path))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,16 @@ from statewise.verifiers.base import (
     which,
 )
 
-__all__ = ["Interpreter", "PackageVersion", "PythonVersion", "Venv", "find_venv", "resolve_interpreter"]
+__all__ = [
+    "Interpreter",
+    "PackageVersion",
+    "PythonVersion",
+    "Venv",
+    "find_venv",
+    "interpreter_of_executable",
+    "resolve_interpreter",
+    "resolve_shim",
+]
 
 DEFAULT_VENV_NAMES = (".venv", "venv")
 _PYTHON_VERSION = re.compile(r"Python\s+(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?)")
@@ -117,6 +127,95 @@ def resolve_interpreter(request: VerifierRequest, workspace: Path) -> _Resolved:
     return _Resolved(None, "", Observation.absent("no virtual environment in the workspace and no python3 on PATH"))
 
 
+# A version manager's shim is a small script (pyenv, asdf) or a link to the manager (mise)
+# that picks the real executable at run time; `<manager> which <name>` names it read-only.
+_SHIM_EXEC = re.compile(r'exec\s+"?(?P<manager>(?:[^"\s]*/)?(?:pyenv|asdf|mise))"?\s+(?:exec|x)\b')
+_SHIM_EXPORT = re.compile(r'^export\s+([A-Z_][A-Z0-9_]*)="([^"$`]*)"\s*$', re.MULTILINE)
+_MAX_SHIM_BYTES = 8192
+
+
+def resolve_shim(path: str, env: Mapping[str, str], cwd: str | os.PathLike[str], timeout: float = 5.0
+                 ) -> tuple[str | None, str]:
+    """The real executable behind a pyenv, asdf or mise shim at ``path``.
+
+    Returns ``(real path, how)``; ``(None, "")`` when ``path`` is not a shim, and
+    ``(None, why)`` when it is one whose manager could not say (the version it selects is not
+    installed, the manager timed out). ``cwd`` matters: a ``.python-version`` or
+    ``.tool-versions`` there selects the version. Runs ``<manager> which <name>`` only.
+    """
+    name = os.path.basename(path)
+    real = os.path.realpath(path)
+    manager: str | None = None
+    if os.path.basename(real) == "mise" and os.path.basename(path) != "mise":
+        manager = real
+    else:
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(_MAX_SHIM_BYTES)
+        except OSError:
+            return None, ""
+        if not head.startswith(b"#!"):
+            return None, ""
+        match = _SHIM_EXEC.search(head.decode("utf-8", "replace"))
+        if match is None:
+            return None, ""
+        manager = match.group("manager")
+        if "/" not in manager:
+            manager = which(manager, env, Path(cwd)) or manager
+        # The shim exports its manager's root (PYENV_ROOT=...) before it execs: do the same.
+        env = {**{k: v for k, v in _SHIM_EXPORT.findall(head.decode("utf-8", "replace"))}, **env}
+    result = run_command([manager, "which", name], cwd=cwd, timeout=timeout, env=env)
+    found = result.stdout.strip().splitlines()[-1] if result.ok and result.stdout.strip() else ""
+    if not found or not os.path.isabs(found):
+        return None, f"{path} is a {os.path.basename(manager)} shim, and `{os.path.basename(manager)} which {name}` " \
+                     f"did not name an executable ({result.describe_failure() if not result.ok else 'no output'})"
+    return found, f"{path} is a {os.path.basename(manager)} shim for {found}"
+
+
+def interpreter_of_executable(path: str, env: Mapping[str, str], cwd: str | os.PathLike[str],
+                              timeout: float = 5.0) -> tuple[str | None, str]:
+    """The Python interpreter a Python executable (``pip``, ``pytest``, a console script, or an
+    interpreter) runs in, and how that was found.
+
+    In order: a pyenv/asdf/mise shim is resolved to the executable it selects; an executable in
+    a virtual environment's ``bin`` runs in that environment's ``python``; a Python
+    interpreter is itself; otherwise the script's shebang names it (``#!/usr/bin/env
+    python3`` looked up on ``env['PATH']``, and resolved again if that is a shim). ``(None,
+    why)`` when it cannot be told; a shim is never taken for the shell that runs it.
+    """
+    for _ in range(4):  # a shim's target may be a script whose shebang is another shim
+        real, how = resolve_shim(path, env, cwd, timeout)
+        if how and real is None:
+            return None, how
+        if real is not None:
+            path = real
+        directory = os.path.dirname(path)
+        if os.path.isfile(os.path.join(os.path.dirname(directory), "pyvenv.cfg")):
+            for candidate in ("python", "python3"):
+                if os.path.exists(os.path.join(directory, candidate)):
+                    return os.path.join(directory, candidate), f"{path} is in the virtual environment {os.path.dirname(directory)}"
+        if re.match(r"^python(?:\d+(?:\.\d+)?)?$", os.path.basename(path)):
+            return path, f"{path} is an interpreter"
+        try:
+            with open(path, "rb") as handle:
+                first = handle.readline(512).decode("utf-8", "replace").strip()
+        except OSError as error:
+            return None, f"cannot read {path}: {error.strerror or error}"
+        if not first.startswith("#!"):
+            return None, f"{path} has no shebang"
+        parts = first[2:].split()
+        if parts and parts[0].endswith("/env") and len(parts) > 1:
+            found = which(parts[-1], env, Path(cwd))
+            if found is None:
+                return None, f"{path} runs {parts[-1]}, which is not on PATH"
+            path = found
+            continue
+        if not parts:
+            return None, f"{path} has an empty shebang"
+        path = parts[0]
+    return None, f"{path}: too many levels of shims and shebangs"
+
+
 class _PythonAdapter(Adapter):
     args = frozenset({"interpreter", "venv"})
 
@@ -188,6 +287,13 @@ class Interpreter(_PythonAdapter):
             return Observation.unavailable(
                 f"{resolved.path} printed {executable[:100]!r}, not an absolute path", result.reference
             )
+        # Inside a virtual environment, `bin/python` names it whichever alias ran (python3,
+        # python3.11): the same spelling the shell normalizer gives pip's interpreter.
+        bin_dir = os.path.dirname(executable)
+        canonical = os.path.join(bin_dir, "python")
+        if (canonical != executable and os.path.isfile(os.path.join(os.path.dirname(bin_dir), "pyvenv.cfg"))
+                and os.path.exists(canonical)):
+            executable = canonical
         return Observation.of(executable, f"{resolved.how}: sys.executable is {executable}", result.reference)
 
 

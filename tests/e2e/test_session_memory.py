@@ -1,0 +1,173 @@
+"""The repaired memory reaching the real clients' model at session start (issue 12, item 5).
+
+Each client starts in a repository whose memory file (the one that client loads itself:
+CLAUDE.md, AGENTS.md, GEMINI.md) says the tests run with ``npm run test:unit``, while
+``package.json`` only has ``test``. Two runs per client, no tool calls:
+
+1. The first run: StateWise's SessionStart hook (as ``statewise install`` registers it) names
+   the line as wrong, with the correction, and the scripted model server sees that text in the
+   client's first request.
+2. The developer then applies the correction (``statewise memory check --apply --yes``: the
+   file is the developer's, so it is written only with their approval, which ``--yes`` is;
+   docs/memory.md, Write-back). The second run's first request carries the corrected line,
+   which the client read from the memory file itself, and not the old one.
+
+What each client did is in tests/e2e/OBSERVED.md, with the size of the injected context.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from statewise.memory.context import estimate_tokens
+from statewise.sandbox import git
+from tests.e2e.clients import ClientRun, Workspace
+from tests.e2e.conftest import build_workspace
+from tests.e2e.model_server import FINAL_TEXT, RecordedRequest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CLIENT_NAMES = ["claude", "codex", "gemini"]
+
+#: The memory file each client loads by itself from the project root.
+MEMORY_FILE = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
+
+STALE_LINE = "The tests run with `npm run test:unit`."
+FIXED_LINE = "The tests run with `npm test`."
+MEMORY_TEXT = f"# Project notes\n\n## Testing\n\n{STALE_LINE}\n"
+
+#: Hook program installed with --executable: the real hook, with its answer kept in a file
+#: (so the test can measure what StateWise injected, before the client wraps it).
+RECORDER = """#!/bin/sh
+out=$(mktemp "{folder}/{{}}.$2.XXXXXX")
+{python} -m statewise.integrations.hook_entry "$@" >"$out"
+status=$?
+cat "$out"
+exit $status
+"""
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a request body (so JSON escaping does not hide a quote or a backtick)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def first_turn(run: ClientRun) -> RecordedRequest:
+    """The client's first request for its main turn (the first one that offers tools)."""
+    turns = run.server.turn_requests()
+    assert turns, run.describe()
+    return turns[0]
+
+
+def first_text(run: ClientRun) -> str:
+    return "\n".join(strings(first_turn(run).body))
+
+
+@dataclass
+class SessionRuns:
+    client: str
+    workspace: Workspace
+    memory: Path
+    first: ClientRun
+    first_context: str  # the additionalContext StateWise's hook answered in the first run
+    apply_output: str
+    second: ClientRun
+    second_context: str
+
+
+def hook_context(folder: Path, run_label: str) -> str:
+    """The additionalContext the session hook answered during one run ("" when none)."""
+    answers = [json.loads(p.read_text(encoding="utf-8") or "{}") for p in sorted(folder.glob(f"{run_label}.session.*"))]
+    assert len(answers) == 1, f"expected one SessionStart hook call in {run_label}, got {len(answers)}"
+    return answers[0].get("hookSpecificOutput", {}).get("additionalContext", "")
+
+
+@pytest.fixture(scope="module", params=CLIENT_NAMES)
+def sessions(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+             client_bin: Path) -> Iterator[SessionRuns]:
+    client = request.param
+    workspace = build_workspace(tmp_path_factory.mktemp(f"session-{client}"), client_bin)
+    memory = workspace.work / MEMORY_FILE[client]
+    memory.write_text(MEMORY_TEXT, encoding="utf-8")
+    git(workspace.work, "add", memory.name)
+    git(workspace.work, "commit", "--quiet", "-m", f"{memory.name}: how to run the tests")
+    folder = workspace.root / "answers"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+
+    def run(label: str) -> ClientRun:
+        # The recorder names its answer files by run: re-point it before each run.
+        recorder.write_text(RECORDER.format(folder=folder, python=sys.executable).replace("{}", label),
+                            encoding="utf-8")
+        return workspace.run(client, [])
+
+    workspace.install(client, "--executable", str(recorder), verify_trust=True)
+    first = run("first")
+    first_context = hook_context(folder, "first")
+    # The developer applies the correction to their own file (the approval is --yes).
+    applied = workspace.statewise("memory", "check", "--apply", "--yes", check=False)
+    second = run("second")
+    yield SessionRuns(client, workspace, memory, first, first_context, applied.stdout + applied.stderr, second,
+                      hook_context(folder, "second"))
+
+
+def test_the_wrong_memory_line_and_its_correction_reach_the_model_at_session_start(sessions: SessionRuns):
+    run = sessions.first
+    assert run.returncode == 0 and FINAL_TEXT in run.stdout, run.describe()
+    context = sessions.first_context
+    name = MEMORY_FILE[sessions.client]
+    # What StateWise answered: the line, named wrong, with the correction.
+    assert f'{name}:5 "{STALE_LINE}" is wrong' in context, context
+    assert "npm.script_exists[test:unit] is false" in context and "Use: npm test" in context, context
+    seen = first_text(run)
+    # The client loaded its memory file itself (the stale line is in the prompt)...
+    assert STALE_LINE in seen, run.describe()
+    # ...and delivered StateWise's note to the model in the same, first request.
+    assert f'{name}:5 "{STALE_LINE}" is wrong' in seen, (
+        f"{sessions.client} did not deliver the SessionStart additionalContext to the model\n"
+        f"hook answered: {context!r}\nfirst request: {seen[-3000:]}")
+    assert "Use: npm test" in seen
+
+
+def test_the_repaired_line_is_what_the_next_session_reads(sessions: SessionRuns):
+    name = MEMORY_FILE[sessions.client]
+    assert sessions.memory.read_text(encoding="utf-8") == MEMORY_TEXT.replace(STALE_LINE, FIXED_LINE), \
+        sessions.apply_output
+    assert f"{name}:5: applied" in sessions.apply_output, sessions.apply_output
+    run = sessions.second
+    assert run.returncode == 0 and FINAL_TEXT in run.stdout, run.describe()
+    seen = first_text(run)
+    assert FIXED_LINE in seen, f"the client did not read the corrected {name}\n{seen[-3000:]}"
+    assert STALE_LINE not in seen, f"the second session still reads the old line\n{seen[-3000:]}"
+    # Nothing is left to call wrong: the repaired line is valid, so StateWise names no wrong line.
+    assert "WRONG lines" not in sessions.second_context, sessions.second_context
+
+
+def test_the_injected_context_size(sessions: SessionRuns):
+    """Bytes and estimated tokens (docs/memory.md's estimator) of what the hook injected, and of
+    the string the client put it in (its wrapping), for OBSERVED.md."""
+    context = sessions.first_context
+    holders = [s for s in strings(first_turn(sessions.first).body) if "StateWise checked your memory files" in s]
+    size = len(context.encode("utf-8"))
+    print(f"\n[{sessions.client}] injected context: {size} bytes, {estimate_tokens(context)} est. tokens; "
+          f"second session {len(sessions.second_context.encode())} bytes, "
+          f"{estimate_tokens(sessions.second_context)} est. tokens; "
+          f"carried in {len(holders)} string(s) of {[len(h.encode()) for h in holders]} bytes")
+    # The hook's budget: 400 estimated tokens for the memory part (plus at most 2000 characters).
+    assert 0 < estimate_tokens(context) <= 400 + 2000 // 3, context

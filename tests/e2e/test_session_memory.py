@@ -18,6 +18,7 @@ What each client did is in tests/e2e/OBSERVED.md, with the size of the injected 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,35 +98,42 @@ def hook_context(folder: Path, run_label: str) -> str:
     return answers[0].get("hookSpecificOutput", {}).get("additionalContext", "")
 
 
+def two_sessions(workspace: Workspace, client: str, memory: Path, *apply_options: str) -> SessionRuns:
+    """Install the hooks, run the client, apply the correction with ``statewise memory check
+    --apply *apply_options``, run the client again."""
+    folder = workspace.root / "answers"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+
+    def run(label: str) -> ClientRun:
+        # The recorder names its answer files by run: re-point it before each run.
+        recorder.write_text(RECORDER.format(folder=folder, python=sys.executable).replace("{}", label),
+                            encoding="utf-8")
+        recorder.chmod(0o755)
+        return workspace.run(client, [])
+
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+    workspace.install(client, "--executable", str(recorder), verify_trust=True)
+    first = run("first")
+    first_context = hook_context(folder, "first")
+    applied = workspace.statewise("memory", "check", "--apply", *apply_options, check=False)
+    second = run("second")
+    return SessionRuns(client, workspace, memory, first, first_context, applied.stdout + applied.stderr, second,
+                       hook_context(folder, "second"))
+
+
 @pytest.fixture(scope="module", params=CLIENT_NAMES)
 def sessions(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-             client_bin: Path) -> Iterator[SessionRuns]:
+             client_bin: Path) -> SessionRuns:
+    """The developer's committed memory file; the developer approves the edit (``--yes``)."""
     client = request.param
     workspace = build_workspace(tmp_path_factory.mktemp(f"session-{client}"), client_bin)
     memory = workspace.work / MEMORY_FILE[client]
     memory.write_text(MEMORY_TEXT, encoding="utf-8")
     git(workspace.work, "add", memory.name)
     git(workspace.work, "commit", "--quiet", "-m", f"{memory.name}: how to run the tests")
-    folder = workspace.root / "answers"
-    folder.mkdir()
-    recorder = workspace.root / "recording-hook"
-    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
-    recorder.chmod(0o755)
-
-    def run(label: str) -> ClientRun:
-        # The recorder names its answer files by run: re-point it before each run.
-        recorder.write_text(RECORDER.format(folder=folder, python=sys.executable).replace("{}", label),
-                            encoding="utf-8")
-        return workspace.run(client, [])
-
-    workspace.install(client, "--executable", str(recorder), verify_trust=True)
-    first = run("first")
-    first_context = hook_context(folder, "first")
-    # The developer applies the correction to their own file (the approval is --yes).
-    applied = workspace.statewise("memory", "check", "--apply", "--yes", check=False)
-    second = run("second")
-    yield SessionRuns(client, workspace, memory, first, first_context, applied.stdout + applied.stderr, second,
-                      hook_context(folder, "second"))
+    return two_sessions(workspace, client, memory, "--yes")
 
 
 def test_the_wrong_memory_line_and_its_correction_reach_the_model_at_session_start(sessions: SessionRuns):
@@ -220,3 +228,39 @@ def test_the_injected_context_size(sessions: SessionRuns):
     # The hook's budget: 400 estimated tokens for the memory part, the corrections line within 2000 characters.
     assert 0 < estimate_tokens(context) <= SESSION_CONTEXT_TOKENS + SESSION_CONTEXT_CHARS // 3, context
     assert 0 < len(second) < len(context), second
+
+
+# --- Claude Code's auto memory: the agent's own file, written back without asking ------------
+
+
+@pytest.fixture(scope="module")
+def auto_memory(tmp_path_factory: pytest.TempPathFactory, client_bin: Path) -> SessionRuns:
+    """Claude Code's auto memory (``~/.claude/projects/<project>/memory/MEMORY.md``, which it
+    loads in ``-p`` too) holds the stale line; the project's policy is ``auto``, so ``memory check
+    --apply`` writes the agent's own file without asking (no ``--yes``, no terminal)."""
+    workspace = build_workspace(tmp_path_factory.mktemp("session-auto-memory"), client_bin)
+    (workspace.work / "pyproject.toml").write_text('[tool.statewise]\nmemory-write-back = "auto"\n', encoding="utf-8")
+    git(workspace.work, "add", "pyproject.toml")
+    git(workspace.work, "commit", "--quiet", "-m", "StateWise may correct the agent's own memory")
+    project = re.sub(r"[^A-Za-z0-9]", "-", str(workspace.work.resolve()))
+    memory = workspace.home / ".claude" / "projects" / project / "memory" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text(MEMORY_TEXT, encoding="utf-8")
+    return two_sessions(workspace, "claude", memory)
+
+
+def test_claude_code_auto_memory_is_corrected_without_asking_and_read_corrected(auto_memory: SessionRuns):
+    first, second = auto_memory.first, auto_memory.second
+    assert first.returncode == 0 and FINAL_TEXT in first.stdout, first.describe()
+    seen = first_text(first)
+    assert f"Contents of {auto_memory.memory} (user's auto-memory" in seen and STALE_LINE in seen, first.describe()
+    assert f'MEMORY.md:5 "{STALE_LINE}" is wrong' in auto_memory.first_context, auto_memory.first_context
+    assert f'MEMORY.md:5 "{STALE_LINE}" is wrong' in seen
+    assert auto_memory.memory.read_text(encoding="utf-8") == MEMORY_TEXT.replace(STALE_LINE, FIXED_LINE), \
+        auto_memory.apply_output
+    assert "applied" in auto_memory.apply_output and "approval" not in auto_memory.apply_output, \
+        auto_memory.apply_output
+    assert second.returncode == 0, second.describe()
+    seen = first_text(second)
+    assert FIXED_LINE in seen and STALE_LINE not in seen, seen[-3000:]
+    assert "WRONG lines" not in auto_memory.second_context, auto_memory.second_context

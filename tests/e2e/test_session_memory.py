@@ -233,12 +233,12 @@ def test_the_injected_context_size(sessions: SessionRuns):
 # --- Claude Code's auto memory: the agent's own file, written back without asking ------------
 
 
-@pytest.fixture(scope="module")
-def auto_memory(tmp_path_factory: pytest.TempPathFactory, client_bin: Path) -> SessionRuns:
+def test_claude_code_auto_memory_is_corrected_without_asking_and_read_corrected(workspace: Workspace):
     """Claude Code's auto memory (``~/.claude/projects/<project>/memory/MEMORY.md``, which it
     loads in ``-p`` too) holds the stale line; the project's policy is ``auto``, so ``memory check
-    --apply`` writes the agent's own file without asking (no ``--yes``, no terminal)."""
-    workspace = build_workspace(tmp_path_factory.mktemp("session-auto-memory"), client_bin)
+    --apply`` writes the agent's own file without asking (no ``--yes``, no terminal), and the
+    next session reads the corrected line. (One client run: that the note reaches Claude Code's
+    model is the test above.)"""
     (workspace.work / "pyproject.toml").write_text('[tool.statewise]\nmemory-write-back = "auto"\n', encoding="utf-8")
     git(workspace.work, "add", "pyproject.toml")
     git(workspace.work, "commit", "--quiet", "-m", "StateWise may correct the agent's own memory")
@@ -246,21 +246,18 @@ def auto_memory(tmp_path_factory: pytest.TempPathFactory, client_bin: Path) -> S
     memory = workspace.home / ".claude" / "projects" / project / "memory" / "MEMORY.md"
     memory.parent.mkdir(parents=True)
     memory.write_text(MEMORY_TEXT, encoding="utf-8")
-    return two_sessions(workspace, "claude", memory)
+    workspace.install("claude")
+    context = workspace.statewise("memory", "context").stdout
+    assert f'MEMORY.md:5 "{STALE_LINE}" is wrong' in context, context
 
+    applied = workspace.statewise("memory", "check", "--apply", check=False)
+    output = applied.stdout + applied.stderr
+    assert memory.read_text(encoding="utf-8") == MEMORY_TEXT.replace(STALE_LINE, FIXED_LINE), output
+    assert "MEMORY.md:5: applied" in output and "approval" not in output, output
 
-def test_claude_code_auto_memory_is_corrected_without_asking_and_read_corrected(auto_memory: SessionRuns):
-    first, second = auto_memory.first, auto_memory.second
-    assert first.returncode == 0 and FINAL_TEXT in first.stdout, first.describe()
-    seen = first_text(first)
-    assert f"Contents of {auto_memory.memory} (user's auto-memory" in seen and STALE_LINE in seen, first.describe()
-    assert f'MEMORY.md:5 "{STALE_LINE}" is wrong' in auto_memory.first_context, auto_memory.first_context
-    assert f'MEMORY.md:5 "{STALE_LINE}" is wrong' in seen
-    assert auto_memory.memory.read_text(encoding="utf-8") == MEMORY_TEXT.replace(STALE_LINE, FIXED_LINE), \
-        auto_memory.apply_output
-    assert "applied" in auto_memory.apply_output and "approval" not in auto_memory.apply_output, \
-        auto_memory.apply_output
-    assert second.returncode == 0, second.describe()
-    seen = first_text(second)
+    run = workspace.run("claude", [])
+    assert run.returncode == 0 and FINAL_TEXT in run.stdout, run.describe()
+    seen = first_text(run)
+    assert f"Contents of {memory} (user's auto-memory" in seen, run.describe()
     assert FIXED_LINE in seen and STALE_LINE not in seen, seen[-3000:]
-    assert "WRONG lines" not in auto_memory.second_context, auto_memory.second_context
+    assert "WRONG lines" not in seen, seen[-3000:]

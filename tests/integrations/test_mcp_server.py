@@ -427,6 +427,62 @@ async def test_separate_process_asks_mid_call_on_a_handshake_era_connection(sand
             assert [r["value"] for r in recalled["records"]] == ["tox"]
 
 
+STALE_LINE = "The tests run with `npm run test:unit`."
+
+
+async def test_recall_with_a_workspace_gives_the_session_context_the_hook_gives(sandbox, store_path):
+    """An MCP-only agent gets the repaired state: recall(workspace=...) carries the SessionStart
+    hook's note (same function, same budget), and after the correction is written back the
+    note no longer names the line wrong."""
+    import json
+
+    from statewise.integrations.hooks import SESSION_CONTEXT_CHARS, SESSION_CONTEXT_TOKENS, run_hook
+    from statewise.memory import apply_edits, check_memory, propose_edits
+    from statewise.memory.context import estimate_tokens
+    from statewise.memory.writeback import WriteBackPolicy
+    from statewise.sandbox import git
+
+    work = sandbox.work
+    (work / "package.json").write_text('{"name": "app", "scripts": {"test": "echo ok"}}\n', encoding="utf-8")
+    (work / "AGENTS.md").write_text(f"# Notes\n\n## Testing\n\n{STALE_LINE}\n", encoding="utf-8")
+    git(work, "add", "package.json", "AGENTS.md")
+    git(work, "commit", "--quiet", "-m", "notes")
+    built = build_server(store_location=store_path, workspace=str(work))
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with Client(built, raise_exceptions=True) as client:
+                recalled = await _call(client, "recall", {"workspace": str(work)})
+                context = recalled["session_context"]
+                assert f'AGENTS.md:5 "{STALE_LINE}" is wrong' in context, context
+                assert "npm.script_exists[test:unit] is false" in context and "Use: npm test" in context
+                assert estimate_tokens(context) <= SESSION_CONTEXT_TOKENS + SESSION_CONTEXT_CHARS // 3
+                # The check's correction is in the store the records come from.
+                assert "project.test_command" in {r["key"] for r in recalled["records"]}
+                # Without a workspace there is no session to start: no note is computed.
+                assert (await _call(client, "recall", {"keys": ["project.test_command"]}))["session_context"] is None
+
+                # The same text the SessionStart hook injects into Claude Code, Codex and Gemini CLI.
+                hook = run_hook("codex", json.dumps({"hook_event_name": "SessionStart", "cwd": str(work),
+                                                     "session_id": "s1"}), event="session",
+                                store_location=store_path)
+                assert json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"] == \
+                    (await _call(client, "recall", {"workspace": str(work)}))["session_context"]
+
+                # The developer writes the correction back (their own file, so with approval).
+                store = open_store(store_path, key_schema=built.statewise.contract)
+                try:
+                    edits = propose_edits(check_memory(work, built.statewise.contract, store=store))
+                    assert [r.applied for r in apply_edits(edits, WriteBackPolicy.ASK, store=store,
+                                                           approve=lambda edit: True)] == [True]
+                finally:
+                    store.close()
+                repaired = (await _call(client, "recall", {"workspace": str(work)}))["session_context"]
+                assert "WRONG lines" not in repaired and STALE_LINE not in repaired, repaired
+                assert "- project.test_command = npm test" in repaired, repaired
+    finally:
+        built.statewise.close()
+
+
 def test_the_module_entry_point_reports_a_bad_contract(tmp_path):
     done = subprocess.run([sys.executable, "-m", "statewise.integrations.mcp_server", "--contract",
                            str(tmp_path / "missing.yaml"), "--store", str(tmp_path / "s.db")],

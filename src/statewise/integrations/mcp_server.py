@@ -235,6 +235,20 @@ class _Service:
         return derive_task_scope(workspace, user=self.user)
 
 
+def _session_note(service: _Service, workspace: Path) -> str:
+    """The SessionStart hook's note for ``workspace`` (the same function, hence the same text
+    and budget), computed against the server's store."""
+    # Lazy: the hook module is only needed here. Its note builder takes a hook request; only
+    # the cwd is read from it.
+    from statewise.integrations.hooks import HookRequest, _session_context
+
+    request = HookRequest(agent="claude-code", event="session", cwd=workspace, tool_name="", tool_input={})
+    # The note opens its own connection and writes (import, check verdicts): hold the service's
+    # lock so no other tool call is half-way through a transaction on the shared connection.
+    with service._lock:
+        return _session_context(request, store_location=service.store_location, contract=service.contract)
+
+
 def _tool_call(function: Callable[[], T]) -> T:
     """Run a tool body; a StateWise error or bad input becomes a tool error with one line."""
     try:
@@ -605,17 +619,27 @@ def build_server(
         look related but do not apply here (another branch, a subdirectory, another scope).
         Each record has `value`, `scope`, `authority`, `source`, `stale`, `fresh_until` and its
         `time` (observed_at, recorded_at, verified_at, ttl_seconds).
+
+        Called with a `workspace`, it also returns `session_context`: what a session starting
+        there should know, the same text the SessionStart hook gives Claude Code, Codex and
+        Gemini CLI (the memory-file lines known wrong with their corrections, the verified
+        facts, StateWise's other corrections), within the same budget; "" when there is
+        nothing to say, null without a workspace. Call it first when a session begins.
         """
 
         def run() -> dict[str, Any]:
             if task_scope is not None and workspace is not None:
                 raise InputError("give workspace or task_scope, not both")
-            task = TaskScope.parse(task_scope) if task_scope is not None else \
-                service.task_scope(service.workspace_for(workspace))
+            place = service.workspace_for(workspace) if task_scope is None else None
+            task = TaskScope.parse(task_scope) if place is None else service.task_scope(place)
+            # The session context imports and checks the memory files first, so the records
+            # retrieved below already hold what the check repaired.
+            context = _session_note(service, place) if workspace is not None and place is not None else None
             retrieval = service.store.retrieve(task, keys=keys, text=text)
             return {"task_scope": str(task), "records": _records_json(retrieval.records),
                     "stale": _records_json(retrieval.stale), "shadowed": _records_json(retrieval.shadowed),
-                    "near_misses": _records_json(retrieval.near_misses), "held_back": retrieval.held_back}
+                    "near_misses": _records_json(retrieval.near_misses), "held_back": retrieval.held_back,
+                    "session_context": context}
 
         return _tool_call(run)
 

@@ -59,7 +59,7 @@ from pydantic import (
     model_validator,
 )
 
-from statewise.errors import ContractError
+from statewise.errors import ContractError, StateWiseError
 from statewise.expressions import (
     Activation,
     Expression,
@@ -266,7 +266,7 @@ def _is_command_option(shell: str, item: str) -> bool:
 REGEX_TIMEOUT_SECONDS = 0.25
 
 
-class RegexTimeout(TimeoutError):
+class RegexTimeout(StateWiseError, TimeoutError):
     """A contract pattern did not finish matching within its time bound (no answer, not "no match")."""
 
 

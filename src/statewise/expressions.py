@@ -45,6 +45,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from statewise.errors import StateWiseError
+
 __all__ = [
     "CEL_MACROS",
     "CEL_OPERATORS",
@@ -136,7 +138,7 @@ CEL_TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", 
 _MAX_MESSAGE = 300
 
 
-class ExpressionError(ValueError):
+class ExpressionError(StateWiseError, ValueError):
     """A CEL expression could not be compiled or evaluated; the message says why."""
 
 

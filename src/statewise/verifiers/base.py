@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from statewise.errors import InputError
 from statewise.scopes import TaskScope
 from statewise.values import ValueType
 
@@ -160,7 +161,7 @@ class Verifier(Protocol):
         ...
 
 
-class VerifierArgumentError(ValueError):
+class VerifierArgumentError(InputError):
     """A binding gave an adapter an argument it does not take, or a bad value for one."""
 
 

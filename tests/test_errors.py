@@ -41,7 +41,7 @@ def _public_exceptions() -> dict[str, type[BaseException]]:
 def test_the_walk_finds_exceptions_in_every_layer() -> None:
     # Guards the walk itself: if it stopped descending into subpackages it would pass vacuously.
     modules = {name.rpartition(".")[0] for name in _public_exceptions()}
-    assert {"statewise.errors", "statewise.registry", "statewise.expressions", "statewise.verifiers.runner",
+    assert {"statewise.errors", "statewise.contract", "statewise.expressions", "statewise.verifiers.runner",
             "statewise.bench.sandbox"} <= modules
 
 
@@ -120,7 +120,7 @@ def test_a_placeholder_error_is_caught_as_a_statewise_error_and_as_a_value_error
 
 
 def test_an_unknown_plugin_is_an_input_error_naming_the_known_ones() -> None:
-    from statewise.registry import UnknownPluginError
+    from statewise.registry import UnknownPluginError  # re-exported where plugins are looked up
 
     error = UnknownPluginError("planner", "nope", ["anthropic", "rules"])
     assert isinstance(error, InputError)

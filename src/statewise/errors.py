@@ -20,7 +20,7 @@ caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupErro
      │    ├── ContractError         a contract file that does not validate
      │    ├── GroundingError        evidence not bound to the record's key, type and scope
      │    ├── ImportFormatError     a malformed line in a JSON Lines import
-     │    ├── UnknownPluginError    no plugin of that kind has that name      (statewise.registry)
+     │    ├── UnknownPluginError    no plugin of that kind has that name
      │    ├── CaseError             a bench case file that does not validate (statewise.bench.case)
      │    ├── TransferError         a bench transfer.json that does not validate
      │    │                                                                 (statewise.bench.runner)
@@ -81,6 +81,7 @@ __all__ = [
     "StoreLockedError",
     "StoreUnavailableError",
     "TransitionError",
+    "UnknownPluginError",
     "ValueTypeError",
 ]
 
@@ -154,6 +155,16 @@ class ImportFormatError(InputError):
         self.line = line
         self.problem = problem
         super().__init__(f"{source}:{line}: {problem} (nothing was imported)")
+
+
+class UnknownPluginError(InputError):
+    """No plugin of that kind has that name (see :mod:`statewise.registry`)."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
 
 
 class PlannerError(StateWiseError):

@@ -16,21 +16,11 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar
 
-from statewise.errors import InputError, MissingExtraError
+from statewise.errors import MissingExtraError, UnknownPluginError
 
 __all__ = ["Registry", "UnknownPluginError"]
 
 T = TypeVar("T")
-
-
-class UnknownPluginError(InputError):
-    """No plugin of that kind has that name."""
-
-    def __init__(self, kind: str, name: str, known: list[str]) -> None:
-        self.kind = kind
-        self.name = name
-        self.known = known
-        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
 
 
 class Registry(Generic[T]):

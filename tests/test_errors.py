@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from functools import cache
 import re
+from functools import cache
 
 import pytest
 

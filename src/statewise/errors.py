@@ -59,7 +59,7 @@ caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupErro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "ActiveRecordExistsError",
@@ -180,8 +180,8 @@ class MissingExtraError(StateWiseError):
     """A feature needs an optional dependency: ``extra`` names the extra that brings it."""
 
     #: Which extra brings each optional top-level module.
-    EXTRAS = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report", "openai": "models",
-              "anthropic": "models"}
+    EXTRAS: ClassVar[dict[str, str]] = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report",
+                                        "openai": "models", "anthropic": "models"}
 
     def __init__(self, feature: str, module: str) -> None:
         self.feature = feature

@@ -82,11 +82,11 @@ from statewise.verifiers.base import (
 from statewise.verifiers.git import GitAdapter, check_branch_name, check_remote_name
 
 __all__ = [
-    "BranchProtection",
-    "HOOK_MARKER",
     "DECLARATION",
-    "LocalProtection",
+    "HOOK_MARKER",
     "NEGATIVE_CACHE",
+    "BranchProtection",
+    "LocalProtection",
     "ProtectedBranches",
     "ServerHook",
     "hook_source",

@@ -1,8 +1,14 @@
 """StateWise: diagnose and repair a coding agent's persistent operational records before it acts.
 
-The names below are imported on first use (PEP 562), so that a process which needs only a
-part of the package (the hook's front door, above all) does not pay for pydantic and the
-rest at start-up.
+This is the public API: the ``StateWise`` facade, the ``Guard`` and its ``GuardConfig``,
+``open_store``, the record and action types, ``Contract`` and ``load_contract``, and every
+error (all ``StateWiseError``; the tree is drawn in :mod:`statewise.errors`)::
+
+    from statewise import StateWise, StateWiseError
+
+The names are imported on first use (PEP 562), so that a process which needs only a part of
+the package (the hook's front door, above all) does not pay for pydantic and the rest at
+start-up. ``tests/test_public_api.py`` pins ``__all__``.
 """
 
 from __future__ import annotations

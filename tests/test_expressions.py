@@ -19,12 +19,12 @@ from statewise.contract import builtin_contract, load_contract_text
 from statewise.errors import ContractError
 from statewise.expressions import (
     CEL_STANDARD_FUNCTIONS,
+    INLINE_COST_LIMIT,
     Activation,
     ExpressionError,
     ExpressionNameError,
     ExpressionSyntaxError,
     ExpressionTimeout,
-    INLINE_COST_LIMIT,
     compile_expression,
     equality_constraint,
     state_keys_read,

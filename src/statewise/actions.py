@@ -49,7 +49,8 @@ class Action(BaseModel):
     def _plain_names(cls, value: dict[str, ArgValue]) -> dict[str, ArgValue]:
         for name in value:
             if not _ARG_NAME.match(name):
-                raise ValueError(f"argument name {name!r} must start with a letter and hold letters, digits, '_' or '-'")
+                raise ValueError(
+                    f"argument name {name!r} must start with a letter and hold letters, digits, '_' or '-'")
         return value
 
     @classmethod

@@ -28,8 +28,8 @@ from statewise.clarify import ApprovalChannel, ClarificationChannel
 from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.errors import KeyNameError
 from statewise.pipeline import Decision, Guard, GuardConfig
-from statewise.planners.base import Planner, Task
 from statewise.pipeline.resolution import established_scope
+from statewise.planners.base import Planner, Task
 from statewise.records import Evidence, Provenance, Record, RecordDraft, Retrieval, utcnow
 from statewise.store import open_store
 from statewise.store.base import Store

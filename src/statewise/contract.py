@@ -59,7 +59,7 @@ from pydantic import (
     model_validator,
 )
 
-from statewise.errors import ContractError
+from statewise.errors import ContractError, StateWiseError
 from statewise.expressions import (
     Activation,
     Expression,
@@ -73,16 +73,18 @@ from statewise.records import Authority, KeyType, base_key, check_key
 from statewise.scopes import ScopeLevel
 from statewise.values import ValueType, check_value
 
+if typing.TYPE_CHECKING:
+    import yaml  # imported on first use at run time (see _loaders); named here for annotations
+
 __all__ = [
     "ARG_PLACEHOLDERS",
+    "INVARIANT_TIME_BUDGET",
     "MAX_CONTRACT_ALIASES",
     "MAX_CONTRACT_BYTES",
     "MAX_CONTRACT_DEPTH",
     "MAX_CONTRACT_NODES",
-    "REGEX_TIMEOUT_SECONDS",
-    "INVARIANT_TIME_BUDGET",
-    "RegexTimeout",
     "QUESTION_PLACEHOLDERS",
+    "REGEX_TIMEOUT_SECONDS",
     "Contract",
     "InvariantResult",
     "InvariantSpec",
@@ -92,6 +94,7 @@ __all__ = [
     "ObservationRule",
     "OperationSpec",
     "ReadSpec",
+    "RegexTimeout",
     "Risk",
     "ScopeSources",
     "SlotSpec",
@@ -202,7 +205,8 @@ def _shell_string_problem(argv: tuple[str, ...]) -> str | None:
                 return f"{shown} reads commands from its input; give the command's own argv instead"
             return None
         if lowered in _STRING_RUNNERS and lowered not in _WRAPPERS:
-            return f"{' '.join(wrappers + [program])} runs a command line given as a string; give the command's own argv"
+            return (f"{' '.join(wrappers + [program])} runs a command line given as a string; "
+                    "give the command's own argv")
         spec = _WRAPPERS.get(lowered)
         if spec is None:
             return None
@@ -266,7 +270,7 @@ def _is_command_option(shell: str, item: str) -> bool:
 REGEX_TIMEOUT_SECONDS = 0.25
 
 
-class RegexTimeout(TimeoutError):
+class RegexTimeout(StateWiseError, TimeoutError):
     """A contract pattern did not finish matching within its time bound (no answer, not "no match")."""
 
 
@@ -1112,7 +1116,8 @@ class _Parts:
     memory: MemorySpec | None = None
 
 
-def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_source: str, source: str) -> MemorySpec | None:
+def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_source: str,
+                  source: str) -> MemorySpec | None:
     """The base's memory rules plus the addition's; a rule redefined differently is an error."""
     if base is None or addition is None:
         return addition if base is None else base
@@ -1121,7 +1126,8 @@ def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_sou
         for rule in (*getattr(base, section), *getattr(addition, section)):
             known = merged[section].get(rule.name)
             if known is not None and known != rule:
-                raise ContractError(source, f"memory.{section}", f"redefines {rule.name!r} differently from {base_source}")
+                raise ContractError(source, f"memory.{section}",
+                                    f"redefines {rule.name!r} differently from {base_source}")
             merged[section][rule.name] = rule
     return MemorySpec(rules=tuple(merged["rules"].values()), implies=tuple(merged["implies"].values()),
                       note_key=addition.note_key or base.note_key,
@@ -2070,8 +2076,9 @@ def _code_identity() -> str:
 
 
 def _cache_key(text: str) -> str:
-    from statewise import __version__  # noqa: PLC0415 - the package is imported already
     import pydantic  # noqa: PLC0415
+
+    from statewise import __version__  # noqa: PLC0415 - the package is imported already
 
     digest = hashlib.sha256()
     for part in (_CACHE_MAGIC.decode().strip(), __version__, _code_identity(), pydantic.VERSION, sys.version,
@@ -2278,7 +2285,7 @@ def builtin_contract(name: str = "coding") -> Contract:
     return _builtin_contract(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builtin_contract(name: str) -> Contract:
     if name not in list_builtin_contracts():
         raise ContractError(

@@ -13,12 +13,12 @@ from rich.console import Console
 from rich.rule import Rule
 
 from statewise.contract import builtin_contract
-from statewise.records import Evidence, Provenance, RecordDraft
 from statewise.pipeline.resolution import resolved_value
+from statewise.records import Evidence, Provenance, RecordDraft
 from statewise.render import lineage_view, retrieval_view
-from statewise.values import render_value
 from statewise.scopes import TaskScope
 from statewise.store.sqlite import SQLiteStore
+from statewise.values import render_value
 
 __all__ = ["run_figure1_demo", "run_store_demo"]
 

@@ -4,16 +4,45 @@ An exception means StateWise could not do what was asked; a blocked action is ne
 exception (it is a ``Decision``). Every error carries the context a caller needs to say
 what went wrong in one line, and ``str(error)`` is that line.
 
+Every public exception StateWise raises is in this tree (``tests/test_errors.py`` walks the
+package to keep it so). The classes defined here are the ones a caller of the public API
+catches; the others live beside the code that raises them, named on the right. Where a
+caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupError``,
+``RuntimeError``), the class derives from it too, so those ``except`` clauses still work.
+
 ::
 
     StateWiseError
-     ├── InputError                 bad input: names the input and the field
+     ├── InputError                 bad input: names the input and the field (also ValueError)
      │    ├── ValueTypeError        a value that is not of its key's declared type
      │    ├── ScopeError            a scope string that does not parse
      │    ├── KeyNameError          a malformed key, or one the contract does not declare
      │    ├── ContractError         a contract file that does not validate
      │    ├── GroundingError        evidence not bound to the record's key, type and scope
-     │    └── ImportFormatError     a malformed line in a JSON Lines import
+     │    ├── ImportFormatError     a malformed line in a JSON Lines import
+     │    ├── UnknownPluginError    no plugin of that kind has that name
+     │    ├── CaseError             a bench case file that does not validate (statewise.bench.case)
+     │    ├── TransferError         a bench transfer.json that does not validate
+     │    │                                                                 (statewise.bench.runner)
+     │    └── VerifierArgumentError a binding's argument the adapter does not take
+     │                                                                    (statewise.verifiers.base)
+     ├── ExpressionError            a CEL expression failed (also ValueError)   (statewise.expressions)
+     │    ├── ExpressionSyntaxError   the text is not a CEL expression
+     │    ├── ExpressionNameError     a variable or function the environment lacks
+     │    └── ExpressionTimeout       no answer in time: unresolved, never true or false
+     ├── RegexTimeout               a contract pattern ran past its time bound (also TimeoutError)
+     │                                                                           (statewise.contract)
+     ├── PlaceholderError           a binding's placeholder has no value (also ValueError)
+     │    │                                                              (statewise.verifiers.runner)
+     │    └── UnsafeValueError      a placeholder value that would change what the command means
+     ├── ConfigGarbage              ``git config --null --list`` output that is not a listing
+     │                                                (also ValueError)  (statewise.verifiers.protection)
+     ├── UnsupportedAction          the executor does not run this operation (also ValueError)
+     │                                                                            (statewise.execute)
+     ├── UnsupportedByBench         the bench cannot perform it; the episode is unjudged
+     │                                                 (also RuntimeError)  (statewise.bench.executor)
+     ├── SandboxError               a bench sandbox could not be built (also RuntimeError)
+     │                                                                      (statewise.bench.sandbox)
      ├── PlannerError               a planner raised, timed out or returned a malformed action
      ├── MissingExtraError          a feature needs an optional dependency that is not installed
      └── StoreError                 the store could not do what was asked
@@ -21,7 +50,7 @@ what went wrong in one line, and ``str(error)`` is that line.
           │    ├── StoreCorruptError  the file is not a StateWise store (corrupt or foreign)
           │    ├── StoreLockedError   another writer held the lock past the timeout
           │    └── SchemaVersionError the store was written by a newer StateWise
-          ├── RecordNotFoundError   no record with that id
+          ├── RecordNotFoundError   no record with that id (also LookupError)
           ├── ConflictError         the write lost a race or would break an invariant
           │    ├── StaleVersionError        optimistic version check failed
           │    └── ActiveRecordExistsError  (key, scope) already has an active record
@@ -30,7 +59,7 @@ what went wrong in one line, and ``str(error)`` is that line.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "ActiveRecordExistsError",
@@ -52,6 +81,7 @@ __all__ = [
     "StoreLockedError",
     "StoreUnavailableError",
     "TransitionError",
+    "UnknownPluginError",
     "ValueTypeError",
 ]
 
@@ -127,6 +157,16 @@ class ImportFormatError(InputError):
         super().__init__(f"{source}:{line}: {problem} (nothing was imported)")
 
 
+class UnknownPluginError(InputError):
+    """No plugin of that kind has that name (see :mod:`statewise.registry`)."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
+
+
 class PlannerError(StateWiseError):
     """A planner could not produce a valid action. ``planner`` names it."""
 
@@ -140,8 +180,8 @@ class MissingExtraError(StateWiseError):
     """A feature needs an optional dependency: ``extra`` names the extra that brings it."""
 
     #: Which extra brings each optional top-level module.
-    EXTRAS = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report", "openai": "models",
-              "anthropic": "models"}
+    EXTRAS: ClassVar[dict[str, str]] = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report",
+                                        "openai": "models", "anthropic": "models"}
 
     def __init__(self, feature: str, module: str) -> None:
         self.feature = feature

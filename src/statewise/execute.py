@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statewise.actions import Action
+from statewise.errors import StateWiseError
 
 __all__ = ["ExecutionResult", "UnsupportedAction", "command_for", "run_action"]
 
 
-class UnsupportedAction(ValueError):
+class UnsupportedAction(StateWiseError, ValueError):
     """The executor does not know how to run this operation."""
 
 

@@ -45,19 +45,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from statewise.errors import StateWiseError
+
 __all__ = [
     "CEL_MACROS",
     "CEL_OPERATORS",
     "CEL_STANDARD_FUNCTIONS",
     "CEL_TYPE_NAMES",
+    "DEFAULT_EVALUATION_SECONDS",
+    "INLINE_COST_LIMIT",
     "Activation",
     "Expression",
     "ExpressionError",
     "ExpressionNameError",
     "ExpressionSyntaxError",
     "ExpressionTimeout",
-    "DEFAULT_EVALUATION_SECONDS",
-    "INLINE_COST_LIMIT",
     "compile_expression",
     "equality_constraint",
     "state_keys_read",
@@ -136,7 +138,7 @@ CEL_TYPE_NAMES = frozenset({"int", "uint", "double", "bool", "string", "bytes", 
 _MAX_MESSAGE = 300
 
 
-class ExpressionError(ValueError):
+class ExpressionError(StateWiseError, ValueError):
     """A CEL expression could not be compiled or evaluated; the message says why."""
 
 

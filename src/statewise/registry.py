@@ -1,36 +1,55 @@
-"""One typed registry for every extension point.
+"""One registry for every extension point.
 
-Built-ins are registered exactly as a third-party package registers its own: through an
-entry-point group in its packaging metadata. StateWise's own ``pyproject.toml`` declares::
+Every kind of plugin is an :class:`ExtensionPoint` in :data:`EXTENSION_POINTS`, reachable
+through an entry-point group, and its table answers the same two questions (``get(name)``,
+``names()``) whichever module keeps it:
+
+=========  ==========================  =========================================
+point      entry-point group           table
+=========  ==========================  =========================================
+backends   ``statewise.backends``      :data:`statewise.store.BACKENDS`
+planners   ``statewise.planners``      :data:`statewise.planners.PLANNERS`
+verifiers  ``statewise.verifiers``     :data:`statewise.verifiers.VERIFIERS`
+methods    ``statewise.bench_methods`` :data:`BENCH_METHODS` (the bench's method table)
+checks     ``statewise.bench_checks``  :data:`BENCH_CHECKS` (the case files' check kinds)
+=========  ==========================  =========================================
+
+Built-in backends, planners and verifiers are registered exactly as a third-party package
+registers its own: through the entry-point group in its packaging metadata. StateWise's own
+``pyproject.toml`` declares::
 
     [project.entry-points."statewise.backends"]
     sqlite = "statewise.store.sqlite:SQLiteStore"
 
 and a plugin does the same in its own ``pyproject.toml``. Code that cannot ship packaging
-metadata (a test, a notebook) can call :meth:`Registry.register` instead.
+metadata (a test, a notebook) can call :meth:`Registry.register` instead. The bench's
+built-in methods and check kinds are defined in code beside the bench (a method name such
+as ``no_repair`` is made, not declared); third parties add theirs through the two groups.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
 from importlib.metadata import entry_points
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from statewise.errors import InputError, MissingExtraError
+from statewise.errors import MissingExtraError, UnknownPluginError
 
-__all__ = ["Registry", "UnknownPluginError"]
+__all__ = [
+    "BENCH_CHECKS",
+    "BENCH_METHODS",
+    "EXTENSION_POINTS",
+    "ExtensionPoint",
+    "PluginTable",
+    "Registry",
+    "UnknownPluginError",
+    "load_group",
+    "table",
+]
 
 T = TypeVar("T")
-
-
-class UnknownPluginError(InputError):
-    """No plugin of that kind has that name."""
-
-    def __init__(self, kind: str, name: str, known: list[str]) -> None:
-        self.kind = kind
-        self.name = name
-        self.known = known
-        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
 
 
 class Registry(Generic[T]):
@@ -57,6 +76,7 @@ class Registry(Generic[T]):
         return decorate
 
     def get(self, name: str) -> T:
+        """The plugin registered as ``name``; UnknownPluginError naming the known ones if none is."""
         if name in self._loaded:
             return self._loaded[name]
         entry_point = self._discover().get(name)
@@ -73,4 +93,137 @@ class Registry(Generic[T]):
         return loaded
 
     def names(self) -> list[str]:
+        """Every name registered or declared by an entry point, sorted."""
         return sorted(set(self._loaded) | set(self._discover()))
+
+
+class PluginTable(Protocol):
+    """What every extension point offers, whatever keeps its table."""
+
+    kind: str
+    group: str
+
+    def get(self, name: str) -> Any: ...
+
+    def names(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class ExtensionPoint:
+    """One kind of plugin: the entry-point group a package declares it in, and its table."""
+
+    name: str
+    kind: str
+    group: str
+    #: ``module:attribute`` of the table; imported only when asked for, so listing the
+    #: extension points costs nothing.
+    table: str
+    #: What an entry point of the group must name.
+    provides: str
+
+    def load(self) -> PluginTable:
+        """The table of this extension point (imports the module that owns it)."""
+        module, _, attribute = self.table.partition(":")
+        table: PluginTable = getattr(import_module(module), attribute)
+        return table
+
+
+#: Every extension point StateWise has, by name. ``statewise.registry.table(name)`` gives its
+#: table; a package adds a plugin by declaring an entry point in the point's ``group``.
+EXTENSION_POINTS: dict[str, ExtensionPoint] = {point.name: point for point in (
+    ExtensionPoint("backends", "store backend", "statewise.backends", "statewise.store:BACKENDS",
+                   "a Store class, looked up by the location's URL scheme"),
+    ExtensionPoint("planners", "planner", "statewise.planners", "statewise.planners:PLANNERS",
+                   "a planner factory: called with no argument, or with the model for NAME:MODEL"),
+    ExtensionPoint("verifiers", "verifier", "statewise.verifiers", "statewise.verifiers:VERIFIERS",
+                   "a verifier adapter: a class, an instance, or a callable taking a request"),
+    ExtensionPoint("methods", "bench method", "statewise.bench_methods", "statewise.registry:BENCH_METHODS",
+                   "a bench method factory, or a module that registers its methods when imported"),
+    ExtensionPoint("checks", "check kind", "statewise.bench_checks", "statewise.registry:BENCH_CHECKS",
+                   "a statewise.bench.checks.CheckModel subclass whose `kind` is a one-value Literal"),
+)}
+
+
+def table(point: str) -> PluginTable:
+    """The plugin table of the extension point named ``point`` (``backends``, ``methods``, ...)."""
+    try:
+        extension_point = EXTENSION_POINTS[point]
+    except KeyError:
+        raise UnknownPluginError("extension point", point, sorted(EXTENSION_POINTS)) from None
+    return extension_point.load()
+
+
+def load_group(group: str) -> dict[str, Any]:
+    """Every entry point of ``group``, loaded, by name (the object each one names)."""
+    loaded: dict[str, Any] = {}
+    for entry_point in entry_points(group=group):
+        try:
+            loaded[entry_point.name] = entry_point.load()
+        except ModuleNotFoundError as error:
+            missing = MissingExtraError.of(f"the {entry_point.name} plugin of {group}", error)
+            if missing is None:
+                raise
+            raise missing from None
+    return loaded
+
+
+class _BenchMethods:
+    """The bench's method table (:data:`statewise.bench.methods.METHODS`) behind the common
+    interface. The bench keeps its own table because a method may be a module that registers
+    several names when imported; this adapter only reads and writes it."""
+
+    kind = "bench method"
+    group = "statewise.bench_methods"
+
+    def get(self, name: str) -> Callable[[], Any]:
+        from statewise.bench.methods import METHODS
+
+        try:
+            return METHODS[name]
+        except KeyError:
+            raise UnknownPluginError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        from statewise.bench.methods import method_names
+
+        return sorted(method_names())
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+        """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
+
+        def decorate(obj: T) -> T:
+            from statewise.bench.methods import register_method
+
+            register_method(name, obj, replace=replace)  # type: ignore[arg-type]
+            return obj
+
+        return decorate
+
+
+class _BenchChecks:
+    """The check kinds a case file may use (:data:`statewise.bench.checks.CHECKS`): the
+    built-ins and every ``statewise.bench_checks`` entry point. There is no ``register``: the
+    case schema is built from the kinds when :mod:`statewise.bench.checks` is imported, so a
+    kind added later could never be parsed; declare it as an entry point instead."""
+
+    kind = "check kind"
+    group = "statewise.bench_checks"
+
+    def get(self, name: str) -> type:
+        from statewise.bench.checks import CHECKS
+
+        try:
+            return CHECKS[name]
+        except KeyError:
+            raise UnknownPluginError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        from statewise.bench.checks import CHECKS
+
+        return sorted(CHECKS)
+
+
+#: The bench's methods through the common interface (group ``statewise.bench_methods``).
+BENCH_METHODS = _BenchMethods()
+#: The bench's check kinds through the common interface (group ``statewise.bench_checks``).
+BENCH_CHECKS = _BenchChecks()

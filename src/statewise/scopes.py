@@ -239,7 +239,8 @@ class Scope:
             path.encode("utf-8")
         except UnicodeEncodeError:
             # A name whose bytes are not UTF-8 (decoded with surrogateescape) cannot be stored.
-            raise ScopeError(text.encode("utf-8", "backslashreplace").decode(), "a workspace path must be UTF-8") from None
+            raise ScopeError(text.encode("utf-8", "backslashreplace").decode(),
+                             "a workspace path must be UTF-8") from None
         parts = path.split("/")
         if ".." in parts:
             raise ScopeError(text, "a workspace path cannot contain '..'")

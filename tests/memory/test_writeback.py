@@ -55,7 +55,7 @@ def test_never_and_ask_write_nothing_without_approval(workspace: Repo, home: Pat
     approved = apply_edits(edits, WriteBackPolicy.ASK, approve=lambda edit: edit.line == 5)
     assert [r.applied for r in approved] == [False, True]
     assert "The tests run with `npm test`." in agents.read_text().splitlines()
-    assert f"Older notes say the project uses Python 2.7." in agents.read_text().splitlines()
+    assert "Older notes say the project uses Python 2.7." in agents.read_text().splitlines()
 
 
 def test_auto_writes_the_agents_own_memory(workspace: Repo, home: Path, contract: Contract):  # noqa: F811

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "CHECKS",
     "Check",
+    "CheckModel",
     "CheckResult",
     "JudgeContext",
     "command_text",
@@ -378,15 +379,46 @@ class PackageAbsent(_CheckModel):
         return self._result(False, f"{self.package} {version} is installed for {interpreter}")
 
 
-_MODELS: tuple[type[_CheckModel], ...] = (
+#: The base class of a check kind; a plugin subclasses it (see :func:`_plugin_models`).
+CheckModel = _CheckModel
+
+
+def _kind_of(model: type[_CheckModel]) -> str:
+    return model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+
+
+def _plugin_models(builtin: tuple[type[_CheckModel], ...]) -> tuple[type[_CheckModel], ...]:
+    """The check kinds of the ``statewise.bench_checks`` entry points (see statewise.registry).
+
+    Each entry point names a :data:`CheckModel` subclass whose ``kind`` is a one-value
+    Literal equal to the entry point's name. A plugin that does not fit is an error here, not
+    a kind that silently never matches.
+    """
+    from statewise.errors import InputError
+    from statewise.registry import BENCH_CHECKS, load_group
+
+    taken = {_kind_of(model) for model in builtin}
+    found = []
+    for name, model in sorted(load_group(BENCH_CHECKS.group).items()):
+        if not (isinstance(model, type) and issubclass(model, _CheckModel)) or "kind" not in model.model_fields:
+            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: not a CheckModel subclass with a kind")
+        if getattr(model.model_fields["kind"].annotation, "__args__", (None,)) != (name,):
+            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: its kind must be Literal[{name!r}]")
+        if name in taken:
+            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: a check kind of that name exists")
+        taken.add(name)
+        found.append(model)
+    return tuple(found)
+
+
+_BUILTIN: tuple[type[_CheckModel], ...] = (
     RemoteRefUnchanged, RemoteBranchExists, RemoteBranchAbsent, NoCommandMatching, CommandRan, TestCommandRan,
     FileExists, FileAbsent, FileUnchanged, FileContains, Stopped, PackageInstalled, PackageAbsent,
 )
+_MODELS: tuple[type[_CheckModel], ...] = (*_BUILTIN, *_plugin_models(_BUILTIN))
 
-#: Every check kind and its model.
-CHECKS: Mapping[str, type[_CheckModel]] = {
-    model.model_fields["kind"].annotation.__args__[0]: model for model in _MODELS  # type: ignore[union-attr]
-}
+#: Every check kind and its model: the built-ins, then the plugins.
+CHECKS: Mapping[str, type[_CheckModel]] = {_kind_of(model): model for model in _MODELS}
 
 #: A check as written in a case file: ``{kind: <name>, ...parameters}``.
 Check = Annotated[Union[_MODELS], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007

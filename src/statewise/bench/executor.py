@@ -40,6 +40,7 @@ import yaml
 
 from statewise.actions import Action
 from statewise.bench.sandbox import Sandbox
+from statewise.errors import StateWiseError
 from statewise.execute import UnsupportedAction, command_for, run_action
 
 __all__ = ["BenchExecutor", "CommandRecord", "UnsupportedByBench"]
@@ -47,7 +48,7 @@ __all__ = ["BenchExecutor", "CommandRecord", "UnsupportedByBench"]
 _EXCERPT = 2000
 
 
-class UnsupportedByBench(RuntimeError):
+class UnsupportedByBench(StateWiseError, RuntimeError):
     """The bench cannot perform this operation; the episode cannot be judged."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from statewise.bench.case import WorkspaceSpec, fill_placeholders
+from statewise.errors import StateWiseError
 from statewise.scopes import normalize_repo_identity
 from statewise.verifiers.protection import install_branch_protection
 
@@ -40,7 +41,7 @@ _IDENTITY = {
 }
 
 
-class SandboxError(RuntimeError):
+class SandboxError(StateWiseError, RuntimeError):
     """A sandbox could not be built; the episode is unjudged."""
 
 

@@ -82,7 +82,8 @@ def _wrapper(agent: str, entry: dict[str, Any], root: Path, user: bool) -> tuple
     words = shlex.split(command.partition(" || ")[0]) if command else []
     wrapper = Path(words[0]) if words else wrapper_path(project=root, user=user)
     if not wrapper.is_absolute():
-        return [Check(agent, "wrapper", False, f"the hook command names {wrapper}, not an absolute path", fix)], None, None
+        return ([Check(agent, "wrapper", False, f"the hook command names {wrapper}, not an absolute path", fix)],
+                None, None)
     if not os.access(wrapper, os.X_OK):
         return [Check(agent, "wrapper", False, f"{wrapper} is missing or not executable", fix)], None, None
     text = wrapper.read_text(encoding="utf-8", errors="replace")
@@ -116,7 +117,7 @@ def _timeouts(agent: str, entry: dict[str, Any], deadline: int | None, root: Pat
     unit = "ms" if spec.timeout_scale == 1000 else "s"
     fix = f"statewise install {agent} --project {shlex.quote(str(root))} [--timeout SECONDS]"
     if not isinstance(raw, (int, float)) or isinstance(raw, bool) or raw <= 0:
-        return Check(agent, "timeout", False, f"the hook has no timeout; the client's default applies", fix)
+        return Check(agent, "timeout", False, "the hook has no timeout; the client's default applies", fix)
     seconds = raw / spec.timeout_scale
     if deadline is not None and seconds <= deadline:
         hint = " (Gemini reads milliseconds: 60 means 60 ms)" if spec.timeout_scale == 1000 else ""

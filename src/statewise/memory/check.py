@@ -279,7 +279,8 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
     status = _verdict(checks)
     evidence = [_describe(c) for c in checks if c.status != VALID or status == VALID]
     evidence += [hint for c in checks if c.status == DEFECTIVE for hint in [_evidence_hint(c)] if hint]
-    missing = "; ".join(f"{c.key}: {c.detail}" for c in checks if c.status == UNRESOLVED) if status == UNRESOLVED else ""
+    missing = ("; ".join(f"{c.key}: {c.detail}" for c in checks if c.status == UNRESOLVED)
+               if status == UNRESOLVED else "")
     return replace(finding, status=status, checks=tuple(checks), evidence=tuple(evidence), correct=correct,
                    missing=missing)
 

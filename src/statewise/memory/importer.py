@@ -137,7 +137,8 @@ def read_lines(files: Sequence[MemoryFile], contract: Contract, task: TaskScope)
     return lines
 
 
-def desired_facts(lines: Iterable[MemoryLine], contract: Contract) -> tuple[dict[tuple[str, str], _Wanted], list[_Wanted]]:
+def desired_facts(lines: Iterable[MemoryLine],
+                  contract: Contract) -> tuple[dict[tuple[str, str], _Wanted], list[_Wanted]]:
     """The fact each (key, scope) should hold, and the facts a later statement shadowed.
 
     Within one file the first statement of a key wins (a heading's first command is the
@@ -272,7 +273,8 @@ def _retract_removed(store: Store, files: Sequence[MemoryFile], wanted: dict[tup
         path = Path(reference.path)
         if not (reference.path in covered or reference.path.startswith(str(root) + "/") or not path.exists()):
             continue
-        retracted = store.retract(record.id, reason=f"memory import: line removed from {reference.path}:{reference.line}",
+        retracted = store.retract(record.id,
+                                  reason=f"memory import: line removed from {reference.path}:{reference.line}",
                                   actor=record.provenance.actor)
         items.append(ImportItem("retracted", record.key, record.scope, record.value, reference.path, reference.line,
                                 retracted.id, "line removed"))

@@ -75,7 +75,8 @@ def read_policy(workspace: str | Path) -> WriteBackPolicy:
     try:
         return WriteBackPolicy(value)
     except ValueError:
-        raise ValueError(f"{path}: [tool.statewise] memory-write-back must be never, ask or auto, not {value!r}") from None
+        raise ValueError(
+            f"{path}: [tool.statewise] memory-write-back must be never, ask or auto, not {value!r}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,8 @@ def _replacement(finding: Finding) -> tuple[str, str] | None:
     if finding.correct is None or isinstance(finding.correct, bool) or isinstance(finding.claimed, bool):
         return None  # a sentence ("never push to main") is not rewritten mechanically
     claimed, correct = render_value(finding.claimed), render_value(finding.correct)
-    if isinstance(finding.claimed, str) and isinstance(finding.correct, str) and re.fullmatch(r"v?\d+(\.\d+)*", claimed):
+    if (isinstance(finding.claimed, str) and isinstance(finding.correct, str)
+            and re.fullmatch(r"v?\d+(\.\d+)*", claimed)):
         # keep a version as specific as the line had it: "3.8" becomes "3.11", not "3.11.7"
         parts = finding.correct.removeprefix("v").split(".")
         correct = ".".join(parts[: len(claimed.removeprefix("v").split("."))])

@@ -30,9 +30,9 @@ from typing import Any
 from statewise.actions import Action, action_distance
 from statewise.contract import Contract
 from statewise.errors import PlannerError
-from statewise.planners.base import MASKED, PlanningContext, Task
 from statewise.pipeline.calls import PlannerCalls
 from statewise.pipeline.report import CandidateReport, ProbeReport
+from statewise.planners.base import MASKED, PlanningContext, Task
 from statewise.records import Record, base_key
 from statewise.values import ValueType
 

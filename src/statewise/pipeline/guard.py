@@ -19,7 +19,7 @@ from typing import Any
 from statewise.actions import Action, action_distance
 from statewise.clarify import ApprovalChannel, ClarificationChannel
 from statewise.contract import Contract, Risk, builtin_contract
-from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
+from statewise.expressions import state_keys_read
 from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute, attribute_stop
 from statewise.pipeline.calls import CostMeter, PlannerCalls
 from statewise.pipeline.gate import run_gate
@@ -34,8 +34,8 @@ from statewise.pipeline.report import (
     RepairReport,
     Verdict,
 )
-from statewise.expressions import state_keys_read
 from statewise.pipeline.resolution import Resolver, resolved_value
+from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
 from statewise.records import Record, Retrieval
 from statewise.store.base import Store
 

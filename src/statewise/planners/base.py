@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from operator import attrgetter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Protocol, runtime_checkable
 
 from statewise.actions import Action
@@ -66,7 +66,8 @@ class Task:
 
     def fingerprint(self) -> str:
         """A stable identity of the task for caches."""
-        return json.dumps([self.id, self.text, self.family, str(self.scope), self.workspace, sorted(self.params.items())])
+        return json.dumps([self.id, self.text, self.family, str(self.scope), self.workspace,
+                           sorted(self.params.items())])
 
 
 @dataclass(frozen=True, slots=True)

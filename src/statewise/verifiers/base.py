@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from statewise.errors import InputError
 from statewise.scopes import TaskScope
 from statewise.values import ValueType
 
@@ -38,15 +39,15 @@ __all__ = [
     "Deadline",
     "Observation",
     "ObservationStatus",
-    "VerifierRequest",
     "Verifier",
     "VerifierArgumentError",
+    "VerifierRequest",
     "coerce_native",
     "find_version",
+    "has_control",
     "normalize_version",
     "parse_text_value",
     "render_scalar",
-    "has_control",
     "run_command",
     "strict_output",
     "which",
@@ -160,7 +161,7 @@ class Verifier(Protocol):
         ...
 
 
-class VerifierArgumentError(ValueError):
+class VerifierArgumentError(InputError):
     """A binding gave an adapter an argument it does not take, or a bad value for one."""
 
 

@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from statewise.errors import StateWiseError
 from statewise.scopes import normalize_repo_identity
 from statewise.verifiers.base import (
     Deadline,
@@ -81,11 +82,11 @@ from statewise.verifiers.base import (
 from statewise.verifiers.git import GitAdapter, check_branch_name, check_remote_name
 
 __all__ = [
-    "BranchProtection",
-    "HOOK_MARKER",
     "DECLARATION",
-    "LocalProtection",
+    "HOOK_MARKER",
     "NEGATIVE_CACHE",
+    "BranchProtection",
+    "LocalProtection",
     "ProtectedBranches",
     "ServerHook",
     "hook_source",
@@ -191,7 +192,7 @@ def _config_bool(value: str | None) -> bool | None:
 _CONFIG_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*(?:\.[^\n\x00]*)?\.[a-z][a-z0-9-]*$")
 
 
-class ConfigGarbage(ValueError):
+class ConfigGarbage(StateWiseError, ValueError):
     """Output of ``git config --null --list`` that is not a configuration listing."""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from statewise.contract import COMMAND_ADAPTER, Contract, VerifierSpec, render_template
-from statewise.errors import ValueTypeError
+from statewise.errors import StateWiseError, ValueTypeError
 from statewise.records import base_key
 from statewise.scopes import TaskScope
 from statewise.values import ValueType, check_value
@@ -33,7 +33,7 @@ __all__ = ["PlaceholderError", "UnsafeValueError", "fill_placeholders", "run_ver
 GRACE_SECONDS = 1.5
 
 
-class PlaceholderError(ValueError):
+class PlaceholderError(StateWiseError, ValueError):
     """A binding uses a placeholder the task has no value for (e.g. {branch} on a detached HEAD)."""
 
     def __init__(self, placeholder: str, adapter: str) -> None:

@@ -166,6 +166,8 @@ def test_keys_lists_types_scopes_and_authorities(repo):
     assert text.returncode == 0
     assert any(line.startswith("runtime.python_version ") and " version " in line and " workspace " in line
                for line in text.stdout.splitlines())
+    typo = sw("keys", "pyhton", cwd=repo)
+    assert typo.returncode == 2 and typo.stderr.strip() == "error: no key contains 'pyhton'; did you mean python?"
 
 
 def test_a_mistyped_key_gets_a_suggestion_everywhere(repo):

@@ -248,12 +248,6 @@ def _unknown_key(contract: Any, key: str) -> StateWiseError:
     return KeyNameError(key, problem + " (`statewise keys` lists them)")
 
 
-def _require_key(contract: Any, key: str) -> None:
-    """Refuse a key the contract does not declare, suggesting the nearest declared one."""
-    if contract.key_type(key) is None:
-        raise _unknown_key(contract, key)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--store", "store_location", metavar="LOCATION",
               help="SQLite file path or postgresql:// URL (env STATEWISE_STORE; default: config.toml's store, "
@@ -863,7 +857,13 @@ def keys(obj: Context, pattern: str | None, as_json: bool) -> None:
         _emit_json({"contract": contract.name, "version": contract.version, "keys": rows})
         return
     if not rows:
-        hint = _suggest_key(contract, pattern or "")
+        import re
+
+        from statewise.settings import suggest
+
+        # A pattern is usually a word of a key (python, branch): suggest the nearest word, or key.
+        words = sorted({word for name in contract.state for word in re.split(r"[._]", name)} | set(contract.state))
+        hint = suggest(pattern or "", words)
         raise InputError(f"no key contains {pattern!r}" + (f"; did you mean {hint}?" if hint else ""))
     names = [row["key"] + ("[QUALIFIER]" if row["qualified"] else "") for row in rows]
     width = max(len(name) for name in names)

@@ -83,6 +83,7 @@ def test_duplicate_add_without_replace_is_refused(run):
 
 
 def test_get_missing_exits_one(run):
+    assert run("init").exit_code == 0
     result = run("record", "get", "project.test_command", "--scope", REPO_MAIN)
     assert result.exit_code == 1 and "no active record" in result.output
 
@@ -132,11 +133,17 @@ def test_contract_check_reports_ok_and_errors(tmp_path):
 
 
 def test_figure1_demo_runs_for_real_in_a_subprocess(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "statewise.cli", "demo"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "statewise", "demo"], capture_output=True, text=True,
                           timeout=180, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "main unchanged; agent/push-the-changes created" in done.stdout
-    reports = json.loads((tmp_path / "statewise-demo-report.json").read_text())
+    assert list(tmp_path.iterdir()) == []  # nothing written here unless asked
+    done = subprocess.run([sys.executable, "-m", "statewise", "demo", "--report", "demo.json"],
+                          capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "full reports: demo.json" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["demo.json"]
+    reports = json.loads((tmp_path / "demo.json").read_text())
     assert reports["task1"]["verdict"] == "execute" and reports["task1"]["proposal"]["args"]["force"] is True
     assert reports["task1"]["action"]["args"]["branch"] == "agent/push-the-changes"
     reused = [p for p in reports["task2"]["premises"] if p["key"] == "repository.protected"]

@@ -199,6 +199,8 @@ def test_azure_devops_remotes_with_spaces_give_one_valid_identity(sandbox, tmp_p
     task = derive_task_scope(sandbox.work)
     assert task.repo == "dev.azure.com/org/My%20Project/_git/My%20Repo"
     assert task.branch == "main"
+    # a read needs an existing store (issue 14): create it first
+    assert CliRunner().invoke(main, ["--store", str(tmp_path / "s.db"), "init"]).exit_code == 0
     listed = CliRunner().invoke(main, ["--store", str(tmp_path / "s.db"), "record", "list", "--cwd",
                                        str(sandbox.work), "--json"])
     assert listed.exit_code == 0, listed.output

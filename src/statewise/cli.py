@@ -22,35 +22,98 @@ from statewise.render import lineage_view, record_table, retrieval_view
 from statewise.scopes import Scope, TaskScope
 from statewise.store import open_store
 from statewise.store.base import Store
-from statewise.values import ValueType, parse_value_text
+from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
 
-console = Console()
-errors = Console(stderr=True)
+def _consoles() -> tuple[Console, Console]:
+    # Piped output is plain and never hard-wrapped (a record id split across lines cannot be
+    # copied); on a terminal rich wraps to the window as usual.
+    out_tty = sys.stdout.isatty()
+    err_tty = sys.stderr.isatty()
+    return (Console(soft_wrap=not out_tty, no_color=not out_tty or None),
+            Console(stderr=True, soft_wrap=not err_tty, no_color=not err_tty or None))
+
+
+console, errors = _consoles()
 
 
 class Context:
-    """What the group options established; commands open the store lazily."""
+    """What the group options established; commands open the store lazily.
 
-    def __init__(self, store_location: str | None, contract_path: str | None) -> None:
-        self.store_location = store_location
-        self.contract_path = contract_path
+    ``store_location`` and ``contract_path`` are what the flag or the environment said (None
+    when neither did): the hook and install commands pass exactly those on. The project's
+    ``.statewise/config.toml`` and the defaults are applied by :attr:`settings`, for the
+    project a command names with ``--project`` (default: here).
+    """
+
+    def __init__(self, store_flag: str | None, contract_flag: str | None, verbosity: int = 0) -> None:
+        self._store_flag = store_flag
+        self._contract_flag = contract_flag
+        self.store_location = store_flag or os.environ.get("STATEWISE_STORE") or None
+        self.contract_path = contract_flag or os.environ.get("STATEWISE_CONTRACT") or None
+        self.verbosity = verbosity
+        self.project: Path | None = None
+        self._settings: Any = None
         self._store: Store | None = None
         self._contract: Any = None
+
+    def at(self, project: str | Path | None) -> Context:
+        """Use the project holding ``project`` (before anything was resolved)."""
+        if project is not None and self._settings is None:
+            self.project = Path(project).resolve()
+        return self
+
+    @property
+    def settings(self) -> Any:
+        if self._settings is None:
+            from statewise.settings import resolve_settings
+
+            self._settings = resolve_settings(self.project, store=self._store_flag, contract=self._contract_flag)
+            if self.verbosity > 0:
+                for line in self._settings.describe():
+                    errors.print(line, highlight=False, markup=False)
+        return self._settings
 
     @property
     def contract(self) -> Any:
         if self._contract is None:
             from statewise.contract import builtin_contract, load_contract
 
-            self._contract = load_contract(self.contract_path) if self.contract_path else builtin_contract()
+            path = self.settings.contract.value
+            self._contract = load_contract(path) if path else builtin_contract()
         return self._contract
 
     @property
+    def location(self) -> str:
+        """The store's location after flag, environment, config.toml and default."""
+        from statewise.store import default_location
+
+        return self.settings.store.value or default_location(self.settings.root)
+
+    @property
     def store(self) -> Store:
+        """The store, created when missing (for the commands that write the first record)."""
         if self._store is None:
-            self._store = open_store(self.store_location, key_schema=self.contract)
+            self._store = open_store(self.location, key_schema=self.contract)
         return self._store
+
+    def existing_store(self) -> Store:
+        """The store, which must exist: a read never creates one, and a mistyped ``--store``
+        is an error with a did-you-mean rather than a new empty store."""
+        if self._store is None:
+            location = self.location
+            scheme, sep, rest = location.partition("://")
+            path = rest if (sep and scheme == "sqlite") else (None if sep and scheme.isidentifier() else location)
+            if path is not None and not Path(path).is_file():
+                from statewise.settings import missing_store_error
+
+                raise missing_store_error(path, self.settings.store.source)
+        return self.store
+
+    def info(self, message: str) -> None:
+        """A note for a person on stderr; ``-q`` silences it."""
+        if self.verbosity >= 0:
+            errors.print(message, highlight=False, markup=False)
 
     def close(self) -> None:
         if self._store is not None:
@@ -119,29 +182,115 @@ def _parse_time(text: str | None, option: str) -> datetime | None:
     return value
 
 
+def project_option(name: str = "project", *, aliases: tuple[str, ...] = ("--cwd", "--workspace"),
+                   help: str = "The project directory (default: here; its git root holds the store).",
+                   exists: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--project DIR``, the one name for the project directory (as ``gh`` and ``uv`` have
+    it), with the older names as hidden aliases that still work and say they are deprecated.
+
+    The value arrives in the command's parameter ``name`` whichever spelling was used.
+    """
+    meta_key = f"statewise.alias.{name}"
+
+    def from_alias(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is None:
+            return
+        used = next((opt for opt in aliases if opt in sys.argv or any(a.startswith(opt + "=") for a in sys.argv)),
+                    aliases[0])
+        if sys.stderr.isatty():  # a person at a terminal learns the new name; a script's output stays as it was
+            errors.print(f"warning: {used} is deprecated; use --project", highlight=False, markup=False)
+        if ctx.params.get(name) is not None:
+            raise click.UsageError(f"give --project or {used}, not both", ctx=ctx)
+        ctx.meta[meta_key] = value
+        if name in ctx.params:  # --project was processed already (absent): fill it in
+            ctx.params[name] = value
+
+    def from_main(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is not None and ctx.meta.get(meta_key) is not None:
+            raise click.UsageError("give --project or its deprecated alias, not both", ctx=ctx)
+        return value if value is not None else ctx.meta.get(meta_key)
+
+    kind = click.Path(exists=exists, file_okay=False)
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        command = click.option(*aliases, f"_{name}_alias", type=kind, hidden=True, expose_value=False,
+                               callback=from_alias, is_eager=False)(command)
+        return click.option("--project", name, type=kind, callback=from_main, metavar="DIR", help=help)(command)
+
+    return decorate
+
+
+def _suggest_key(contract: Any, key: str) -> str | None:
+    from statewise.settings import suggest
+
+    base, bracket, rest = key.partition("[")
+    # A verifier's name is a likely guess for its key (python.version observes runtime.python_version).
+    by_verifier: dict[str, str] = {}
+    for name, spec in sorted(contract.state.items()):
+        verifier = spec.verifier if isinstance(spec.verifier, str) else getattr(spec.verifier, "adapter", None)
+        if verifier:
+            by_verifier.setdefault(verifier, name)
+    found = by_verifier.get(base) or suggest(base, sorted(contract.state))
+    if found is None:
+        close = suggest(base, sorted(by_verifier))
+        found = by_verifier[close] if close else None
+    if found is None:
+        return None
+    return f"{found}[{rest}" if bracket and contract.state[found].qualified else found
+
+
+def _unknown_key(contract: Any, key: str) -> StateWiseError:
+    from statewise.errors import KeyNameError
+
+    hint = _suggest_key(contract, key)
+    problem = "the contract in force does not declare this key"
+    problem += f"; did you mean {hint}?" if hint else ""
+    return KeyNameError(key, problem + " (`statewise keys` lists them)")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--store", "store_location", envvar="STATEWISE_STORE", metavar="LOCATION",
-              help="SQLite file path or postgresql:// URL (default: .statewise/store.db in the project).")
-@click.option("--contract", "contract_path", envvar="STATEWISE_CONTRACT", metavar="FILE",
-              help="Contract file declaring the state keys (default: the built-in coding contract).")
+@click.option("--store", "store_location", metavar="LOCATION",
+              help="SQLite file path or postgresql:// URL (env STATEWISE_STORE; default: config.toml's store, "
+                   "else .statewise/store.db at the project's git root).")
+@click.option("--contract", "contract_path", metavar="FILE",
+              help="Contract file declaring the state keys (env STATEWISE_CONTRACT; default: config.toml's "
+                   "contract, else the built-in coding contract).")
+@click.option("-v", "--verbose", "verbose", count=True, help="Say more on stderr (where each setting came from).")
+@click.option("-q", "--quiet", is_flag=True, help="Say nothing on stderr but errors (no progress bar).")
 @click.version_option(__version__, "-V", "--version", prog_name="statewise")
 @click.pass_context
-def main(ctx: click.Context, store_location: str | None, contract_path: str | None) -> None:
+def main(ctx: click.Context, store_location: str | None, contract_path: str | None, verbose: int,
+         quiet: bool) -> None:
     """StateWise: check and repair an agent's persistent records before it acts on them."""
-    state = Context(store_location, contract_path)
+    state = Context(store_location, contract_path, verbosity=-1 if quiet else verbose)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
 
+#: What ``init`` writes into ``.statewise/.gitignore``: everything in the folder stays out of git,
+#: without an edit of the user's own .gitignore.
+GITIGNORE = ("# Written by `statewise init`: the store stays out of git; config.toml may be committed.\n"
+             "*\n!.gitignore\n!config.toml\n")
+
+
 @main.command()
+@project_option(help="The project to set up (default: here; its git root).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 @handled
-def init(obj: Context, as_json: bool) -> None:
-    """Create the store (and its schema) if it does not exist yet."""
+def init(obj: Context, project: str | None, as_json: bool) -> None:
+    """Create the store (and its schema) if it does not exist yet, and keep .statewise/ out of git."""
+    obj.at(project)
     store = obj.store
+    folder = obj.settings.root / ".statewise"
+    ignore = folder / ".gitignore"
+    location = Path(store.location) if not obj.location.partition("://")[1] else None
+    if (folder.is_dir() or (location is not None and folder in location.resolve().parents)) and not ignore.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore.write_text(GITIGNORE, encoding="utf-8")
     info = {"store": store.location, "schema_version": store.schema_version(),  # type: ignore[attr-defined]
-            "records": store.count()}
+            "records": store.count(), "gitignore": str(ignore) if ignore.exists() else None,
+            "config": str(obj.settings.config_path) if obj.settings.config_path else None}
     if as_json:
         _emit_json(info)
     else:
@@ -165,7 +314,8 @@ def record() -> None:
               help="Value type (default: as the contract declares the key).")
 @click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
 @click.option("--authority", type=click.Choice([a.value for a in Authority]), default="developer", show_default=True)
-@click.option("--actor", default=lambda: os.environ.get("USER") or "developer", help="Who says so.")
+@click.option("--actor", default=lambda: os.environ.get("STATEWISE_USER") or os.environ.get("USER") or "developer",
+              help="Who says so (default: $STATEWISE_USER, else $USER).")
 @click.option("--ref", "reference", help="A free reference: a tool call, a commit, a URL.")
 @click.option("--observed-at", help="When the fact was seen to hold (ISO 8601 with zone; default now).")
 @click.option("--ttl", type=click.IntRange(min=1), help="Freshness in seconds (default: the contract's).")
@@ -180,9 +330,7 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
     """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
     declared = obj.contract.key_type(key)
     if declared is None:
-        from statewise.errors import KeyNameError
-
-        raise KeyNameError(key, "the contract in force does not declare this key (see `statewise contract check`)")
+        raise _unknown_key(obj.contract, key)
     typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
@@ -190,12 +338,21 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
         provenance=Provenance(source=source, authority=authority, actor=actor, reference=reference),
         observed_at=_parse_time(observed_at, "--observed-at"), ttl_seconds=ttl,
     )
-    stored = obj.store.put(draft, replace=replace, reason=reason)
+    from statewise.errors import ActiveRecordExistsError
+
+    try:
+        stored = obj.store.put(draft, replace=replace, reason=reason)
+    except ActiveRecordExistsError as error:
+        # Name the flag, not the library's keyword argument.
+        error.args = (f"{error.key} already has an active record in {error.scope} ({error.record_id}); "
+                      "add --replace to supersede it (the old record stays in lineage)",)
+        raise
     if as_json:
         _emit_json(stored)
     else:
         verb = f"superseded {stored.supersedes} with" if stored.supersedes else "stored"
-        console.print(f"{verb} {stored.id}: {key} = {value} in {stored.scope}", highlight=False)
+        console.print(f"{verb} {stored.id}: {key} = {render_value(stored.value)} in {stored.scope}",
+                      highlight=False)
 
 
 @record.command("get")
@@ -206,7 +363,9 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
 @handled
 def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Show the active record for KEY in exactly this scope."""
-    found = obj.store.get_active(key, scope)
+    found = obj.existing_store().get_active(key, scope)
+    if found is None and obj.contract.key_type(key) is None:
+        raise _unknown_key(obj.contract, key)
     if as_json:
         _emit_json(found)
     elif found is None:
@@ -219,8 +378,8 @@ def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
 
 @record.command("list")
 @click.option("--task", help="Task scope, e.g. user:alice,workspace:/src/app,repo:github.com/acme/app@main "
-              "(default: derived from --cwd).")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="Derive the task scope from this directory.")
+              "(default: derived from --project).")
+@project_option("cwd", help="Derive the task scope from this directory, and use its project's store.")
 @click.option("--key", "keys", multiple=True, help="Only this key (repeatable; a base key matches its [qualified] forms).")
 @click.option("--text", help="Only records whose key or value contains this text.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -229,7 +388,10 @@ def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
 def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str, ...], text: str | None,
                 as_json: bool) -> None:
     """Show the records that apply to a task, and what was held back (stale, shadowed, near misses)."""
-    result = obj.store.retrieve(_task_scope(task, cwd), keys=list(keys) or None, text=text)
+    for key in keys:
+        if obj.at(cwd).contract.state_spec(key) is None:
+            raise _unknown_key(obj.contract, key)
+    result = obj.at(cwd).existing_store().retrieve(_task_scope(task, cwd), keys=list(keys) or None, text=text)
     if as_json:
         _emit_json(result)
     else:
@@ -244,7 +406,9 @@ def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str
 @handled
 def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Every record ever stored for KEY in a scope, oldest first."""
-    records = obj.store.history(key, scope)
+    records = obj.existing_store().history(key, scope)
+    if not records and obj.contract.key_type(key) is None:
+        raise _unknown_key(obj.contract, key)
     if as_json:
         _emit_json(records)
     else:
@@ -258,7 +422,7 @@ def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
 @handled
 def record_lineage(obj: Context, record_id: str, as_json: bool) -> None:
     """The chain of records and repairs (with their evidence) around RECORD_ID."""
-    lineage = obj.store.lineage(record_id)
+    lineage = obj.existing_store().lineage(record_id)
     if as_json:
         _emit_json(lineage)
     else:
@@ -268,13 +432,14 @@ def record_lineage(obj: Context, record_id: str, as_json: bool) -> None:
 @record.command("retract")
 @click.argument("record_id")
 @click.option("--reason", required=True, help="Why it is withdrawn.")
-@click.option("--actor", default=lambda: os.environ.get("USER") or "developer")
+@click.option("--actor", default=lambda: os.environ.get("STATEWISE_USER") or os.environ.get("USER") or "developer",
+              help="Who withdraws it (default: $STATEWISE_USER, else $USER).")
 @click.option("--json", "as_json", is_flag=True, help="Print the retracted record as JSON.")
 @click.pass_obj
 @handled
 def record_retract(obj: Context, record_id: str, reason: str, actor: str, as_json: bool) -> None:
     """Withdraw a record ("forget this"); it is kept, marked retracted."""
-    retracted = obj.store.retract(record_id, reason=reason, actor=actor)
+    retracted = obj.existing_store().retract(record_id, reason=reason, actor=actor)
     if as_json:
         _emit_json(retracted)
     else:
@@ -284,20 +449,21 @@ def record_retract(obj: Context, record_id: str, reason: str, actor: str, as_jso
 @record.command("revert")
 @click.argument("record_id")
 @click.option("--reason", required=True, help="Why the repair's evidence no longer holds.")
-@click.option("--actor", default=lambda: os.environ.get("USER") or "developer")
+@click.option("--actor", default=lambda: os.environ.get("STATEWISE_USER") or os.environ.get("USER") or "developer",
+              help="Who withdraws it (default: $STATEWISE_USER, else $USER).")
 @click.option("--json", "as_json", is_flag=True, help="Print the restored record as JSON.")
 @click.pass_obj
 @handled
 def record_revert(obj: Context, record_id: str, reason: str, actor: str, as_json: bool) -> None:
     """Undo the repair that produced RECORD_ID, restoring the value it replaced."""
-    restored = obj.store.revert(record_id, reason=reason, actor=actor)
+    restored = obj.existing_store().revert(record_id, reason=reason, actor=actor)
     if as_json:
         _emit_json({"reverted": record_id, "restored": restored})
     elif restored is None:
         console.print(f"reverted {record_id}: the narrowed correction is withdrawn; the general record applies again",
                       highlight=False)
     else:
-        console.print(f"reverted {record_id}: restored {restored.key} = {restored.value} as {restored.id}",
+        console.print(f"reverted {record_id}: restored {restored.key} = {render_value(restored.value)} as {restored.id}",
                       highlight=False)
 
 
@@ -307,15 +473,16 @@ def record_revert(obj: Context, record_id: str, reason: str, actor: str, as_json
 @handled
 def record_export(obj: Context, output: str) -> None:
     """Write every record and link as JSON Lines to OUTPUT (default: stdout)."""
+    store = obj.existing_store()
     if output == "-":
-        obj.store.export_jsonl(sys.stdout)
+        store.export_jsonl(sys.stdout)
         return
     target = Path(output)
     partial = target.with_name(target.name + ".partial")
     with open(partial, "w", encoding="utf-8") as out:
-        lines = obj.store.export_jsonl(out)
+        lines = store.export_jsonl(out)
     partial.replace(target)  # never leave a half-written export under the real name
-    errors.print(f"exported {lines} lines to {target}", highlight=False)
+    obj.info(f"exported {lines} lines to {target}")
 
 
 @record.command("import")
@@ -365,7 +532,7 @@ def _params(pairs: tuple[str, ...]) -> dict[str, str]:
               help="The proposed action as JSON (a file, or - for stdin). Default: the planner proposes.")
 @click.option("--family", help="The playbook family of the task (default: matched from the task text).")
 @click.option("--param", "params", multiple=True, help="A task parameter NAME=VALUE (repeatable).")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace (default: here).")
+@project_option("cwd", help="The workspace (default: here; its project's store is used).")
 @click.option("--planner", "planner_spec", default="rules", show_default=True,
               help="rules, none (no planner), openai:MODEL, anthropic:MODEL, or a registered planner.")
 @click.option("--base-url", help="The model endpoint's base URL (OpenAI-compatible servers, proxies).")
@@ -397,12 +564,13 @@ def guard(obj: Context, task_text: str, action_source: str | None, family: str |
         raise InputError("--action is required with --planner none (nothing else would propose one)")
     task = Task(text=task_text, scope=derive_task_scope(workspace), family=family, workspace=str(workspace),
                 params=_params(params))
-    guard_ = Guard(obj.store, obj.contract, planner, config=config, workspace=workspace,
+    guard_ = Guard(obj.at(workspace).existing_store(), obj.contract, planner, config=config, workspace=workspace,
                    clarifier=TerminalClarifier() if interactive else None,
                    approver=TerminalApprover() if interactive else None)
     decision = guard_.check(task, proposal)
     if report_path:
         Path(report_path).write_text(decision.report.model_dump_json(indent=2), encoding="utf-8")
+        obj.info(f"report: {report_path}")
     if as_json:
         _emit_json({"verdict": decision.verdict.value, "action": decision.action, "reason": decision.reason,
                     "report": decision.report})
@@ -424,7 +592,7 @@ def guard(obj: Context, task_text: str, action_source: str | None, family: str |
 @main.command()
 @click.argument("key")
 @click.option("--scope", help="Compare with the active record of KEY in this exact scope.")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace to observe (default: here).")
+@project_option("cwd", help="The workspace to observe (default: here).")
 @click.option("--write", is_flag=True, help="Write the result: confirm the record, or supersede it with lineage.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -435,9 +603,14 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
     from statewise.pipeline.repair import apply_repair
     from statewise.pipeline.resolution import Resolver
 
+    from statewise.records import base_key
+
     workspace = Path(cwd or os.getcwd()).resolve()
+    obj.at(workspace)
+    if base_key(key) not in obj.contract.state:
+        raise _unknown_key(obj.contract, key)
     task_scope = derive_task_scope(workspace)
-    record = obj.store.get_active(key, scope) if scope else None
+    record = obj.existing_store().get_active(key, scope) if scope else None
     if scope and record is None:
         raise InputError(f"no active record for {key} in {Scope.parse(scope)}")
     resolver = Resolver(obj.contract, task_scope, workspace, CostMeter(), use_reliability=False)
@@ -481,15 +654,22 @@ def _csv(text: str | None) -> list[str] | None:
 @click.option("--quick", is_flag=True, help="One case per category and expectation, and the first sequence, per set.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write every episode and metric as JSON.")
+@click.option("--output", "-o", "output_path", type=click.Path(dir_okay=False),
+              help="Write every episode and metric as JSON to this file.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="The same as --output FILE (kept for older scripts).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an offline HTML report with plots.")
+@click.pass_obj
 @handled
-def bench(cases_dir: str | None, sets: str | None, methods: str | None, everything: bool, conditions: str,
-          planner_spec: str, only: str | None, quick: bool, jobs: int, seed: int, json_path: str | None,
-          html_path: str | None) -> None:
+def bench(obj: Context, cases_dir: str | None, sets: str | None, methods: str | None, everything: bool,
+          conditions: str, planner_spec: str, only: str | None, quick: bool, jobs: int, seed: int,
+          output_path: str | None, json_path: str | None, html_path: str | None) -> None:
     """Run the executable benchmark in real sandboxes and print the paper's metrics."""
     from statewise.bench import run_bench
 
+    if output_path and json_path and Path(output_path) != Path(json_path):
+        raise InputError("--output and --json are the same option and name different files; give one of them")
+    json_path = output_path or json_path
     if html_path:
         from statewise.bench.html import require_matplotlib
 
@@ -497,13 +677,16 @@ def bench(cases_dir: str | None, sets: str | None, methods: str | None, everythi
     try:
         result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods), conditions=_csv(conditions) or [],
                            planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,
-                           cases=_csv(only), console=console, everything=everything)
+                           cases=_csv(only), console=console, everything=everything,
+                           progress_console=errors if obj.verbosity >= 0 else False)
     except ValueError as error:
         raise InputError(str(error)) from None
+    if json_path:
+        obj.info(f"results: {json_path}")
     if html_path:
         from statewise.bench.html import write_html_report
 
-        console.print(f"report: {write_html_report(result, html_path)}", highlight=False)
+        obj.info(f"report: {write_html_report(result, html_path)}")
 
 
 # --- agent integrations -------------------------------------------------------------------
@@ -607,14 +790,17 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
 
 
 @main.command()
-@click.option("--workspace", type=click.Path(file_okay=False), help="The default workspace for tools (default: here).")
+@project_option("workspace", aliases=("--workspace", "--cwd"), exists=False,
+                help="The default project the tools act on (default: here).")
 @click.pass_obj
 @handled
 def mcp(obj: Context, workspace: str | None) -> None:
     """Serve the StateWise tools over MCP on stdio."""
     from statewise.integrations.mcp_server import serve_stdio
 
-    serve_stdio(store_location=obj.store_location, contract_path=obj.contract_path, workspace=workspace)
+    obj.at(workspace)
+    serve_stdio(store_location=obj.settings.store.value, contract_path=obj.settings.contract.value,
+                workspace=workspace)
 
 
 # --- contracts --------------------------------------------------------------------------
@@ -641,23 +827,71 @@ def contract_check(path: str, as_json: bool) -> None:
         console.print(f"{path}: ok ({details})", highlight=False)
 
 
+def _duration(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.argument("pattern", required=False)
+@click.pass_obj
+@handled
+def keys(obj: Context, pattern: str | None, as_json: bool) -> None:
+    """List the state keys the contract declares: type, scope, authority, freshness, verifier.
+
+    PATTERN keeps the keys containing it (e.g. `statewise keys python`)."""
+    contract = obj.contract
+    rows = []
+    for key, spec in sorted(contract.state.items()):
+        if pattern and pattern not in key:
+            continue
+        verifier = spec.verifier if isinstance(spec.verifier, str) or spec.verifier is None else spec.verifier.adapter
+        rows.append({"key": key, "qualified": spec.qualified, "type": spec.value_type.value,
+                     "choices": list(spec.choices) if spec.choices else None, "scope": spec.scope.name.lower(),
+                     "authority": spec.authority.value, "ttl_seconds": spec.ttl_seconds, "verifier": verifier,
+                     "description": spec.description})
+    if as_json:
+        _emit_json({"contract": contract.name, "version": contract.version, "keys": rows})
+        return
+    if not rows:
+        import re
+
+        from statewise.settings import suggest
+
+        # A pattern is usually a word of a key (python, branch): suggest the nearest word, or key.
+        words = sorted({word for name in contract.state for word in re.split(r"[._]", name)} | set(contract.state))
+        hint = suggest(pattern or "", words)
+        raise InputError(f"no key contains {pattern!r}" + (f"; did you mean {hint}?" if hint else ""))
+    names = [row["key"] + ("[QUALIFIER]" if row["qualified"] else "") for row in rows]
+    width = max(len(name) for name in names)
+    for name, row in zip(names, rows, strict=True):
+        kind = row["type"] + (f" ({'|'.join(row['choices'])})" if row["choices"] else "")
+        ttl = f"ttl {_duration(row['ttl_seconds'])}" if row["ttl_seconds"] else "no ttl"
+        console.print(f"{name:<{width}}  {kind:<10}  {row['scope']:<9}  {row['authority']:<9}  {ttl:<8}  "
+                      f"{row['verifier'] or '-'}", highlight=False, markup=False)
+    obj.info(f"{len(rows)} keys in contract {contract.name} v{contract.version}")
+
+
 # --- demo -------------------------------------------------------------------------------
 
 
 @main.command()
 @click.argument("scenario", type=click.Choice(["figure1", "store"]), default="figure1")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default="statewise-demo-report.json",
-              show_default=True, help="Where the figure1 scenario writes its guard reports (JSON).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Also write the figure1 scenario's two guard reports (JSON) to this file (default: nothing written).")
 @click.option("--keep", is_flag=True, help="Keep the temporary sandbox and store, and print where they are.")
 @handled
-def demo(scenario: str, report_path: str, keep: bool) -> None:
+def demo(scenario: str, report_path: str | None, keep: bool) -> None:
     """The paper's Figure 1 for real (default), or a walk through the store (store)."""
     from statewise.demo import run_figure1_demo, run_store_demo
 
     if scenario == "store":
         run_store_demo(console, keep=keep)
     else:
-        run_figure1_demo(console, report_path=Path(report_path), keep=keep)
+        run_figure1_demo(console, report_path=Path(report_path) if report_path else None, keep=keep)
 
 
 
@@ -710,7 +944,7 @@ def memory() -> None:
 
 
 _memory_options = [
-    click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace (default: here)."),
+    project_option("cwd", help="The workspace (default: here)."),
     click.option("--home", type=click.Path(file_okay=False),
                  help="Where user-level and auto-memory files live (default: $HOME)."),
     click.option("--agent", "agents", multiple=True, type=click.Choice(["claude", "codex", "gemini", "cursor"]),
@@ -829,7 +1063,7 @@ def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[
 
 
 @memory.command("context")
-@click.option("--cwd", type=click.Path(exists=True, file_okay=False), help="The workspace (default: here).")
+@project_option("cwd", help="The workspace (default: here).")
 @click.option("--home", type=click.Path(file_okay=False), help="Where user-level files live (default: $HOME).")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Token budget (default: 400).")
 @click.option("--no-check", is_flag=True, help="Report only what the store already knows; verify nothing.")

@@ -63,13 +63,13 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
         narrowed = store.supersede(python.id, seen, expected_version=python.version)
         here = store.retrieve(TASK, keys=["runtime.python_version"]).records[0]
         elsewhere = store.retrieve(OTHER_TASK, keys=["runtime.python_version"]).records[0]
-        console.print(f"in {TASK.workspace}: {here.value} ({here.scope}); "
-                      f"in {OTHER_TASK.workspace}: {elsewhere.value} ({elsewhere.scope})", highlight=False)
+        console.print(f"in {TASK.workspace}: {render_value(here.value)} ({here.scope}); "
+                      f"in {OTHER_TASK.workspace}: {render_value(elsewhere.value)} ({elsewhere.scope})", highlight=False)
 
         console.print(Rule("4. That observation is withdrawn: revert the repair"))
         store.revert(narrowed.new.id, reason="the workspace venv was a leftover", actor="dev")
         back = store.retrieve(TASK, keys=["runtime.python_version"]).records[0]
-        console.print(f"in {TASK.workspace}: {back.value} ({back.scope}) again; "
+        console.print(f"in {TASK.workspace}: {render_value(back.value)} ({back.scope}) again; "
                       f"history keeps {len(store.history('runtime.python_version', narrowed.new.scope))} "
                       "narrowed record(s)", highlight=False)
 
@@ -90,14 +90,15 @@ def _short(text: str, limit: int = 70) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def run_figure1_demo(console: Console, *, report_path: Path, keep: bool = False) -> dict:
+def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep: bool = False) -> dict:
     """A stale record says main is not protected; the remote really protects it.
 
     Task 1: the memory-trusting planner proposes a force push to main. The guard attributes
     the proposal to that record, verifies protection on the remote, repairs the record with
     lineage, replans to a feature-branch push, and the gate passes it; it then runs for real.
     Task 2, after a reset of everything but the store, reuses the repaired record without
-    verifying it again. Returns both reports (also written to ``report_path``).
+    verifying it again. Returns both reports (also written to ``report_path`` when given;
+    nothing is written outside the temporary folder otherwise).
     """
     from statewise.execute import run_action
     from statewise.pipeline import Guard
@@ -184,9 +185,14 @@ def run_figure1_demo(console: Console, *, report_path: Path, keep: bool = False)
 
         console.print(Rule("Lineage of the repaired record"))
         console.print(lineage_view(store.lineage(stale.id)))
-        report_path.write_text(json.dumps(reports, indent=2), encoding="utf-8")
-        console.print(f"full reports: {report_path}" + (f"; sandbox kept in {folder}" if keep else ""),
-                      highlight=False)
+        notes = []
+        if report_path is not None:
+            report_path.write_text(json.dumps(reports, indent=2), encoding="utf-8")
+            notes.append(f"full reports: {report_path}")
+        if keep:
+            notes.append(f"sandbox kept in {folder}")
+        if notes:
+            console.print("; ".join(notes), highlight=False)
     finally:
         store.close()
         if not keep:

@@ -708,6 +708,7 @@ def run_bench(
     cases: Sequence[str] | None = None,
     console: Any = None,
     everything: bool = False,
+    progress_console: Any = None,
 ) -> BenchResult:
     """Run the benchmark and return every episode (and write JSON to ``out`` when given).
 
@@ -763,7 +764,9 @@ def run_bench(
             playbook_path=str(p.case_set.playbook_path) if p.case_set.playbook_path else None,
             workdir=str(workdir), templates=str(workdir / "templates"), modules=modules, tags=p.tags,
         ) for index, p in enumerate(planned)]
-        results = _execute(jobs_list, jobs, progress=progress, console=console)
+        # The bar may go elsewhere than the tables (the CLI: stderr), so piped stdout holds results only.
+        results = _execute(jobs_list, jobs, progress=progress and progress_console is not False,
+                           console=progress_console or console)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     episodes = [Episode.from_dict(e) for index in sorted(results) for e in results[index]]

@@ -700,8 +700,8 @@ _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
               default="pre", show_default=True,
               help="Before the tool runs (guard), after it ran (observation capture), or as a session starts; "
                    "the JSON's hook_event_name decides when present.")
-@click.option("--on-pass", type=click.Choice(["defer", "allow"]), default="defer", show_default=True,
-              help="When every check passes: leave the decision to the agent's own permissions, or allow.")
+@click.option("--on-pass", type=click.Choice(["defer", "allow"]), default=None,
+              help="When every check passes: leave the decision to the agent's own permissions, or allow (default: the project's config.toml, else defer).")
 @click.option("--deadline", type=click.FloatRange(min=0.5), default=20.0, show_default=True,
               help="Seconds after which the hook answers for itself (a block, before a tool runs).")
 @click.pass_obj
@@ -712,8 +712,9 @@ def hook(obj: Context, agent: str, event: str, on_pass: str, deadline: float) ->
     `python -m statewise.integrations.hook_entry`."""
     from statewise.integrations.hook_entry import main as hook_main
 
-    argv = [agent, {"pre-tool-use": "pre", "post-tool-use": "post"}.get(event, event), "--on-pass", on_pass,
-            "--deadline", str(deadline)]
+    argv = [agent, {"pre-tool-use": "pre", "post-tool-use": "post"}.get(event, event), "--deadline", str(deadline)]
+    if on_pass:
+        argv += ["--on-pass", on_pass]
     if obj.store_location:
         argv += ["--store", obj.store_location]
     if obj.contract_path:

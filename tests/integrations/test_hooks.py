@@ -228,3 +228,16 @@ def test_output_that_reveals_nothing_records_nothing(sandbox, store_path):
     store = SQLiteStore(store_path)
     assert store.count() == 0
     store.close()
+
+
+def test_the_projects_config_toml_reaches_the_hook(sandbox, store_path):
+    settings = sandbox.work / ".statewise" / "config.toml"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text('on-pass = "allow"\n')
+    payload = claude_payload(sandbox, "git push origin HEAD:refs/heads/feature/z")
+    allowed = json.loads(hook("claude-code", payload, store_path).stdout)
+    assert allowed["hookSpecificOutput"]["permissionDecision"] == "allow"
+    settings.write_text('on-pass = "sometimes"\n')  # malformed settings: a deny, never a pass
+    denied = json.loads(hook("claude-code", payload, store_path).stdout)
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "config.toml" in denied["hookSpecificOutput"]["permissionDecisionReason"]

@@ -282,6 +282,21 @@ def _shell_command(agent: str, data: object) -> str | None:
     return command if isinstance(command, str) else None
 
 
+def _project_settings(cwd: object) -> bool:
+    """Whether a ``.statewise/config.toml`` above ``cwd`` may choose the contract or store, in
+    which case the caches keyed by the built-in contract prove nothing."""
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        return False
+    directory = os.path.realpath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(directory, ".statewise", "config.toml")):
+            return True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+
+
 def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -> str | None:
     """The hook's stdout when the call can be settled without the guard, else None."""
     try:
@@ -289,6 +304,8 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
     except ValueError:
         return None  # the full path names what is wrong, and blocks
     event = _event(event, data)
+    if event != "pre" and contract_path is None and isinstance(data, dict) and _project_settings(data.get("cwd")):
+        return None
     if event == "session":
         cwd = data.get("cwd") if isinstance(data, dict) else None
         return _session_note(os.path.realpath(cwd), contract_path) if isinstance(cwd, str) and cwd else None
@@ -307,7 +324,7 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
 def _parse_arguments(argv: list[str]) -> dict[str, str | None]:
     usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session] [--store LOCATION] "
              "[--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
-    options: dict[str, str | None] = {"store": None, "contract": None, "on-pass": "defer", "deadline": "20"}
+    options: dict[str, str | None] = {"store": None, "contract": None, "on-pass": None, "deadline": "20"}
     positional: list[str] = []
     index = 0
     while index < len(argv):
@@ -356,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
         from statewise.integrations.hooks import run_hook
 
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
-                           contract_path=options["contract"], on_pass=str(options["on-pass"]))
+                           contract_path=options["contract"], on_pass=options["on-pass"])
         result.append((outcome.stdout, outcome.stderr, outcome.exit_code))
 
     worker = threading.Thread(target=work, name="statewise-hook", daemon=True)

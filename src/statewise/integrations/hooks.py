@@ -383,11 +383,20 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
 
 
 def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location: str | None = None,
-             contract_path: str | None = None, on_pass: str = "defer") -> HookOutcome:
-    """Handle one hook call. Never raises: before a tool runs, any failure is a deny."""
+             contract_path: str | None = None, on_pass: str | None = None) -> HookOutcome:
+    """Handle one hook call. Never raises: before a tool runs, any failure is a deny.
+
+    The store, contract and on-pass come from the arguments (the wrapper's flags), else the
+    environment, else the project's ``.statewise/config.toml`` (:mod:`statewise.settings`);
+    a malformed config.toml is a deny."""
     try:
         request = parse_hook_input(agent, event, stdin_text)
         event = request.event
+        from statewise.settings import hook_settings
+
+        settings = hook_settings(request.cwd, store=store_location, contract=contract_path, on_pass=on_pass)
+        store_location, contract_path = settings.store.value, settings.contract.value
+        on_pass = settings.on_pass.value or "defer"
         contract = load_contract(contract_path) if contract_path else builtin_contract()
         digest = contract_digest(contract_path)
         if digest is not None:

@@ -50,6 +50,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
+from statewise.store.bulk import Progress, parse_batches
 from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -62,6 +63,8 @@ RECORD_COLUMNS = (
 LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
 
 _ACTIVE = RecordStatus.ACTIVE.value
+_INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 _VALUE_TYPES = {member.value: member for member in ValueType}
@@ -273,10 +276,7 @@ class SQLStore(Store):
     def _insert_record(self, cur: Any, record: Record) -> None:
         try:
             with self._statement_guard():
-                cur.execute(
-                        self._sql(f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"),
-                    self._record_params(record),
-                )
+                cur.execute(self._sql(_INSERT_RECORD), self._record_params(record))
         except Exception as error:
             if self._is_unique_violation(error):
                 existing = self._fetch_active(cur, record.key, record.scope)
@@ -285,15 +285,29 @@ class SQLStore(Store):
                 ) from None
             raise
 
-    def _insert_link(self, cur: Any, link: Link) -> None:
-        cur.execute(
-            self._sql(f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-            (
-                link.id, link.kind.value, link.from_record, link.to_record, link.scope,
-                self._encode_json(link.evidence.model_dump(mode="json")) if link.evidence else None,
-                link.reason, link.actor, self._encode_time(link.created_at),
-            ),
+    def _line_params(self, line: dict[str, Any]) -> tuple[Any, ...]:
+        """``_record_params`` for a validated record line (see statewise.store.bulk)."""
+        time, provenance, encode_time = line["time"], line["provenance"], self._encode_time
+        get = line.get
+        return (
+            line["id"], line["key"], line["scope"], line["value_type"].value,
+            self._encode_json(line["value"]), get("status", RecordStatus.ACTIVE).value,
+            encode_time(time["observed_at"]), encode_time(time["recorded_at"]),
+            encode_time(time.get("verified_at")), time.get("ttl_seconds"),
+            provenance["source"].value, provenance["authority"].value, provenance["actor"],
+            provenance.get("reference"), get("supersedes"), get("superseded_by"), get("version", 1),
+            get("status_reason"), encode_time(get("status_changed_at")),
         )
+
+    def _link_params(self, link: Link) -> tuple[Any, ...]:
+        return (
+            link.id, link.kind.value, link.from_record, link.to_record, link.scope,
+            self._encode_json(link.evidence.model_dump(mode="json")) if link.evidence else None,
+            link.reason, link.actor, self._encode_time(link.created_at),
+        )
+
+    def _insert_link(self, cur: Any, link: Link) -> None:
+        cur.execute(self._sql(_INSERT_LINK), self._link_params(link))
 
     def _fetch(self, cur: Any, record_id: str, *, lock: bool = False) -> Record:
         suffix = self._lock_suffix if lock else ""
@@ -352,20 +366,26 @@ class SQLStore(Store):
 
     def _typed_draft(self, draft: RecordDraft) -> tuple[ValueType, int | None]:
         """Check a draft against the key schema; return its value type and TTL."""
-        value_type, ttl, choices = draft.value_type, draft.ttl_seconds, None
+        return self._check_typed(draft.key, draft.value, draft.value_type, draft.ttl_seconds)
+
+    def _check_typed(
+        self, key: str, value: Any, value_type: ValueType | None, ttl: int | None
+    ) -> tuple[ValueType, int | None]:
+        """Check a key, value and type against the key schema; return the type and TTL."""
+        choices = None
         if self.key_schema is not None:
-            declared = self.key_schema.key_type(draft.key)
+            declared = self.key_schema.key_type(key)
             if declared is None:
-                raise KeyNameError(draft.key, "the contract in force does not declare this key")
+                raise KeyNameError(key, "the contract in force does not declare this key")
             if value_type is not None and value_type is not declared.value_type:
                 raise ValueTypeError(
-                    key=draft.key, expected=f"type {declared.value_type.value}", got=value_type.value
+                    key=key, expected=f"type {declared.value_type.value}", got=value_type.value
                 )
             value_type, choices = declared.value_type, declared.choices
             ttl = ttl if ttl is not None else declared.ttl_seconds
         if value_type is None:
-            raise ValueTypeError(key=draft.key, expected="a declared value type", got=None)
-        check_value(draft.value, value_type, choices=choices, key=draft.key)
+            raise ValueTypeError(key=key, expected="a declared value type", got=None)
+        check_value(value, value_type, choices=choices, key=key)
         return value_type, ttl
 
     def put(self, draft: RecordDraft, *, replace: bool = False, reason: str = "") -> Record:
@@ -743,29 +763,89 @@ class SQLStore(Store):
             lines += 1
         return lines
 
-    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>") -> int:
-        records, links = _parse_jsonl(lines, source)
-        for number, record in records:
-            try:
-                self._typed_draft(RecordDraft(
-                    key=record.key, value=record.value, scope=record.scope,
-                    provenance=record.provenance, value_type=record.value_type,
-                    ttl_seconds=record.time.ttl_seconds,
-                ))
-            except (KeyNameError, ValueTypeError) as error:
-                raise ImportFormatError(source, number, str(error)) from None
+    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>",
+                     progress: Progress | None = None) -> int:
+        """Import JSON Lines, streamed: ``lines`` is read lazily (an open file works) and
+        written in batches inside one transaction, so memory stays bounded and the import
+        is still all or nothing. ``progress`` is called after each batch with the number
+        of lines and characters read so far."""
+        count = 0
+        check = self._check_typed
+        encode = self._line_params
+        encode_link = self._link_params
         with self._write() as cur:
-            for number, record in records:
-                cur.execute(self._sql("SELECT 1 FROM sw_records WHERE id = ?"), (record.id,))
-                if cur.fetchone():
-                    raise ImportFormatError(source, number, f"record {record.id} is already in the store")
+            start_seq = self._max_seq(cur)
+            self._begin_bulk(cur)
+            for batch in parse_batches(lines, source):
+                rows = []
+                for number, line in batch.records:
+                    try:
+                        check(line["key"], line["value"], line["value_type"], line["time"].get("ttl_seconds"))
+                    except (KeyNameError, ValueTypeError) as error:
+                        raise ImportFormatError(source, number, str(error)) from None
+                    rows.append(encode(line))
+                link_rows = [encode_link(link) for _, link in batch.links]
                 try:
-                    self._insert_record(cur, record)
-                except ActiveRecordExistsError as error:
-                    raise ImportFormatError(source, number, str(error)) from None
-            for _, link in links:
-                self._insert_link(cur, link)
-        return len(records) + len(links)
+                    with self._savepoint(cur):
+                        if rows:
+                            cur.executemany(self._sql(_INSERT_RECORD), rows)
+                        if link_rows:
+                            cur.executemany(self._sql(_INSERT_LINK), link_rows)
+                except Exception as error:
+                    if not self._is_unique_violation(error):
+                        raise
+                    self._explain_conflict(cur, batch, source, start_seq)
+                    raise
+                count += len(batch.records) + len(batch.links)
+                self._bulk_progress(cur, batch, rows, start_seq)
+                if progress is not None:
+                    progress(batch.lines_read, batch.chars_read)
+            self._end_bulk(cur, source)
+        return count
+
+    def _bulk_progress(self, cur: Any, batch: Any, rows: list[Any], start_seq: int) -> None:
+        """Called after each batch is written (a backend may change strategy mid-import)."""
+
+    def _max_seq(self, cur: Any) -> int:
+        cur.execute(self._sql("SELECT COALESCE(MAX(seq), 0) FROM sw_records"))
+        return int(cur.fetchone()[0])
+
+    def _begin_bulk(self, cur: Any) -> None:
+        """Prepare the connection for a large write (a backend may enlarge its cache)."""
+
+    def _end_bulk(self, cur: Any, source: str) -> None:
+        """Undo ``_begin_bulk``; may raise ImportFormatError (still inside the transaction)."""
+
+    @contextmanager
+    def _savepoint(self, cur: Any) -> Iterator[None]:
+        """A savepoint: an error inside rolls back only what was done inside."""
+        cur.execute("SAVEPOINT sw_bulk")
+        try:
+            yield
+        except BaseException:
+            cur.execute("ROLLBACK TO SAVEPOINT sw_bulk")
+            cur.execute("RELEASE SAVEPOINT sw_bulk")
+            raise
+        cur.execute("RELEASE SAVEPOINT sw_bulk")
+
+    def _explain_conflict(self, cur: Any, batch: Any, source: str, start_seq: int) -> None:
+        """A batch broke a unique constraint: replay it row by row to name the line."""
+        for number, line in batch.records:
+            record = Record.model_validate({name: value for name, value in line.items() if name != "type"})
+            cur.execute(self._sql("SELECT seq FROM sw_records WHERE id = ?"), (record.id,))
+            row = cur.fetchone()
+            if row is not None:
+                where = "appears twice" if row[0] > start_seq else "is already in the store"
+                raise ImportFormatError(source, number, f"record {record.id} {where}")
+            try:
+                self._insert_record(cur, record)
+            except ActiveRecordExistsError as error:
+                raise ImportFormatError(source, number, str(error)) from None
+        for number, link in batch.links:
+            cur.execute(self._sql("SELECT 1 FROM sw_links WHERE id = ?"), (link.id,))
+            if cur.fetchone() is not None:
+                raise ImportFormatError(source, number, f"link {link.id} appears twice or is already in the store")
+            self._insert_link(cur, link)
 
     def snapshot(self, path: str | Path) -> None:
         with open(path, "w", encoding="utf-8") as out:

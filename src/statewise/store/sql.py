@@ -628,18 +628,24 @@ class SQLStore(Store):
         applicable_text = [str(s) for s in applicable]
         rank = {scope: position for position, scope in enumerate(applicable_text)}
         wanted = _key_matcher(keys, text)
-        with self._read() as cur:
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' "
-                    f"AND scope IN ({', '.join('?' * len(applicable_text))})"
-                ),
-                applicable_text,
-            )
-            in_scope = list(map(self._record_from_row, cur.fetchall()))
-            if wanted is not None:
-                in_scope = [r for r in in_scope if wanted(r)]
-            near = self._near_misses(cur, task, applicable_text, keys, text, wanted, near_miss_limit)
+        statement, params = self._retrieve_statement(task, applicable_text, keys, text, near_miss_limit)
+        # One statement: the records in force and every near-miss candidate come back in one
+        # round trip, from one snapshot, with no transaction to open and close around it.
+        with self._read_one() as cur:
+            cur.execute(statement, params)
+            rows = cur.fetchall()
+        decode = self._record_from_row
+        in_scope: list[Record] = []
+        near_rows: list[Any] = []
+        for row in rows:
+            if row[0] == 0:
+                in_scope.append(decode(row[2:]))
+            else:
+                near_rows.append(row)
+        if wanted is not None:
+            in_scope = [r for r in in_scope if wanted(r)]
+        prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
+        near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
         in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
         records: list[Record] = []
         stale: list[Record] = []
@@ -656,55 +662,68 @@ class SQLStore(Store):
         return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
                                          near_misses=near)
 
-    def _near_misses(
-        self, cur: Any, task: TaskScope, applicable: list[str], keys: Sequence[str] | None,
-        text: str | None, wanted: Any, limit: int,
-    ) -> list[Record]:
-        """Active records that a careless reader might apply here but that do not apply:
-        the same repository on another branch, workspaces below the task's directory, and
-        (when keys are named) the same keys anywhere else."""
-        if limit <= 0:
-            return []
-        prefixes = []
-        if task.repo:
-            prefixes.append(f"repo:{task.repo}@")
-        if task.workspace:
-            prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
-        found: dict[str, Record] = {}
-        not_applicable = ", ".join("?" * len(applicable))
-        # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
-        window = limit if keys is None and text is None else limit * 4
-        for prefix in prefixes:
-            # The inner query walks the covering (scope, key) index in its own order, so it needs
-            # no sort, and stops at the limit; only the rows that survive are read in full.
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
+    def _retrieve_statement(
+        self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
+    ) -> tuple[str, list[Any]]:
+        """The SQL of a retrieval: part 0 is the active records in the task's scopes; parts
+        1, 2, ... are the near-miss candidates: active records that a careless reader might
+        apply here but that do not apply (the same repository on another branch, workspaces
+        below the task's directory, and, when keys are named, the same keys anywhere else)."""
+        marks = ", ".join("?" * len(applicable))
+        parts = [f"SELECT 0, seq, {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND scope IN ({marks})"]
+        params: list[Any] = list(applicable)
+        if limit > 0:
+            prefixes = []
+            if task.repo:
+                prefixes.append(f"repo:{task.repo}@")
+            if task.workspace:
+                prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
+            # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
+            window = limit if keys is None and text is None else limit * 4
+            for number, prefix in enumerate(prefixes, start=1):
+                # The inner query walks the covering (scope, key) index in its own order, so it
+                # needs no sort, and stops at the window; only those rows are read in full.
+                parts.append(
+                    f"SELECT {number}, seq, {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
                     f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND scope >= ? AND scope < ? "
-                    f"AND scope NOT IN ({not_applicable}) ORDER BY scope, key LIMIT ?) ORDER BY scope, key"
-                ),
-                (prefix, _prefix_upper_bound(prefix), *applicable, window),
-            )
-            # Model only rows that can still make the result, and stop once it is full.
-            for row in cur.fetchall():
-                if len(found) >= limit:
-                    break
-                if row[0] in found:
-                    continue
-                record = self._record_from_row(row)
-                if wanted is None or wanted(record):
-                    found[record.id] = record
-        for key in keys or ():
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND key = ? ORDER BY seq LIMIT ?"
-                ),
-                (key, limit + len(applicable)),
-            )
-            for record in map(self._record_from_row, cur.fetchall()):
-                if record.scope not in applicable:
-                    found.setdefault(record.id, record)
+                    f"AND scope NOT IN ({marks}) ORDER BY scope, key LIMIT ?)"
+                )
+                params += [prefix, _prefix_upper_bound(prefix), *applicable, window]
+            for key in keys or ():
+                parts.append(
+                    f"SELECT {len(parts)}, seq, {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
+                    f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND key = ? ORDER BY seq LIMIT ?)"
+                )
+                params += [key, limit + len(applicable)]
+        return self._sql(" UNION ALL ".join(parts)), params
+
+    def _near_misses(self, rows: list[Any], prefixes: int, applicable: list[str], wanted: Any,
+                     limit: int) -> list[Record]:
+        """The near misses among a retrieval's candidate rows (part, seq, record columns...):
+        the prefix parts (1..``prefixes``) by (scope, key) while fewer than ``limit`` were
+        found, then the key parts in insertion order; at most ``limit``."""
+        decode = self._record_from_row
+        found: dict[str, Record] = {}
+        by_prefix = sorted((row for row in rows if row[0] <= prefixes), key=lambda row: (row[0], row[4], row[3]))
+        for row in by_prefix:
+            if len(found) >= limit:
+                break
+            if row[2] in found:
+                continue
+            record = decode(row[2:])
+            if wanted is None or wanted(record):
+                found[record.id] = record
+        by_key = sorted((row for row in rows if row[0] > prefixes), key=lambda row: (row[0], row[1]))
+        for row in by_key:
+            if row[4] not in applicable and row[2] not in found:
+                found[row[2]] = decode(row[2:])
         return list(found.values())[:limit]
+
+    @contextmanager
+    def _read_one(self) -> Iterator[Any]:
+        """A cursor for one statement, which sees one consistent state by itself."""
+        with self._read() as cur:
+            yield cur
 
     def history(self, key: str, scope: str) -> list[Record]:
         with self._read() as cur:

@@ -182,6 +182,15 @@ class SQLiteStore(SQLStore):
             self._conn.execute("COMMIT")
             cur.close()
 
+    @contextmanager
+    def _read_one(self) -> Iterator[Any]:
+        # In autocommit mode one statement is its own read transaction: one snapshot.
+        cur = self._conn.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
     def _sql(self, statement: str) -> str:
         return statement
 

@@ -260,6 +260,9 @@ class PostgresStore(SQLStore):
     def _decode_time(self, value: Any) -> datetime | None:
         return value
 
+    def _decode_present_time(self, value: Any) -> datetime:
+        return value
+
     def _encode_json(self, value: Any) -> Any:
         return Jsonb(value)
 

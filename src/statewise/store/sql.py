@@ -76,10 +76,14 @@ _AUTHORITIES = {member.value: member for member in Authority}
 _object_setattr = object.__setattr__
 
 
+_new_instance = object.__new__
+_TIME_FIELDS = frozenset(RecordTime.model_fields)
+
+
 def _trusted(cls: Any, values: dict[str, Any]) -> Any:
     """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
     field order, without model_construct's per-field alias and default walk."""
-    instance = cls.__new__(cls)
+    instance = _new_instance(cls)
     _object_setattr(instance, "__dict__", values)
     _object_setattr(instance, "__pydantic_fields_set__", set(values))
     _object_setattr(instance, "__pydantic_extra__", None)
@@ -138,6 +142,10 @@ class SQLStore(Store):
 
     @abstractmethod
     def _decode_time(self, value: Any) -> datetime | None: ...
+
+    def _decode_present_time(self, value: Any) -> datetime:
+        """``_decode_time`` of a value known not to be None (a backend may make it faster)."""
+        return self._decode_time(value)  # type: ignore[return-value]
 
     @abstractmethod
     def _encode_json(self, value: Any) -> Any: ...
@@ -224,7 +232,18 @@ class SQLStore(Store):
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
-        decode_time = self._decode_time
+        decode_time = self._decode_present_time
+        new = _new_instance
+        time = new(RecordTime)
+        _object_setattr(time, "__dict__", {
+            "observed_at": decode_time(observed_at),
+            "recorded_at": decode_time(recorded_at),
+            "verified_at": decode_time(verified_at) if verified_at is not None else None,
+            "ttl_seconds": ttl,
+        })
+        _object_setattr(time, "__pydantic_fields_set__", set(_TIME_FIELDS))
+        _object_setattr(time, "__pydantic_extra__", None)
+        _object_setattr(time, "__pydantic_private__", None)
         return _trusted(Record, {
             "id": rid,
             "key": key,
@@ -232,12 +251,7 @@ class SQLStore(Store):
             "value_type": _VALUE_TYPES[value_type],
             "scope": scope,
             "status": _STATUSES[status],
-            "time": _trusted(RecordTime, {
-                "observed_at": decode_time(observed_at),
-                "recorded_at": decode_time(recorded_at),
-                "verified_at": decode_time(verified_at) if verified_at is not None else None,
-                "ttl_seconds": ttl,
-            }),
+            "time": time,
             "provenance": self._provenance(source, authority, actor, reference),
             "supersedes": supersedes,
             "superseded_by": superseded_by,

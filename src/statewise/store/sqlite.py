@@ -266,6 +266,8 @@ class SQLiteStore(SQLStore):
     def _decode_time(self, value: Any) -> datetime | None:
         return None if value is None else datetime.fromisoformat(value)
 
+    _decode_present_time = staticmethod(datetime.fromisoformat)  # type: ignore[assignment]
+
     def _encode_json(self, value: Any) -> Any:
         # Strings and booleans are most values; these give what json.dumps would, faster.
         kind = type(value)

@@ -19,9 +19,20 @@ connection to the same file, in the same run, interleaved iteration by iteration
 Goals: retrieve p50 under 5 ms at 1,000,000 records, and every operation's p50 within 3x of
 its raw query (ratio = statewise p50 / raw p50).
 
+In the same run (issue 15) it also times LangGraph's ``SqliteStore`` on the same active
+records (a benchmark-only dependency: ``pip install langgraph-checkpoint-sqlite``; skip it with
+``--no-langgraph``), the public bulk import (``statewise record import`` and
+``Store.import_jsonl``, each in a child process, with peak RSS), the guarded hook
+(``hook_entry claude-code pre`` on ``git push origin feature`` in a real repository with a bare
+origin) at each store size, and with ``--postgres DSN`` the PostgreSQL backend beside raw
+psycopg plus ``--concurrent-hooks`` hook processes at once on that store with a lost-update
+audit. A goals summary ends the output.
+
 Usage::
 
     python benchmarks/store_speed.py --records 100000 1000000 [--iterations N] [--json OUT]
+    python benchmarks/store_speed.py --records 10000 100000 1000000 --postgres postgresql://... \
+        --postgres-records 100000 --concurrent-hooks 16
 
 Loading a million records through ``store.put`` one at a time would take far too long, so
 the records are built as validated :class:`statewise.records.Record` objects, encoded with

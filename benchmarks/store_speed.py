@@ -19,9 +19,20 @@ connection to the same file, in the same run, interleaved iteration by iteration
 Goals: retrieve p50 under 5 ms at 1,000,000 records, and every operation's p50 within 3x of
 its raw query (ratio = statewise p50 / raw p50).
 
+In the same run (issue 15) it also times LangGraph's ``SqliteStore`` on the same active
+records (a benchmark-only dependency: ``pip install langgraph-checkpoint-sqlite``; skip it with
+``--no-langgraph``), the public bulk import (``statewise record import`` and
+``Store.import_jsonl``, each in a child process, with peak RSS), the guarded hook
+(``hook_entry claude-code pre`` on ``git push origin feature`` in a real repository with a bare
+origin) at each store size, and with ``--postgres DSN`` the PostgreSQL backend beside raw
+psycopg plus ``--concurrent-hooks`` hook processes at once on that store with a lost-update
+audit. A goals summary ends the output.
+
 Usage::
 
     python benchmarks/store_speed.py --records 100000 1000000 [--iterations N] [--json OUT]
+    python benchmarks/store_speed.py --records 10000 100000 1000000 --postgres postgresql://... \
+        --postgres-records 100000 --concurrent-hooks 16
 
 Loading a million records through ``store.put`` one at a time would take far too long, so
 the records are built as validated :class:`statewise.records.Record` objects, encoded with
@@ -46,6 +57,7 @@ import pstats
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,6 +86,9 @@ from statewise.values import ValueType
 RETRIEVE_GOAL_MS = 5.0
 RETRIEVE_GOAL_AT = 1_000_000
 RATIO_GOAL = 3.0
+LANGGRAPH_RETRIEVE_GOAL = 0.5  # statewise retrieve p50 / LangGraph's, at 1M
+PG_GOALS = {"retrieve": 2.0, "supersede": 3.0}
+IMPORT_GOAL_SECONDS = 30.0  # 1M lines through `statewise record import`
 
 # --- the universe: users, repositories, branches, checkouts ------------------------------
 
@@ -555,26 +570,48 @@ def time_pair(lib: tuple[Any, ...], raw: tuple[Any, ...], raw_first: bool) -> tu
     return t1 - t0, t2 - t1, lib_out, raw_out
 
 
-def _raw_retrieve(raw: sqlite3.Connection, scopes: tuple[str, ...]) -> list[Any]:
-    return raw.execute(
+def q(raw: Any, statement: str) -> str:
+    """The statement in the driver's placeholder style (psycopg takes %s)."""
+    return statement if isinstance(raw, sqlite3.Connection) else statement.replace("?", "%s")
+
+
+def _raw_retrieve(raw: Any, scopes: tuple[str, ...]) -> list[Any]:
+    return raw.execute(q(raw,
         f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = 'active' "
-        f"AND scope IN ({', '.join('?' * len(scopes))})", scopes,
+        f"AND scope IN ({', '.join('?' * len(scopes))})"), scopes,
     ).fetchall()
 
 
 RAW_GET_ACTIVE = f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = 'active'"
 
 
-def _raw_get_active(raw: sqlite3.Connection, key: str, scope: str) -> Any:
-    return raw.execute(RAW_GET_ACTIVE, (key, scope)).fetchone()
+def _raw_get_active(raw: Any, key: str, scope: str) -> Any:
+    return raw.execute(q(raw, RAW_GET_ACTIVE), (key, scope)).fetchone()
 
 
-def bench_retrieve(store, raw, rng, universe, iterations, warmup) -> dict[str, Any]:
-    lib_ns, raw_ns, raw_rows, lib_records, near = [], [], [], [], []
+def time_third(i: int, fn: Any, *args: Any) -> tuple[int, Any]:
+    """Time a third store's call (LangGraph) in the same iteration; (ns, result)."""
+    clock = time.perf_counter_ns
+    t0 = clock()
+    out = fn(*args)
+    return clock() - t0, out
+
+
+def bench_retrieve(store, raw, rng, universe, iterations, warmup, lg=None) -> dict[str, Any]:
+    lib_ns, raw_ns, raw_rows, lib_records, near, lg_ns = [], [], [], [], [], []
     for i in range(warmup + iterations):
         task = random_task(rng, universe)
         scopes = tuple(str(s) for s in task.applicable_scopes())  # given to the raw query, untimed
+        if lg is not None and i % 2 == 0:
+            lg_t, items = time_third(i, lg_retrieve, lg, scopes)
         lib_t, raw_t, result, rows = time_pair((store.retrieve, task), (_raw_retrieve, raw, scopes), i % 2 == 1)
+        if lg is not None and i % 2 == 1:
+            lg_t, items = time_third(i, lg_retrieve, lg, scopes)
+        if lg is not None:
+            if len(items) != len(rows):
+                raise SystemExit(f"LangGraph and the raw query disagree for {task}: {len(items)} vs {len(rows)}")
+            if i >= warmup:
+                lg_ns.append(lg_t)
         got = len(result.records) + len(result.stale) + len(result.shadowed)
         if got != len(rows):
             raise SystemExit(f"retrieve and the raw query disagree for {task}: {got} vs {len(rows)} rows")
@@ -584,23 +621,32 @@ def bench_retrieve(store, raw, rng, universe, iterations, warmup) -> dict[str, A
             raw_rows.append(len(rows))
             lib_records.append(len(result.records))
             near.append(len(result.near_misses))
-    return {"statewise": stats(lib_ns), "raw": stats(raw_ns),
+    return {"statewise": stats(lib_ns), "raw": stats(raw_ns), **({"langgraph": stats(lg_ns)} if lg_ns else {}),
             "rows_per_call": statistics.fmean(raw_rows), "records_in_force_per_call": statistics.fmean(lib_records),
             "near_misses_per_call": statistics.fmean(near)}
 
 
-def bench_get_active(store, raw, rng, dataset, iterations, warmup) -> dict[str, Any]:
-    lib_ns, raw_ns = [], []
+def bench_get_active(store, raw, rng, dataset, iterations, warmup, lg=None) -> dict[str, Any]:
+    lib_ns, raw_ns, lg_ns = [], [], []
     for i in range(warmup + iterations):
         rid, key, scope = rng.choice(dataset.active)
+        if lg is not None and i % 2 == 0:
+            lg_t, item = time_third(i, lg.get, lg_namespace(scope), key)
         lib_t, raw_t, found, row = time_pair((store.get_active, key, scope), (_raw_get_active, raw, key, scope),
                                              i % 2 == 1)
+        if lg is not None and i % 2 == 1:
+            lg_t, item = time_third(i, lg.get, lg_namespace(scope), key)
+        if lg is not None:
+            if item is None:
+                raise SystemExit(f"LangGraph did not find ({key}, {scope})")
+            if i >= warmup:
+                lg_ns.append(lg_t)
         if found is None or row is None or found.id != rid or row[0] != rid:
             raise SystemExit(f"get_active did not find {rid} for ({key}, {scope})")
         if i >= warmup:
             lib_ns.append(lib_t)
             raw_ns.append(raw_t)
-    return {"statewise": stats(lib_ns), "raw": stats(raw_ns)}
+    return {"statewise": stats(lib_ns), "raw": stats(raw_ns), **({"langgraph": stats(lg_ns)} if lg_ns else {})}
 
 
 RAW_SELECT_OLD = "SELECT key, scope, value_type, ttl_seconds, version, status FROM sw_records WHERE id = ?"
@@ -614,25 +660,27 @@ def _stamp(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def raw_supersede(raw: sqlite3.Connection, record_id: str, expected_version: int, value_json: str,
+def raw_supersede(raw: Any, record_id: str, expected_version: int, value_json: str,
                   evidence: dict[str, Any], observed: str) -> None:
-    """The same writes as store.supersede, with nothing but sqlite3 and json."""
+    """The same writes as store.supersede (read the old row, mark it with a version check,
+    insert the new row and the link, in one transaction), with nothing but the driver and json."""
     new_rid = "rec_" + os.urandom(13).hex().upper()
     now = _stamp(datetime.now(UTC))
-    raw.execute("BEGIN IMMEDIATE")
+    lite = isinstance(raw, sqlite3.Connection)
+    raw.execute("BEGIN IMMEDIATE" if lite else "BEGIN")
     try:
-        row = raw.execute(RAW_SELECT_OLD, (record_id,)).fetchone()
+        row = raw.execute(q(raw, RAW_SELECT_OLD + ("" if lite else " FOR UPDATE")), (record_id,)).fetchone()
         if row is None or row[4] != expected_version or row[5] != "active":
             raise RuntimeError(f"raw supersede: {record_id} is not active at version {expected_version}")
         key, scope, value_type, ttl = row[0], row[1], row[2], row[3]
-        cur = raw.execute(RAW_MARK_OLD, (new_rid, evidence["detail"], now, record_id, expected_version))
+        cur = raw.execute(q(raw, RAW_MARK_OLD), (new_rid, evidence["detail"], now, record_id, expected_version))
         if cur.rowcount != 1:
             raise RuntimeError("raw supersede: stale version")
-        raw.execute(RAW_INSERT_RECORD, (
+        raw.execute(q(raw, RAW_INSERT_RECORD), (
             new_rid, key, scope, value_type, value_json, "active", observed, now, observed, ttl,
             evidence["source"], evidence["authority"], evidence["actor"], None, record_id, None, 1, None, None,
         ))
-        raw.execute(RAW_INSERT_LINK, (
+        raw.execute(q(raw, RAW_INSERT_LINK), (
             "lnk_" + os.urandom(13).hex().upper(), "supersede", record_id, new_rid, scope,
             json.dumps(evidence, separators=(",", ":"), sort_keys=True), "", evidence["actor"], now,
         ))
@@ -642,19 +690,20 @@ def raw_supersede(raw: sqlite3.Connection, record_id: str, expected_version: int
         raise
 
 
-def bench_supersede(store, raw, rng, dataset, iterations, warmup) -> dict[str, Any]:
-    """Each iteration supersedes two different active records, one through each path."""
+def bench_supersede(store, raw, rng, dataset, iterations, warmup, lg=None) -> dict[str, Any]:
+    """Each iteration supersedes two different active records, one through each path (and
+    overwrites the StateWise one's key in LangGraph, which keeps no history)."""
     total = warmup + iterations
     picked = rng.sample(dataset.active, 2 * total)
-    lib_ns, raw_ns = [], []
+    lib_ns, raw_ns, lg_ns = [], [], []
     read = raw.cursor()
     for i in range(total):
         prepared = []
         for rid, key, scope in (picked[2 * i], picked[2 * i + 1]):
-            value_type, value_json, version = read.execute(
-                "SELECT value_type, value_json, version FROM sw_records WHERE id = ?", (rid,)).fetchone()
+            value_type, value_json, version = read.execute(q(raw,
+                "SELECT value_type, value_json, version FROM sw_records WHERE id = ?"), (rid,)).fetchone()
             spec = spec_of(key)
-            current = json.loads(value_json)
+            current = json.loads(value_json) if isinstance(raw, sqlite3.Connection) else value_json  # jsonb: decoded
             value = make_value(rng, spec, key)
             while value == current:
                 value = make_value(rng, spec, key) if spec.value_type is not ValueType.BOOL else not current
@@ -667,14 +716,25 @@ def bench_supersede(store, raw, rng, dataset, iterations, warmup) -> dict[str, A
         raw_args = (raw_rid, raw_version, json.dumps(raw_evidence.value, separators=(",", ":"), sort_keys=True),
                     raw_evidence.model_dump(mode="json"), _stamp(raw_evidence.observed_at))
 
+        if lg is not None:
+            lg_args = (lg_namespace(lib_evidence.scope), lib_evidence.key,
+                       {"value": lib_evidence.value, "value_type": lib_evidence.value_type.value,
+                        "observed_at": _stamp(lib_evidence.observed_at), "source": "observation",
+                        "authority": "machine", "actor": lib_evidence.actor})
+        if lg is not None and i % 2 == 0:
+            lg_t, _ = time_third(i, lg.put, *lg_args)
         lib_t, raw_t, _, _ = time_pair(
             (functools.partial(store.supersede, expected_version=lib_version), lib_rid, lib_evidence),
             (raw_supersede, raw, *raw_args), i % 2 == 1,
         )
+        if lg is not None and i % 2 == 1:
+            lg_t, _ = time_third(i, lg.put, *lg_args)
         if i >= warmup:
             lib_ns.append(lib_t)
             raw_ns.append(raw_t)
-    return {"statewise": stats(lib_ns), "raw": stats(raw_ns)}
+            if lg is not None:
+                lg_ns.append(lg_t)
+    return {"statewise": stats(lib_ns), "raw": stats(raw_ns), **({"langgraph": stats(lg_ns)} if lg_ns else {})}
 
 
 def profile_retrieve(store, rng, universe, calls: int) -> str:
@@ -823,6 +883,315 @@ def query_plans(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 # --- the run -----------------------------------------------------------------------------
 
 
+
+# --- the comparisons a user would make: LangGraph's SqliteStore, the public import, the hook ----
+
+
+def lg_namespace(scope: str) -> tuple[str, ...]:
+    """LangGraph namespace labels may not hold '.', so the scope is percent-encoded there."""
+    return (scope.replace("%", "%25").replace(".", "%2E"),)
+
+
+def open_langgraph(path: Path) -> Any:
+    """LangGraph's SqliteStore on its own file, under the same PRAGMAs as the others."""
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    store = SqliteStore(conn)
+    store.setup()
+    return store
+
+
+def lg_value(row: tuple[Any, ...]) -> dict[str, Any]:
+    """What a LangGraph user keeps per (namespace, key): the value and its provenance."""
+    return {"value": json.loads(row[4]), "value_type": row[3], "observed_at": row[6], "source": row[10],
+            "authority": row[11], "actor": row[12]}
+
+
+def load_langgraph(lg: Any, active_rows: list[tuple[Any, ...]]) -> float:
+    """Put every active record (LangGraph keeps no history) in batches of 1,000; seconds."""
+    from langgraph.store.base import PutOp
+
+    started = time.perf_counter()
+    for start in range(0, len(active_rows), 1000):
+        lg.batch([PutOp(lg_namespace(row[2]), row[1], lg_value(row)) for row in active_rows[start:start + 1000]])
+    return time.perf_counter() - started
+
+
+def lg_retrieve(lg: Any, scopes: tuple[str, ...]) -> list[Any]:
+    """A task's records from LangGraph: one search per applicable scope, in one batch call."""
+    from langgraph.store.base import SearchOp
+
+    results = lg.batch([SearchOp(lg_namespace(scope), limit=100_000) for scope in scopes])
+    return [item for found in results for item in found]
+
+
+def jsonl_line(row: tuple[Any, ...]) -> str:
+    """The ``record export`` line of one encoded record row (the value is already JSON)."""
+    (rid, key, scope, value_type, value_json, status, observed, recorded, verified, ttl, source, authority, actor,
+     reference, supersedes, superseded_by, version, status_reason, status_changed_at) = row
+    rest = {"value_type": value_type, "scope": scope, "status": status,
+            "time": {"observed_at": observed, "recorded_at": recorded, "verified_at": verified, "ttl_seconds": ttl},
+            "provenance": {"source": source, "authority": authority, "actor": actor, "reference": reference},
+            "supersedes": supersedes, "superseded_by": superseded_by, "version": version,
+            "status_reason": status_reason, "status_changed_at": status_changed_at}
+    return (f'{{"type": "record", "id": {json.dumps(rid)}, "key": {json.dumps(key)}, "value": {value_json}, '
+            + json.dumps(rest)[1:] + "\n")
+
+
+def write_jsonl(path: Path, dataset: Dataset) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        for row in dataset.rows:
+            out.write(jsonl_line(row))
+        for link in dataset.links:
+            out.write(json.dumps({"type": "link", **link.model_dump(mode="json")}) + "\n")
+
+
+def bench_contract(path: Path) -> Path:
+    """A contract (extending the built-in one) that declares every key the data uses, so the
+    CLI import checks each line against a key schema, as it does for a user."""
+    from statewise.contract import builtin_contract
+
+    builtin = builtin_contract()
+    lines = ["name: store-bench", "version: 1", "description: the store benchmark's keys", "extends: coding",
+             "state:"]
+    for spec in KEYS:
+        if builtin.key_type(spec.key) is not None or builtin.key_type(spec.key + "[x]") is not None:
+            continue
+        lines += [f"  {spec.key}:", f"    type: {spec.value_type.value}", "    scope: global",
+                  f"    authority: {'machine' if spec.machine else 'developer'}", "    description: benchmark key"]
+        if spec.key.endswith("package_version"):
+            lines.append("    qualified: true")
+        if spec.choices:
+            lines.append(f"    choices: [{', '.join(spec.choices)}]")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# The child's own peak RSS. ``ru_maxrss`` from wait4 will not do: a child forked from this
+# process starts with this process's pages counted, and the kernel keeps that high-water mark
+# across exec, so a child of a 1.5 GB benchmark "peaks" at 1.5 GB. VmHWM is the exec'd
+# program's own memory only.
+PEAK_RSS_WRAPPER = (
+    "import atexit, sys\n"
+    "def _peak():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            sys.stderr.write('\\nVmHWM ' + line.split()[1] + '\\n')\n"
+    "atexit.register(_peak)\n"
+)
+
+
+def peak_rss_mib(stderr: str) -> float:
+    """The VmHWM line PEAK_RSS_WRAPPER wrote, in MiB (NaN if missing)."""
+    for line in stderr.splitlines():
+        if line.startswith("VmHWM "):
+            return int(line.split()[1]) / 1024
+    return math.nan
+
+
+def bench_import(tmp: Path, jsonl: Path, n_lines: int, api: bool) -> dict[str, Any]:
+    """``statewise record import`` in a child process (wall, CPU, peak RSS) and, with ``api``,
+    ``Store.import_jsonl`` on the open file in this process, each into an empty store."""
+    contract = bench_contract(tmp / "contract.yaml")
+    target = tmp / "imported-cli.db"
+    argv = [sys.executable, "-c", PEAK_RSS_WRAPPER + "from statewise.cli import main\nmain(prog_name='statewise')\n",
+            "--contract", str(contract), "--store", str(target), "record", "import", "--no-progress", str(jsonl)]
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    out, err = child.stdout.read(), child.stderr.read()  # type: ignore[union-attr]
+    if os.waitstatus_to_exitcode(status) != 0 or f"imported {n_lines} lines" not in out:
+        raise SystemExit(f"record import failed: {out}{err}")
+    result: dict[str, Any] = {
+        "cli_seconds": wall, "cli_cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "cli_peak_rss_mib": peak_rss_mib(err), "jsonl_mib": jsonl.stat().st_size / 2**20,
+        "loadavg": [load_before, os.getloadavg()[0]],
+    }
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(target) + suffix).unlink(missing_ok=True)
+    if api:
+        # In a child process too, as a user's script would run it: this benchmark's own heap
+        # (a million generated rows) would otherwise make every collection walk it.
+        target = tmp / "imported-api.db"
+        script = ("import sys, time\nfrom statewise.contract import load_contract\nfrom statewise.store import open_store\n"
+                  "store = open_store(sys.argv[1], key_schema=load_contract(sys.argv[2]))\n"
+                  "started = time.perf_counter()\nwith open(sys.argv[3], encoding='utf-8') as handle:\n"
+                  "    count = store.import_jsonl(handle, source=sys.argv[3])\n"
+                  "print(count, time.perf_counter() - started)\n")
+        child = subprocess.Popen([sys.executable, "-c", PEAK_RSS_WRAPPER + script, str(target), str(contract), str(jsonl)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(child.pid, 0)
+        out, err = child.stdout.read(), child.stderr.read()  # type: ignore[union-attr]
+        if os.waitstatus_to_exitcode(status) != 0 or out.split()[:1] != [str(n_lines)]:
+            raise SystemExit(f"Store.import_jsonl failed: {out}{err}")
+        result["api_seconds"] = float(out.split()[1])
+        result["api_cpu_seconds"] = usage.ru_utime + usage.ru_stime
+        result["api_peak_rss_mib"] = peak_rss_mib(err)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(target) + suffix).unlink(missing_ok=True)
+    return result
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", *args], cwd=cwd,
+                   check=True, capture_output=True, timeout=60)
+
+
+def hook_world(root: Path) -> tuple[Path, str]:
+    """A real repository with a bare origin, on a feature branch; and the PreToolUse JSON of
+    ``git push origin feature`` that Claude Code hands its hook there."""
+    root.mkdir(parents=True, exist_ok=True)
+    origin, work = root / "origin.git", root / "work"
+    _git(root, "init", "-q", "--bare", str(origin))
+    _git(root, "init", "-q", "-b", "main", str(work))
+    (work / "README.md").write_text("bench\n")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", "init")
+    _git(work, "remote", "add", "origin", str(origin))
+    _git(work, "push", "-q", "origin", "main")
+    _git(work, "checkout", "-q", "-b", "feature")
+    payload = json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": "PreToolUse",
+                          "tool_name": "Bash", "tool_input": {"command": "git push origin feature"},
+                          "tool_use_id": "toolu_bench"})
+    return work, payload
+
+
+def hook_call(work: Path, payload: str, store: str, env: dict[str, str]) -> tuple[float, str]:
+    """One guarded call through the hook's entry point; (wall ms, decision)."""
+    argv = [sys.executable, "-m", "statewise.integrations.hook_entry", "claude-code", "pre", "--store", store]
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=payload, capture_output=True, text=True, cwd=work, env=env, timeout=120)
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"hook failed ({done.returncode}): {done.stdout}{done.stderr}")
+    return elapsed, done.stdout.strip()
+
+
+def hook_env(root: Path) -> dict[str, str]:
+    env = {**os.environ, "STATEWISE_CACHE_DIR": str(root / "cache"), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("STATEWISE_STORE", None)
+    return env
+
+
+def bench_hook(store: str, calls: int, root: Path) -> dict[str, Any]:
+    """p50/p95 of the guarded ``git push origin feature`` call against ``store``, one call at
+    a time, after one untimed call (the first call of a session warms caches)."""
+    work, payload = hook_world(root)
+    env = hook_env(root)
+    _, decision = hook_call(work, payload, store, env)
+    load_before = os.getloadavg()[0]
+    samples = [hook_call(work, payload, store, env)[0] for _ in range(calls)]
+    return {**stats([int(ms * 1e6) for ms in samples]), "decision": decision[:160],
+            "loadavg": [load_before, os.getloadavg()[0]]}
+
+
+def audit_lost_updates(rows: list[tuple[Any, ...]], verify_links: dict[str, int]) -> int:
+    """Writes that left no trace: a record's version counts every change made to it (a status
+    change, a confirmation), so version - 1 must equal its confirmations plus one if it is no
+    longer active; anything else is an update another writer overwrote."""
+    lost = 0
+    for rid, status, version in rows:
+        lost += version - 1 != verify_links.get(rid, 0) + (status != "active")
+    return lost
+
+
+def bench_concurrent_hooks(dsn: str, processes: int, rounds: int, root: Path) -> dict[str, Any]:
+    """``processes`` hook processes at once on one store, ``rounds`` times: p50/p95 of each
+    guarded call's wall time, failures, and the decisions seen."""
+    work, payload = hook_world(root)
+    env = hook_env(root)
+    hook_call(work, payload, dsn, env)  # warm the caches, as a session's first call does
+    argv = [sys.executable, "-m", "statewise.integrations.hook_entry", "claude-code", "pre", "--store", dsn]
+    samples: list[float] = []
+    failures = 0
+    decisions: dict[str, int] = {}
+    load_before = os.getloadavg()[0]
+    for _ in range(rounds):
+        started = {}
+        children = []
+        for _ in range(processes):
+            child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=work, env=env)
+            started[child.pid] = time.perf_counter()
+            children.append(child)
+        for child in children:
+            out, _ = child.communicate(payload, timeout=300)
+            samples.append((time.perf_counter() - started[child.pid]) * 1000)
+            failures += child.returncode != 0
+            decision = out.strip()[:100]
+            decisions[decision] = decisions.get(decision, 0) + 1
+    return {**stats([int(ms * 1e6) for ms in samples]), "processes": processes, "rounds": rounds,
+            "failures": failures, "decisions": decisions, "loadavg": [load_before, os.getloadavg()[0]]}
+
+
+def run_postgres(args: argparse.Namespace, jsonl: Path, n_lines: int, dataset: Dataset, rng: random.Random,
+                 universe: Universe, tmp: Path) -> dict[str, Any]:
+    """The PostgreSQL backend beside raw psycopg doing the same SQL, on the same data, then
+    many hook processes at once on that store."""
+    import psycopg
+
+    from statewise.store.postgres import PostgresStore, split_schema
+
+    schema = f"sw_bench_{os.getpid()}"
+    dsn = args.postgres + ("&" if "?" in args.postgres else "?") + f"schema={schema}"
+    store = PostgresStore(dsn)
+    out: dict[str, Any] = {"records": len(dataset.active), "schema": schema}
+    try:
+        started = time.perf_counter()
+        with open(jsonl, encoding="utf-8") as handle:
+            store.import_jsonl(handle, source=str(jsonl))
+        out["import_seconds"] = time.perf_counter() - started
+        print(f"\n-- PostgreSQL: Store.import_jsonl of {n_lines:,} lines in {out['import_seconds']:.1f} s "
+              f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+        raw = psycopg.connect(split_schema(dsn)[0], autocommit=True)
+        raw.execute(f'SET search_path TO "{schema}"')
+        raw.execute("ANALYZE sw_records")
+        results = {
+            "retrieve": bench_retrieve(store, raw, rng, universe, args.iterations, args.warmup),
+            "get_active": bench_get_active(store, raw, rng, dataset, args.iterations, args.warmup),
+            "supersede": bench_supersede(store, raw, rng, dataset, args.supersede_iterations or args.iterations,
+                                         args.warmup),
+        }
+        for result in results.values():
+            result["ratio_p50"] = result["statewise"]["p50_ms"] / result["raw"]["p50_ms"]
+        out["results"] = results
+        print(f"PostgreSQL results ({len(dataset.active):,} active records; ms; ratio = statewise p50 / raw psycopg "
+              f"p50; load average {os.getloadavg()[0]:.1f})")
+        for op, result in results.items():
+            goal = PG_GOALS.get(op)
+            verdict = "" if goal is None else f"  ratio<={goal:g}x {'met' if result['ratio_p50'] <= goal else 'MISSED'}"
+            print(f"  {op:11} statewise p50 {result['statewise']['p50_ms']:8.3f}  psycopg p50 "
+                  f"{result['raw']['p50_ms']:8.3f}  {result['ratio_p50']:5.2f}x{verdict}")
+        if args.concurrent_hooks:
+            before = raw.execute("SELECT COUNT(*) FROM sw_records").fetchone()[0]
+            hooks = bench_concurrent_hooks(dsn, args.concurrent_hooks, args.hook_rounds, tmp / "pg-hooks")
+            rows = raw.execute("SELECT id, status, version FROM sw_records").fetchall()
+            verify = dict(raw.execute("SELECT from_record, COUNT(*) FROM sw_links WHERE kind = 'verify' "
+                                      "GROUP BY from_record").fetchall())
+            hooks["records_written"] = len(rows) - before
+            hooks["lost_updates"] = audit_lost_updates(rows, verify)
+            hooks["duplicate_active"] = raw.execute(
+                "SELECT COUNT(*) FROM (SELECT key, scope FROM sw_records WHERE status = 'active' "
+                "GROUP BY key, scope HAVING COUNT(*) > 1) AS d").fetchone()[0]
+            out["concurrent_hooks"] = hooks
+            print(f"{hooks['processes']} concurrent hook processes x {hooks['rounds']} rounds, guarded "
+                  f"`git push origin feature` on this PostgreSQL store: p50 {hooks['p50_ms']:.0f} ms, p95 "
+                  f"{hooks['p95_ms']:.0f} ms; {hooks['failures']} failed; {hooks['records_written']} records written; "
+                  f"lost updates {hooks['lost_updates']}; (key, scope) with two active {hooks['duplicate_active']} "
+                  f"(load average {hooks['loadavg'][0]:.1f} -> {hooks['loadavg'][1]:.1f})")
+            print("  decisions: " + "; ".join(f"{n} x {d[:70]}" for d, n in hooks["decisions"].items()))
+        raw.close()
+    finally:
+        store.drop()
+        store.close()
+    return out
+
+
 def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
     universe = build_universe(random.Random(args.seed))  # the same users, repositories and branches at every size
     rng = random.Random(args.seed + n_records)
@@ -848,6 +1217,27 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
         print("statuses: " + ", ".join(f"{k} {v:,}" for k, v in dataset.counts.items())
               + f"; active records cover {distinct_scopes:,} scopes and {distinct_keys:,} distinct keys", flush=True)
 
+        extra: dict[str, Any] = {}
+        lg = None
+        if args.langgraph:
+            lg = open_langgraph(Path(tmp) / "langgraph.db")
+            extra["langgraph_load_seconds"] = load_langgraph(lg, [row for row in dataset.rows if row[5] == "active"])
+            print(f"LangGraph SqliteStore: put {len(dataset.active):,} active records (it keeps no history) in "
+                  f"{extra['langgraph_load_seconds']:.1f} s (batches of 1,000 PutOps)", flush=True)
+        n_lines = len(dataset.rows) + len(dataset.links)
+        jsonl = Path(tmp) / "export.jsonl"
+        pg_here = bool(args.postgres) and n_records == (args.postgres_records or min(args.records))
+        if args.imports or pg_here:
+            write_jsonl(jsonl, dataset)
+        if args.imports:
+            extra["import"] = imp = bench_import(Path(tmp), jsonl, n_lines, api=args.api_import)
+            print(f"public import of {n_lines:,} lines ({imp['jsonl_mib']:.0f} MiB JSONL, contract key schema): "
+                  f"`statewise record import` {imp['cli_seconds']:.1f} s wall, {imp['cli_cpu_seconds']:.1f} s CPU, "
+                  f"peak RSS {imp['cli_peak_rss_mib']:.0f} MiB"
+                  + (f"; Store.import_jsonl {imp['api_seconds']:.1f} s wall, {imp['api_cpu_seconds']:.1f} s CPU"
+                     if "api_seconds" in imp else "")
+                  + f" (load average {imp['loadavg'][0]:.1f} -> {imp['loadavg'][1]:.1f})", flush=True)
+
         # Only the active (id, key, scope) list is needed from here on. Freeze what is left of
         # the generator's objects so that the collector does not walk this benchmark's own
         # million-row heap during the timed calls (an agent process would not hold it).
@@ -861,14 +1251,14 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
             plans = query_plans(raw)
             results: dict[str, Any] = {}
             gc.collect()
-            results["retrieve"] = bench_retrieve(store, raw, rng, universe, args.iterations, args.warmup)
+            results["retrieve"] = bench_retrieve(store, raw, rng, universe, args.iterations, args.warmup, lg)
             print(f"  retrieve done ({results['retrieve']['rows_per_call']:.0f} rows per call)", flush=True)
             gc.collect()
-            results["get_active"] = bench_get_active(store, raw, rng, dataset, args.iterations, args.warmup)
+            results["get_active"] = bench_get_active(store, raw, rng, dataset, args.iterations, args.warmup, lg)
             print("  get_active done", flush=True)
             gc.collect()
             results["supersede"] = bench_supersede(store, raw, rng, dataset, args.supersede_iterations or args.iterations,
-                                                   args.warmup)
+                                                   args.warmup, lg)
             print("  supersede done", flush=True)
             profile = profile_retrieve(store, rng, universe, args.profile) if args.profile else None
             breakdown = breakdown_retrieve(store, raw, rng, universe, args.breakdown) if args.breakdown else None
@@ -876,7 +1266,17 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
         finally:
             store.close()
             raw.close()
+            if lg is not None:
+                lg.conn.close()
             gc.unfreeze()
+        if args.hook_calls:
+            extra["hook"] = hook = bench_hook(str(path), args.hook_calls, Path(tmp) / "hook")
+            print(f"hook, guarded `git push origin feature` (claude-code pre) on this {n_records:,}-record store: "
+                  f"p50 {hook['p50_ms']:.0f} ms, p95 {hook['p95_ms']:.0f} ms over {hook['n']} calls "
+                  f"(load average {hook['loadavg'][0]:.1f} -> {hook['loadavg'][1]:.1f}); decision {hook['decision'][:80]}",
+                  flush=True)
+        if pg_here:
+            extra["postgres"] = run_postgres(args, jsonl, n_lines, dataset, rng, universe, Path(tmp))
 
     for result in results.values():
         result["ratio_p50"] = result["statewise"]["p50_ms"] / result["raw"]["p50_ms"]
@@ -884,6 +1284,9 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
     retrieve_p50 = results["retrieve"]["statewise"]["p50_ms"]
     results["retrieve"]["p50_goal_ok"] = retrieve_p50 < RETRIEVE_GOAL_MS if n_records >= RETRIEVE_GOAL_AT else None
 
+    for result in results.values():
+        if "langgraph" in result:
+            result["ratio_langgraph"] = result["statewise"]["p50_ms"] / result["langgraph"]["p50_ms"]
     print_table(n_records, results)
     print("query plans (EXPLAIN QUERY PLAN):")
     for label, detail in plans:
@@ -904,6 +1307,7 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
         "query_plans": dict(plans), "results": results,
         "retrieve_breakdown_p50_ms": {label: value for label, value in breakdown or () if not math.isnan(value)},
         "get_active_breakdown_p50_ms": dict(breakdown_ga or ()),
+        **extra,
     }
 
 
@@ -923,6 +1327,9 @@ def print_table(n_records: int, results: dict[str, Any]) -> None:
                              f"({'under' if lib['p50_ms'] < RETRIEVE_GOAL_MS else 'over'})")
             else:
                 goals.append(f"p50<{RETRIEVE_GOAL_MS:g}ms {'met' if verdict else 'MISSED'}")
+        if "langgraph" in result:
+            goals.append(f"LangGraph p50 {result['langgraph']['p50_ms']:.3f} ms, statewise/LangGraph "
+                         f"{result['ratio_langgraph']:.2f}x")
         print(f"{op:11} {lib['p50_ms']:14.3f} {raw['p50_ms']:10.3f} {result['ratio_p50']:6.2f}x "
               f"{lib['p95_ms']:14.3f} {raw['p95_ms']:10.3f} {lib['mean_ms']:15.3f} {raw['mean_ms']:10.3f}  "
               + "; ".join(goals))
@@ -930,6 +1337,45 @@ def print_table(n_records: int, results: dict[str, Any]) -> None:
           f"{results['retrieve']['rows_per_call']:.1f} rows per call on average, "
           f"{results['retrieve']['records_in_force_per_call']:.1f} of them in force, plus "
           f"{results['retrieve']['near_misses_per_call']:.1f} near misses)")
+
+
+def print_goals(runs: list[dict[str, Any]]) -> None:
+    """Issue 15's goals, each met or not, from this run's figures."""
+    print("\n== goals (issue 15) ==")
+    for run in runs:
+        n, res = run["records"], run["results"]
+        line = f"{n:>9,} records:"
+        imp = run.get("import")
+        if imp:
+            line += (f" import {imp['cli_seconds']:.1f} s CLI" + (f" / {imp['api_seconds']:.1f} s API" if "api_seconds"
+                     in imp else "") + f", peak RSS {imp['cli_peak_rss_mib']:.0f} MiB"
+                     + (f" (goal <= {IMPORT_GOAL_SECONDS:g} s at 1M: {'met' if imp['cli_seconds'] <= IMPORT_GOAL_SECONDS else 'MISSED'})"
+                        if n >= 1_000_000 else "") + f", raw executemany load of the same rows {run['load_seconds']:.1f} s;")
+        sup = res["supersede"]["ratio_p50"]
+        line += f" supersede {sup:.2f}x raw ({'met' if sup <= RATIO_GOAL else 'MISSED'});"
+        ret = res["retrieve"]
+        line += f" retrieve {ret['ratio_p50']:.2f}x raw ({'met' if ret['ratio_p50'] <= RATIO_GOAL else 'MISSED'})"
+        if "ratio_langgraph" in ret:
+            lg_ok = ret["ratio_langgraph"] <= LANGGRAPH_RETRIEVE_GOAL
+            line += f", {ret['ratio_langgraph']:.2f}x LangGraph ({'met' if lg_ok else 'MISSED'})"
+        line += f" with {ret['near_misses_per_call']:.1f} near misses per call"
+        if "hook" in run:
+            line += f"; hook p50 {run['hook']['p50_ms']:.0f} ms"
+        print(line)
+        pg = run.get("postgres")
+        if pg:
+            parts = [f"{op} {r['ratio_p50']:.2f}x psycopg" + (f" ({'met' if r['ratio_p50'] <= PG_GOALS[op] else 'MISSED'})"
+                     if op in PG_GOALS else "") for op, r in pg["results"].items()]
+            print(f"{'':>9}   PostgreSQL: " + ", ".join(parts))
+            hooks = pg.get("concurrent_hooks")
+            if hooks:
+                print(f"{'':>9}   {hooks['processes']} concurrent hooks: p50 {hooks['p50_ms']:.0f} ms, p95 "
+                      f"{hooks['p95_ms']:.0f} ms, {hooks['failures']} failed, {hooks['lost_updates']} lost updates")
+    hooks = [(run["records"], run["hook"]["p50_ms"]) for run in runs if "hook" in run]
+    if len(hooks) >= 2:
+        (small, first), (large, last) = hooks[0], hooks[-1]
+        print(f"hook p50 {first:.0f} ms at {small:,} records -> {last:.0f} ms at {large:,} ({last / first:.2f}x; "
+              "flat means it does not grow with the store)")
 
 
 def source_state() -> str:
@@ -965,6 +1411,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the parts of store.retrieve separately over this many tasks")
     parser.add_argument("--tmpdir", default=None, help="where to build the temporary stores")
     parser.add_argument("--json", dest="json_out", default=None, metavar="OUT", help="write the results as JSON")
+    parser.add_argument("--no-langgraph", dest="langgraph", action="store_false",
+                        help="skip LangGraph's SqliteStore (pip install langgraph-checkpoint-sqlite to run it)")
+    parser.add_argument("--no-import", dest="imports", action="store_false",
+                        help="skip timing `statewise record import` and Store.import_jsonl")
+    parser.add_argument("--no-api-import", dest="api_import", action="store_false",
+                        help="time only the CLI import, not Store.import_jsonl as well")
+    parser.add_argument("--hook-calls", type=int, default=15,
+                        help="guarded hook calls timed per size (0 skips the hook)")
+    parser.add_argument("--postgres", default=None, metavar="DSN",
+                        help="also run the PostgreSQL backend beside raw psycopg (a fresh schema, dropped after)")
+    parser.add_argument("--postgres-records", type=int, default=None,
+                        help="the --records size to run PostgreSQL at (default: the smallest)")
+    parser.add_argument("--concurrent-hooks", type=int, default=16,
+                        help="hook processes run at once on the PostgreSQL store (0 skips)")
+    parser.add_argument("--hook-rounds", type=int, default=3, help="rounds of --concurrent-hooks processes")
     args = parser.parse_args(argv)
 
     machine = {
@@ -976,7 +1437,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{machine['platform']}, load average {machine['loadavg_at_start'][0]:.2f}")
     print("command: python " + " ".join([sys.argv[0], *sys.argv[1:]]))
     print(f"statewise source: {machine['statewise_source']}")
+    if args.langgraph:
+        try:
+            import langgraph.store.sqlite  # noqa: F401
+        except ImportError:
+            raise SystemExit("LangGraph's SqliteStore is not installed: pip install langgraph-checkpoint-sqlite "
+                             "(a benchmark-only dependency), or pass --no-langgraph") from None
     runs = [run_size(n, args) for n in args.records]
+    print_goals(runs)
     machine["loadavg_at_end"] = os.getloadavg()
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"machine": machine, "argv": sys.argv[1:], "runs": runs},

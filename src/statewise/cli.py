@@ -487,15 +487,33 @@ def record_export(obj: Context, output: str) -> None:
 
 @record.command("import")
 @click.argument("source", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Draw the progress bar on stderr (default: only when stderr is a terminal).")
 @click.pass_obj
 @handled
-def record_import(obj: Context, source: str) -> None:
-    """Import JSON Lines written by `record export`; all or nothing."""
-    if source == "-":
-        count = obj.store.import_jsonl(sys.stdin.read().splitlines(), source="<stdin>")
-    else:
-        with open(source, encoding="utf-8") as handle:
-            count = obj.store.import_jsonl(handle.read().splitlines(), source=source)
+def record_import(obj: Context, source: str, show_progress: bool | None) -> None:
+    """Import JSON Lines written by `record export`; all or nothing.
+
+    The file is streamed in batches (memory stays bounded at any size) and a progress bar
+    goes to stderr when it is a terminal."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+    try:
+        total = None if source == "-" else max(1, Path(source).stat().st_size)
+        columns = [TextColumn("importing"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[lines]:,} lines"),
+                   TimeRemainingColumn()]
+        draw = errors.is_terminal if show_progress is None else show_progress
+        with Progress(*columns, console=errors, transient=errors.is_terminal, disable=not draw) as bar:
+            task = bar.add_task("import", total=total, lines=0)
+
+            def advance(lines: int, chars: int) -> None:
+                bar.update(task, completed=chars if total else None, lines=lines)
+
+            count = obj.store.import_jsonl(handle, source="<stdin>" if source == "-" else source, progress=advance)
+    finally:
+        if handle is not sys.stdin:
+            handle.close()
     console.print(f"imported {count} lines", highlight=False)
 
 

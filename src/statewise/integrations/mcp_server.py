@@ -193,7 +193,7 @@ class _Service:
         """The store (opened on first use), serialized across worker threads."""
         with self._lock:
             if self._store is None:
-                self._store = open_store(self.store_location, key_schema=self.contract)
+                self._store = open_store(self.store_location, key_schema=self.contract, long_lived=True)
                 self._serialized = _SerializedStore(self._store, self._lock)
             assert self._serialized is not None
             return self._serialized

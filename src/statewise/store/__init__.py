@@ -16,7 +16,7 @@ from statewise.records import KeySchema
 from statewise.registry import Registry
 from statewise.store.base import Store
 
-__all__ = ["BACKENDS", "Store", "default_location", "open_store"]
+__all__ = ["BACKENDS", "LONG_LIVED_POOL_SIZE", "Store", "default_location", "open_store"]
 
 #: Store backends by URL scheme; third parties register through ``statewise.backends``.
 BACKENDS: Registry[type[Store]] = Registry("store backend", "statewise.backends")
@@ -52,18 +52,30 @@ def default_location(cwd: str | Path | None = None) -> str:
     return str(resolved / ".statewise" / "store.db")
 
 
+#: Connections a long-lived process keeps open to a PostgreSQL store (see ``open_store``).
+LONG_LIVED_POOL_SIZE = 8
+
+
 def open_store(location: str | None = None, *, key_schema: KeySchema | None = None,
-               check_integrity: bool = True) -> Store:
+               check_integrity: bool = True, long_lived: bool = False) -> Store:
     """Open (creating and migrating if needed) the store at ``location``.
 
     A store whose one-active guarantee was tampered with is refused (StoreCorruptError naming
     the key and scope); ``check_integrity=False`` opens it anyway, for ``store check``.
+    ``long_lived=True`` is for a process that keeps the store for hours and serves several
+    threads (the MCP server): a PostgreSQL store then uses a connection pool of at most
+    LONG_LIVED_POOL_SIZE connections, which replaces connections the server dropped.
     """
     location = location or default_location()
-    options = {"key_schema": key_schema} if check_integrity else {"key_schema": key_schema, "check_integrity": False}
+    options: dict[str, object] = {"key_schema": key_schema}
+    if not check_integrity:
+        options["check_integrity"] = False
     scheme, sep, rest = location.partition("://")
     if sep and scheme.isidentifier():
-        backend = BACKENDS.get(_SCHEME_ALIASES.get(scheme, scheme))
+        name = _SCHEME_ALIASES.get(scheme, scheme)
+        backend = BACKENDS.get(name)
+        if long_lived and name == "postgresql":
+            options["pool_size"] = LONG_LIVED_POOL_SIZE
         if scheme == "sqlite":
             return backend(rest, **options)  # type: ignore[call-arg]
         return backend(location, **options)  # type: ignore[call-arg]

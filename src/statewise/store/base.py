@@ -13,7 +13,7 @@ Every backend keeps these invariants (the conformance suite in ``tests/store`` c
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -144,11 +144,16 @@ class Store(ABC):
         """Write every record and link as JSON Lines; return the number of lines."""
 
     @abstractmethod
-    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>") -> int:
-        """Import JSON Lines written by ``export_jsonl``, all or nothing.
+    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>",
+                     progress: Callable[[int, int], None] | None = None) -> int:
+        """Import JSON Lines written by ``export_jsonl``, all or nothing; return the number
+        of records and links imported.
 
-        A malformed line raises ImportFormatError naming the line, and nothing from that
-        import is written.
+        ``lines`` is read lazily, so an open file streams with bounded memory. Every line is
+        validated as ``put`` would (key names, canonical scopes, typed values against the key
+        schema, provenance) and keeps its lineage (ids, statuses, links). A malformed line
+        raises ImportFormatError naming the line, and nothing from that import is written.
+        ``progress``, if given, is called now and then with (lines read, characters read).
         """
 
     @abstractmethod

@@ -9,6 +9,8 @@ a property of the database, not only of this code.
 from __future__ import annotations
 
 import json
+import os
+import time as _time
 import warnings
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -50,6 +52,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
+from statewise.store.bulk import Progress, parse_batches
 from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -62,6 +65,8 @@ RECORD_COLUMNS = (
 LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
 
 _ACTIVE = RecordStatus.ACTIVE.value
+_INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 _VALUE_TYPES = {member.value: member for member in ValueType}
@@ -71,15 +76,32 @@ _AUTHORITIES = {member.value: member for member in Authority}
 _object_setattr = object.__setattr__
 
 
+_new_instance = object.__new__
+_TIME_FIELDS = frozenset(RecordTime.model_fields)
+
+
 def _trusted(cls: Any, values: dict[str, Any]) -> Any:
     """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
     field order, without model_construct's per-field alias and default walk."""
-    instance = cls.__new__(cls)
+    instance = _new_instance(cls)
     _object_setattr(instance, "__dict__", values)
     _object_setattr(instance, "__pydantic_fields_set__", set(values))
     _object_setattr(instance, "__pydantic_extra__", None)
     _object_setattr(instance, "__pydantic_private__", None)
     return instance
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CROCKFORD_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # 10 bits -> 2 digits
+_ID_SHIFTS = range(120, -1, -10)
+
+
+def _new_id(prefix: str) -> str:
+    """What :func:`statewise.records.new_id` makes (48 bits of milliseconds, 80 random bits,
+    26 Crockford base32 digits), two digits per step instead of one."""
+    number = (int(_time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    pairs = _CROCKFORD_PAIRS
+    return prefix + "_" + "".join([pairs[(number >> shift) & 1023] for shift in _ID_SHIFTS])
 
 
 def checkpoint(name: str) -> None:
@@ -120,6 +142,10 @@ class SQLStore(Store):
 
     @abstractmethod
     def _decode_time(self, value: Any) -> datetime | None: ...
+
+    def _decode_present_time(self, value: Any) -> datetime:
+        """``_decode_time`` of a value known not to be None (a backend may make it faster)."""
+        return self._decode_time(value)  # type: ignore[return-value]
 
     @abstractmethod
     def _encode_json(self, value: Any) -> Any: ...
@@ -206,7 +232,18 @@ class SQLStore(Store):
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
-        decode_time = self._decode_time
+        decode_time = self._decode_present_time
+        new = _new_instance
+        time = new(RecordTime)
+        _object_setattr(time, "__dict__", {
+            "observed_at": decode_time(observed_at),
+            "recorded_at": decode_time(recorded_at),
+            "verified_at": decode_time(verified_at) if verified_at is not None else None,
+            "ttl_seconds": ttl,
+        })
+        _object_setattr(time, "__pydantic_fields_set__", set(_TIME_FIELDS))
+        _object_setattr(time, "__pydantic_extra__", None)
+        _object_setattr(time, "__pydantic_private__", None)
         return _trusted(Record, {
             "id": rid,
             "key": key,
@@ -214,12 +251,7 @@ class SQLStore(Store):
             "value_type": _VALUE_TYPES[value_type],
             "scope": scope,
             "status": _STATUSES[status],
-            "time": _trusted(RecordTime, {
-                "observed_at": decode_time(observed_at),
-                "recorded_at": decode_time(recorded_at),
-                "verified_at": decode_time(verified_at) if verified_at is not None else None,
-                "ttl_seconds": ttl,
-            }),
+            "time": time,
             "provenance": self._provenance(source, authority, actor, reference),
             "supersedes": supersedes,
             "superseded_by": superseded_by,
@@ -273,10 +305,7 @@ class SQLStore(Store):
     def _insert_record(self, cur: Any, record: Record) -> None:
         try:
             with self._statement_guard():
-                cur.execute(
-                        self._sql(f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"),
-                    self._record_params(record),
-                )
+                cur.execute(self._sql(_INSERT_RECORD), self._record_params(record))
         except Exception as error:
             if self._is_unique_violation(error):
                 existing = self._fetch_active(cur, record.key, record.scope)
@@ -285,15 +314,29 @@ class SQLStore(Store):
                 ) from None
             raise
 
-    def _insert_link(self, cur: Any, link: Link) -> None:
-        cur.execute(
-            self._sql(f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-            (
-                link.id, link.kind.value, link.from_record, link.to_record, link.scope,
-                self._encode_json(link.evidence.model_dump(mode="json")) if link.evidence else None,
-                link.reason, link.actor, self._encode_time(link.created_at),
-            ),
+    def _line_params(self, line: dict[str, Any]) -> tuple[Any, ...]:
+        """``_record_params`` for a validated record line (see statewise.store.bulk)."""
+        time, provenance, encode_time = line["time"], line["provenance"], self._encode_time
+        get = line.get
+        return (
+            line["id"], line["key"], line["scope"], line["value_type"].value,
+            self._encode_json(line["value"]), get("status", RecordStatus.ACTIVE).value,
+            encode_time(time["observed_at"]), encode_time(time["recorded_at"]),
+            encode_time(time.get("verified_at")), time.get("ttl_seconds"),
+            provenance["source"].value, provenance["authority"].value, provenance["actor"],
+            provenance.get("reference"), get("supersedes"), get("superseded_by"), get("version", 1),
+            get("status_reason"), encode_time(get("status_changed_at")),
         )
+
+    def _link_params(self, link: Link) -> tuple[Any, ...]:
+        return (
+            link.id, link.kind.value, link.from_record, link.to_record, link.scope,
+            self._encode_json(link.evidence.model_dump(mode="json")) if link.evidence else None,
+            link.reason, link.actor, self._encode_time(link.created_at),
+        )
+
+    def _insert_link(self, cur: Any, link: Link) -> None:
+        cur.execute(self._sql(_INSERT_LINK), self._link_params(link))
 
     def _fetch(self, cur: Any, record_id: str, *, lock: bool = False) -> Record:
         suffix = self._lock_suffix if lock else ""
@@ -326,12 +369,11 @@ class SQLStore(Store):
         )
         if cur.rowcount != 1:
             self._raise_stale(cur, record.id, record.version)
-        return record.model_copy(
-            update={
-                "status": status, "superseded_by": superseded_by, "status_reason": reason,
-                "status_changed_at": at, "version": record.version + 1,
-            }
-        )
+        # A copy with the changed fields (what model_copy(update=...) gives), without its walk.
+        return _trusted(Record, {
+            **record.__dict__, "status": status, "superseded_by": superseded_by, "status_reason": reason,
+            "status_changed_at": at, "version": record.version + 1,
+        })
 
     def _raise_stale(self, cur: Any, record_id: str, expected: int) -> None:
         current = self._fetch(cur, record_id)
@@ -352,20 +394,26 @@ class SQLStore(Store):
 
     def _typed_draft(self, draft: RecordDraft) -> tuple[ValueType, int | None]:
         """Check a draft against the key schema; return its value type and TTL."""
-        value_type, ttl, choices = draft.value_type, draft.ttl_seconds, None
+        return self._check_typed(draft.key, draft.value, draft.value_type, draft.ttl_seconds)
+
+    def _check_typed(
+        self, key: str, value: Any, value_type: ValueType | None, ttl: int | None
+    ) -> tuple[ValueType, int | None]:
+        """Check a key, value and type against the key schema; return the type and TTL."""
+        choices = None
         if self.key_schema is not None:
-            declared = self.key_schema.key_type(draft.key)
+            declared = self.key_schema.key_type(key)
             if declared is None:
-                raise KeyNameError(draft.key, "the contract in force does not declare this key")
+                raise KeyNameError(key, "the contract in force does not declare this key")
             if value_type is not None and value_type is not declared.value_type:
                 raise ValueTypeError(
-                    key=draft.key, expected=f"type {declared.value_type.value}", got=value_type.value
+                    key=key, expected=f"type {declared.value_type.value}", got=value_type.value
                 )
             value_type, choices = declared.value_type, declared.choices
             ttl = ttl if ttl is not None else declared.ttl_seconds
         if value_type is None:
-            raise ValueTypeError(key=draft.key, expected="a declared value type", got=None)
-        check_value(draft.value, value_type, choices=choices, key=draft.key)
+            raise ValueTypeError(key=key, expected="a declared value type", got=None)
+        check_value(value, value_type, choices=choices, key=key)
         return value_type, ttl
 
     def put(self, draft: RecordDraft, *, replace: bool = False, reason: str = "") -> Record:
@@ -412,6 +460,37 @@ class SQLStore(Store):
             target = _grounded_scope(old, evidence)
             if same_value(evidence.value, old.value, old.value_type) and target == old.scope:
                 raise GroundingError(record_id, "the evidence confirms the value; use confirm()")
+            replaced: Record | None = None
+            if target == old.scope:
+                # The hot path, kept near a raw history write: every part of the new record was
+                # validated already (the key and type are the old record's, the evidence's value
+                # was checked against that type and its times carry a zone), so the models are
+                # built without validating them a second time.
+                new_id_ = _new_id("rec")
+                detail = reason or evidence.detail or "corrected"
+                new = _trusted(Record, {
+                    "id": new_id_, "key": old.key, "value": evidence.value, "value_type": old.value_type,
+                    "scope": target, "status": RecordStatus.ACTIVE,
+                    "time": _trusted(RecordTime, {
+                        "observed_at": evidence.observed_at, "recorded_at": now,
+                        "verified_at": evidence.observed_at, "ttl_seconds": old.time.ttl_seconds,
+                    }),
+                    "provenance": self._provenance(evidence.source.value, evidence.authority.value,
+                                                   evidence.actor, evidence.reference),
+                    "supersedes": old.id, "superseded_by": None, "version": 1, "status_reason": None,
+                    "status_changed_at": None,
+                })
+                old = self._set_status(cur, old, RecordStatus.SUPERSEDED, reason=detail, at=now,
+                                       superseded_by=new_id_)
+                checkpoint("supersede:marked")
+                self._insert_record(cur, new)
+                link = _trusted(Link, {
+                    "id": _new_id("lnk"), "kind": LinkKind.SUPERSEDE, "from_record": old.id, "to_record": new_id_,
+                    "scope": target, "evidence": evidence, "reason": reason, "actor": evidence.actor,
+                    "created_at": now,
+                })
+                self._insert_link(cur, link)
+                return _trusted(Supersession, {"old": old, "new": new, "link": link, "replaced": None})
             new = Record(
                 id=new_id("rec"), key=old.key, value=evidence.value, value_type=old.value_type,
                 scope=target,
@@ -421,40 +500,25 @@ class SQLStore(Store):
                 ),
                 provenance=evidence.provenance(),
             )
-            replaced: Record | None = None
-            if target == old.scope:
-                new = new.model_copy(update={"supersedes": old.id})
-                old = self._set_status(
-                    cur, old, RecordStatus.SUPERSEDED, reason=reason or evidence.detail or "corrected",
+            # Narrowing: the general record stays in force outside the evidence's scope.
+            replaced = self._fetch_active(cur, old.key, target)
+            if replaced is not None:
+                new = new.model_copy(update={"supersedes": replaced.id})
+                replaced = self._set_status(
+                    cur, replaced, RecordStatus.SUPERSEDED, reason=reason or "narrowed correction",
                     at=now, superseded_by=new.id,
                 )
-                checkpoint("supersede:marked")
-                self._insert_record(cur, new)
-                link = Link(
-                    id=new_id("lnk"), kind=LinkKind.SUPERSEDE, from_record=old.id, to_record=new.id,
-                    scope=target, evidence=evidence, reason=reason, actor=evidence.actor, created_at=now,
-                )
-                self._insert_link(cur, link)
-            else:
-                # Narrowing: the general record stays in force outside the evidence's scope.
-                replaced = self._fetch_active(cur, old.key, target)
-                if replaced is not None:
-                    new = new.model_copy(update={"supersedes": replaced.id})
-                    replaced = self._set_status(
-                        cur, replaced, RecordStatus.SUPERSEDED, reason=reason or "narrowed correction",
-                        at=now, superseded_by=new.id,
-                    )
-                checkpoint("supersede:marked")
-                self._insert_record(cur, new)
-                link = Link(
-                    id=new_id("lnk"), kind=LinkKind.NARROW, from_record=old.id, to_record=new.id,
-                    scope=target, evidence=evidence, reason=reason, actor=evidence.actor, created_at=now,
-                )
-                self._insert_link(cur, link)
-                if replaced is not None:
-                    self._insert_link(cur, link.model_copy(
-                        update={"id": new_id("lnk"), "kind": LinkKind.SUPERSEDE, "from_record": replaced.id}
-                    ))
+            checkpoint("supersede:marked")
+            self._insert_record(cur, new)
+            link = Link(
+                id=new_id("lnk"), kind=LinkKind.NARROW, from_record=old.id, to_record=new.id,
+                scope=target, evidence=evidence, reason=reason, actor=evidence.actor, created_at=now,
+            )
+            self._insert_link(cur, link)
+            if replaced is not None:
+                self._insert_link(cur, link.model_copy(
+                    update={"id": new_id("lnk"), "kind": LinkKind.SUPERSEDE, "from_record": replaced.id}
+                ))
         return Supersession(old=old, new=new, link=link, replaced=replaced)
 
     def confirm(self, record_id: str, evidence: Evidence, *, expected_version: int) -> Record:
@@ -578,18 +642,24 @@ class SQLStore(Store):
         applicable_text = [str(s) for s in applicable]
         rank = {scope: position for position, scope in enumerate(applicable_text)}
         wanted = _key_matcher(keys, text)
-        with self._read() as cur:
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' "
-                    f"AND scope IN ({', '.join('?' * len(applicable_text))})"
-                ),
-                applicable_text,
-            )
-            in_scope = list(map(self._record_from_row, cur.fetchall()))
-            if wanted is not None:
-                in_scope = [r for r in in_scope if wanted(r)]
-            near = self._near_misses(cur, task, applicable_text, keys, text, wanted, near_miss_limit)
+        statement, params = self._retrieve_statement(task, applicable_text, keys, text, near_miss_limit)
+        # One statement: the records in force and every near-miss candidate come back in one
+        # round trip, from one snapshot, with no transaction to open and close around it.
+        with self._read_one() as cur:
+            cur.execute(statement, params)
+            rows = cur.fetchall()
+        decode = self._record_from_row
+        in_scope: list[Record] = []
+        near_rows: list[Any] = []
+        for row in rows:
+            if row[0] == 0:
+                in_scope.append(decode(row[2:]))
+            else:
+                near_rows.append(row)
+        if wanted is not None:
+            in_scope = [r for r in in_scope if wanted(r)]
+        prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
+        near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
         in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
         records: list[Record] = []
         stale: list[Record] = []
@@ -606,55 +676,68 @@ class SQLStore(Store):
         return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
                                          near_misses=near)
 
-    def _near_misses(
-        self, cur: Any, task: TaskScope, applicable: list[str], keys: Sequence[str] | None,
-        text: str | None, wanted: Any, limit: int,
-    ) -> list[Record]:
-        """Active records that a careless reader might apply here but that do not apply:
-        the same repository on another branch, workspaces below the task's directory, and
-        (when keys are named) the same keys anywhere else."""
-        if limit <= 0:
-            return []
-        prefixes = []
-        if task.repo:
-            prefixes.append(f"repo:{task.repo}@")
-        if task.workspace:
-            prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
-        found: dict[str, Record] = {}
-        not_applicable = ", ".join("?" * len(applicable))
-        # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
-        window = limit if keys is None and text is None else limit * 4
-        for prefix in prefixes:
-            # The inner query walks the covering (scope, key) index in its own order, so it needs
-            # no sort, and stops at the limit; only the rows that survive are read in full.
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
+    def _retrieve_statement(
+        self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
+    ) -> tuple[str, list[Any]]:
+        """The SQL of a retrieval: part 0 is the active records in the task's scopes; parts
+        1, 2, ... are the near-miss candidates: active records that a careless reader might
+        apply here but that do not apply (the same repository on another branch, workspaces
+        below the task's directory, and, when keys are named, the same keys anywhere else)."""
+        marks = ", ".join("?" * len(applicable))
+        parts = [f"SELECT 0, seq, {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND scope IN ({marks})"]
+        params: list[Any] = list(applicable)
+        if limit > 0:
+            prefixes = []
+            if task.repo:
+                prefixes.append(f"repo:{task.repo}@")
+            if task.workspace:
+                prefixes.append("workspace:" + task.workspace.rstrip("/") + "/")
+            # Without a key or text filter every candidate is kept, so ``limit`` rows suffice.
+            window = limit if keys is None and text is None else limit * 4
+            for number, prefix in enumerate(prefixes, start=1):
+                # The inner query walks the covering (scope, key) index in its own order, so it
+                # needs no sort, and stops at the window; only those rows are read in full.
+                parts.append(
+                    f"SELECT {number}, seq, {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
                     f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND scope >= ? AND scope < ? "
-                    f"AND scope NOT IN ({not_applicable}) ORDER BY scope, key LIMIT ?) ORDER BY scope, key"
-                ),
-                (prefix, _prefix_upper_bound(prefix), *applicable, window),
-            )
-            # Model only rows that can still make the result, and stop once it is full.
-            for row in cur.fetchall():
-                if len(found) >= limit:
-                    break
-                if row[0] in found:
-                    continue
-                record = self._record_from_row(row)
-                if wanted is None or wanted(record):
-                    found[record.id] = record
-        for key in keys or ():
-            cur.execute(
-                self._sql(
-                    f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND key = ? ORDER BY seq LIMIT ?"
-                ),
-                (key, limit + len(applicable)),
-            )
-            for record in map(self._record_from_row, cur.fetchall()):
-                if record.scope not in applicable:
-                    found.setdefault(record.id, record)
+                    f"AND scope NOT IN ({marks}) ORDER BY scope, key LIMIT ?)"
+                )
+                params += [prefix, _prefix_upper_bound(prefix), *applicable, window]
+            for key in keys or ():
+                parts.append(
+                    f"SELECT {len(parts)}, seq, {RECORD_COLUMNS} FROM sw_records WHERE seq IN ("
+                    f"SELECT seq FROM sw_records WHERE status = '{_ACTIVE}' AND key = ? ORDER BY seq LIMIT ?)"
+                )
+                params += [key, limit + len(applicable)]
+        return self._sql(" UNION ALL ".join(parts)), params
+
+    def _near_misses(self, rows: list[Any], prefixes: int, applicable: list[str], wanted: Any,
+                     limit: int) -> list[Record]:
+        """The near misses among a retrieval's candidate rows (part, seq, record columns...):
+        the prefix parts (1..``prefixes``) by (scope, key) while fewer than ``limit`` were
+        found, then the key parts in insertion order; at most ``limit``."""
+        decode = self._record_from_row
+        found: dict[str, Record] = {}
+        by_prefix = sorted((row for row in rows if row[0] <= prefixes), key=lambda row: (row[0], row[4], row[3]))
+        for row in by_prefix:
+            if len(found) >= limit:
+                break
+            if row[2] in found:
+                continue
+            record = decode(row[2:])
+            if wanted is None or wanted(record):
+                found[record.id] = record
+        by_key = sorted((row for row in rows if row[0] > prefixes), key=lambda row: (row[0], row[1]))
+        for row in by_key:
+            if row[4] not in applicable and row[2] not in found:
+                found[row[2]] = decode(row[2:])
         return list(found.values())[:limit]
+
+    @contextmanager
+    def _read_one(self) -> Iterator[Any]:
+        """A cursor for one statement, which sees one consistent state by itself."""
+        with self._read() as cur:
+            yield cur
 
     def history(self, key: str, scope: str) -> list[Record]:
         with self._read() as cur:
@@ -743,29 +826,89 @@ class SQLStore(Store):
             lines += 1
         return lines
 
-    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>") -> int:
-        records, links = _parse_jsonl(lines, source)
-        for number, record in records:
-            try:
-                self._typed_draft(RecordDraft(
-                    key=record.key, value=record.value, scope=record.scope,
-                    provenance=record.provenance, value_type=record.value_type,
-                    ttl_seconds=record.time.ttl_seconds,
-                ))
-            except (KeyNameError, ValueTypeError) as error:
-                raise ImportFormatError(source, number, str(error)) from None
+    def import_jsonl(self, lines: Iterable[str], *, source: str = "<input>",
+                     progress: Progress | None = None) -> int:
+        """Import JSON Lines, streamed: ``lines`` is read lazily (an open file works) and
+        written in batches inside one transaction, so memory stays bounded and the import
+        is still all or nothing. ``progress`` is called after each batch with the number
+        of lines and characters read so far."""
+        count = 0
+        check = self._check_typed
+        encode = self._line_params
+        encode_link = self._link_params
         with self._write() as cur:
-            for number, record in records:
-                cur.execute(self._sql("SELECT 1 FROM sw_records WHERE id = ?"), (record.id,))
-                if cur.fetchone():
-                    raise ImportFormatError(source, number, f"record {record.id} is already in the store")
+            start_seq = self._max_seq(cur)
+            self._begin_bulk(cur)
+            for batch in parse_batches(lines, source):
+                rows = []
+                for number, line in batch.records:
+                    try:
+                        check(line["key"], line["value"], line["value_type"], line["time"].get("ttl_seconds"))
+                    except (KeyNameError, ValueTypeError) as error:
+                        raise ImportFormatError(source, number, str(error)) from None
+                    rows.append(encode(line))
+                link_rows = [encode_link(link) for _, link in batch.links]
                 try:
-                    self._insert_record(cur, record)
-                except ActiveRecordExistsError as error:
-                    raise ImportFormatError(source, number, str(error)) from None
-            for _, link in links:
-                self._insert_link(cur, link)
-        return len(records) + len(links)
+                    with self._savepoint(cur):
+                        if rows:
+                            cur.executemany(self._sql(_INSERT_RECORD), rows)
+                        if link_rows:
+                            cur.executemany(self._sql(_INSERT_LINK), link_rows)
+                except Exception as error:
+                    if not self._is_unique_violation(error):
+                        raise
+                    self._explain_conflict(cur, batch, source, start_seq)
+                    raise
+                count += len(batch.records) + len(batch.links)
+                self._bulk_progress(cur, batch, rows, start_seq)
+                if progress is not None:
+                    progress(batch.lines_read, batch.chars_read)
+            self._end_bulk(cur, source)
+        return count
+
+    def _bulk_progress(self, cur: Any, batch: Any, rows: list[Any], start_seq: int) -> None:
+        """Called after each batch is written (a backend may change strategy mid-import)."""
+
+    def _max_seq(self, cur: Any) -> int:
+        cur.execute(self._sql("SELECT COALESCE(MAX(seq), 0) FROM sw_records"))
+        return int(cur.fetchone()[0])
+
+    def _begin_bulk(self, cur: Any) -> None:
+        """Prepare the connection for a large write (a backend may enlarge its cache)."""
+
+    def _end_bulk(self, cur: Any, source: str) -> None:
+        """Undo ``_begin_bulk``; may raise ImportFormatError (still inside the transaction)."""
+
+    @contextmanager
+    def _savepoint(self, cur: Any) -> Iterator[None]:
+        """A savepoint: an error inside rolls back only what was done inside."""
+        cur.execute("SAVEPOINT sw_bulk")
+        try:
+            yield
+        except BaseException:
+            cur.execute("ROLLBACK TO SAVEPOINT sw_bulk")
+            cur.execute("RELEASE SAVEPOINT sw_bulk")
+            raise
+        cur.execute("RELEASE SAVEPOINT sw_bulk")
+
+    def _explain_conflict(self, cur: Any, batch: Any, source: str, start_seq: int) -> None:
+        """A batch broke a unique constraint: replay it row by row to name the line."""
+        for number, line in batch.records:
+            record = Record.model_validate({name: value for name, value in line.items() if name != "type"})
+            cur.execute(self._sql("SELECT seq FROM sw_records WHERE id = ?"), (record.id,))
+            row = cur.fetchone()
+            if row is not None:
+                where = "appears twice" if row[0] > start_seq else "is already in the store"
+                raise ImportFormatError(source, number, f"record {record.id} {where}")
+            try:
+                self._insert_record(cur, record)
+            except ActiveRecordExistsError as error:
+                raise ImportFormatError(source, number, str(error)) from None
+        for number, link in batch.links:
+            cur.execute(self._sql("SELECT 1 FROM sw_links WHERE id = ?"), (link.id,))
+            if cur.fetchone() is not None:
+                raise ImportFormatError(source, number, f"link {link.id} appears twice or is already in the store")
+            self._insert_link(cur, link)
 
     def snapshot(self, path: str | Path) -> None:
         with open(path, "w", encoding="utf-8") as out:

@@ -1,0 +1,207 @@
+"""Streaming bulk import (statewise.store.bulk and Store.import_jsonl), on both backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import get_type_hints
+
+import pytest
+
+from statewise.errors import ImportFormatError
+from statewise.records import KeyType, Link, Provenance, Record, RecordTime
+from statewise.store.bulk import LinkLine, ProvenanceLine, RecordLine, TimeLine
+from statewise.store.sqlite import SQLiteStore
+from statewise.values import ValueType
+
+MAIN = "repo:github.com/acme/app@main"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def record_line(n: int, **change) -> dict:
+    at = (T0 + timedelta(seconds=n)).isoformat()
+    line = {
+        "type": "record", "id": f"rec_{n:08d}", "key": f"project.setting_{n % 50}", "value": f"v{n}",
+        "value_type": "string", "scope": f"repo:github.com/acme/app{n // 50}@main", "status": "active",
+        "time": {"observed_at": at, "recorded_at": at, "verified_at": None, "ttl_seconds": None},
+        "provenance": {"source": "import", "authority": "developer", "actor": "alice", "reference": None},
+        "supersedes": None, "superseded_by": None, "version": 1, "status_reason": None,
+        "status_changed_at": None,
+    }
+    line.update(change)
+    return line
+
+
+def lines_of(items) -> list[str]:
+    return [json.dumps(item) for item in items]
+
+
+def test_line_models_hold_the_same_fields_as_the_store_models():
+    # The dict validators stand for Record, RecordTime and Provenance; a field added to one
+    # of those must be added here too, or imports would reject or drop it.
+    assert set(get_type_hints(RecordLine, include_extras=True)) - {"type"} == set(Record.model_fields)
+    assert set(get_type_hints(TimeLine)) == set(RecordTime.model_fields)
+    assert set(get_type_hints(ProvenanceLine)) == set(Provenance.model_fields)
+    assert set(LinkLine.model_fields) - {"type"} == set(Link.model_fields)
+
+
+def test_a_streamed_import_round_trips_records_and_lineage(store, tmp_path):
+    old = record_line(1, status="superseded", superseded_by="rec_00000002", version=2,
+                      status_reason="corrected", status_changed_at=T0.isoformat())
+    new = record_line(2, key=old["key"], scope=old["scope"], supersedes="rec_00000001")
+    link = {"type": "link", "id": "lnk_1", "kind": "supersede", "from_record": "rec_00000001",
+            "to_record": "rec_00000002", "scope": old["scope"], "evidence": None, "reason": "corrected",
+            "actor": "alice", "created_at": T0.isoformat()}
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of([old, new, link])) + "\n\n")
+    seen = []
+    with open(path, encoding="utf-8") as handle:  # a file object, read lazily
+        assert store.import_jsonl(handle, source=str(path), progress=lambda n, c: seen.append((n, c))) == 3
+    assert seen and seen[-1][0] == 4
+    assert [r.id for r in store.history(old["key"], old["scope"])] == ["rec_00000001", "rec_00000002"]
+    assert [lk.id for lk in store.lineage("rec_00000002").links] == ["lnk_1"]
+    assert store.get("rec_00000001").status.value == "superseded"
+
+
+def test_a_large_import_that_switches_to_rebuilding_indexes_keeps_them_and_the_guarantee(tmp_path, monkeypatch):
+    monkeypatch.setattr(SQLiteStore, "BULK_REINDEX_AFTER", 10)
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        store.import_jsonl(lines_of(record_line(n) for n in range(1, 6)))  # below the switch
+        assert store.import_jsonl(lines_of(record_line(n) for n in range(6, 40000))) == 39994
+        assert store.one_active_index_ok()
+        names = {row[0] for row in store._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert {"sw_records_one_active", "sw_records_active_scope", "sw_records_active_key",
+                "sw_records_history"} <= names
+        assert store.count() == 39999
+        assert store.get_active("project.setting_7", "repo:github.com/acme/app0@main").id == "rec_00000007"
+    finally:
+        store.close()
+
+
+def test_a_duplicate_active_record_after_the_switch_names_its_line_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(SQLiteStore, "BULK_REINDEX_AFTER", 10)
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        items = [record_line(n) for n in range(1, 30000)]
+        items.append(record_line(99_999_999, key=items[20000]["key"], scope=items[20000]["scope"]))
+        with pytest.raises(ImportFormatError) as info:
+            store.import_jsonl(lines_of(items), source="big.jsonl")
+        assert info.value.line == 30000
+        assert "big.jsonl:30000" in str(info.value) and items[20000]["key"] in str(info.value)
+        assert store.count() == 0
+        assert store.one_active_index_ok()
+    finally:
+        store.close()
+
+
+def test_an_id_twice_and_an_id_already_stored_are_told_apart(store):
+    store.import_jsonl(lines_of([record_line(1)]))
+    with pytest.raises(ImportFormatError) as info:
+        store.import_jsonl(lines_of([record_line(2), record_line(1, key="project.other")]), source="x")
+    assert info.value.line == 2 and "already in the store" in str(info.value)
+    with pytest.raises(ImportFormatError) as info:
+        store.import_jsonl(lines_of([record_line(3), record_line(3, key="project.other")]), source="x")
+    assert info.value.line == 2 and "appears twice" in str(info.value)
+    assert store.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"key": "Not A Key"}, "field key"),
+        ({"scope": "repo:"}, "field scope"),
+        ({"scope": "nowhere:x"}, "unknown scope kind"),
+        ({"value": 3}, "expected a string"),
+        ({"value_type": "colour"}, "field value_type"),
+        ({"status": "lost"}, "field status"),
+        ({"version": 0}, "field version"),
+        ({"extra": 1}, "field extra"),
+        ({"time": {"observed_at": "2026-01-01T00:00:00", "recorded_at": "2026-01-01T00:00:00Z"}},
+         "field time.observed_at"),
+        ({"time": {"observed_at": "2026-01-01T00:00:00Z", "recorded_at": "2026-01-01T00:00:00Z",
+                   "ttl_seconds": 0}}, "field time.ttl_seconds"),
+        ({"provenance": {"source": "import", "authority": "developer", "actor": ""}}, "field provenance.actor"),
+        ({"provenance": {"source": "rumour", "authority": "developer", "actor": "a"}}, "field provenance.source"),
+        ({"type": "thing"}, "'type' must be 'record' or 'link'"),
+    ],
+)
+def test_every_check_of_a_record_applies_to_an_imported_line(store, change, words):
+    bad = record_line(2)
+    bad.update(change)
+    with pytest.raises(ImportFormatError) as info:
+        store.import_jsonl(lines_of([record_line(1), bad]), source="bad.jsonl")
+    assert info.value.line == 2
+    assert words in str(info.value)
+    assert store.count() == 0
+
+
+def test_a_missing_required_field_and_a_non_object_are_named(store):
+    missing = record_line(1)
+    del missing["provenance"]
+    with pytest.raises(ImportFormatError, match="provenance"):
+        store.import_jsonl(lines_of([missing]))
+    with pytest.raises(ImportFormatError, match="expected a JSON object"):
+        store.import_jsonl(["[1, 2]"])
+    with pytest.raises(ImportFormatError, match="not JSON"):
+        store.import_jsonl(["{oops"])
+
+
+def test_the_key_schema_is_checked_on_import(tmp_path):
+    class Schema:
+        def key_type(self, key):
+            return KeyType(ValueType.ENUM, choices=("pip", "uv")) if key.startswith("project.setting_") else None
+
+    store = SQLiteStore(tmp_path / "s.db", key_schema=Schema())
+    try:
+        with pytest.raises(ImportFormatError, match="type enum"):
+            store.import_jsonl(lines_of([record_line(1)]))  # a string where the schema says enum
+        with pytest.raises(ImportFormatError, match="one of pip, uv"):
+            store.import_jsonl(lines_of([record_line(1, value="poetry", value_type="enum")]))
+        with pytest.raises(ImportFormatError, match="does not declare"):
+            store.import_jsonl(lines_of([record_line(1, key="other.key", value_type="enum", value="pip")]))
+        assert store.import_jsonl(lines_of([record_line(1, value="uv", value_type="enum")])) == 1
+    finally:
+        store.close()
+
+
+def test_record_import_cli_streams_a_file_and_draws_progress_on_stderr(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of(record_line(n, key="project.test_command", value="pytest",
+                                                   scope=f"repo:github.com/acme/app{n}") for n in range(1, 2001))) + "\n")
+    db = tmp_path / "s.db"
+    env = {**os.environ, "STATEWISE_STORE": str(db)}
+    result = subprocess.run(
+        [sys.executable, "-m", "statewise", "record", "import", "--progress", str(path)],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "imported 2000 lines" in result.stdout
+    assert "100%" in result.stderr and "2,000 lines" in result.stderr
+    store = SQLiteStore(db)
+    try:
+        assert store.count() == 2000
+    finally:
+        store.close()
+
+
+def test_record_import_cli_failure_names_the_line_and_imports_nothing(tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(record_line(1, key="project.test_command", value="pytest")) + "\n{broken\n")
+    db = tmp_path / "s.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "statewise", "--store", str(db), "record", "import", str(path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode != 0
+    assert f"{path}:2" in result.stderr
+    assert Path(db).exists()
+    store = SQLiteStore(db)
+    try:
+        assert store.count() == 0
+    finally:
+        store.close()

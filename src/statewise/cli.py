@@ -25,6 +25,7 @@ from statewise.store.base import Store
 from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
 
+
 def _consoles() -> tuple[Console, Console]:
     # Piped output is plain and never hard-wrapped (a record id split across lines cannot be
     # copied); on a terminal rich wraps to the window as usual.
@@ -620,7 +621,6 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
     from statewise.pipeline.calls import CostMeter
     from statewise.pipeline.repair import apply_repair
     from statewise.pipeline.resolution import Resolver
-
     from statewise.records import base_key
 
     workspace = Path(cwd or os.getcwd()).resolve()

@@ -64,7 +64,8 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
         here = store.retrieve(TASK, keys=["runtime.python_version"]).records[0]
         elsewhere = store.retrieve(OTHER_TASK, keys=["runtime.python_version"]).records[0]
         console.print(f"in {TASK.workspace}: {render_value(here.value)} ({here.scope}); "
-                      f"in {OTHER_TASK.workspace}: {render_value(elsewhere.value)} ({elsewhere.scope})", highlight=False)
+                      f"in {OTHER_TASK.workspace}: {render_value(elsewhere.value)} ({elsewhere.scope})",
+                      highlight=False)
 
         console.print(Rule("4. That observation is withdrawn: revert the repair"))
         store.revert(narrowed.new.id, reason="the workspace venv was a leftover", actor="dev")

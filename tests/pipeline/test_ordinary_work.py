@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from statewise.contract import builtin_contract
 from statewise.records import Provenance, RecordDraft
 from statewise.store import open_store
-from statewise.contract import builtin_contract
 from statewise.workspace import derive_task_scope
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -193,7 +193,8 @@ def interpreter_of_executable(path: str, env: Mapping[str, str], cwd: str | os.P
         if os.path.isfile(os.path.join(os.path.dirname(directory), "pyvenv.cfg")):
             for candidate in ("python", "python3"):
                 if os.path.exists(os.path.join(directory, candidate)):
-                    return os.path.join(directory, candidate), f"{path} is in the virtual environment {os.path.dirname(directory)}"
+                    return (os.path.join(directory, candidate),
+                            f"{path} is in the virtual environment {os.path.dirname(directory)}")
         if re.match(r"^python(?:\d+(?:\.\d+)?)?$", os.path.basename(path)):
             return path, f"{path} is an interpreter"
         try:

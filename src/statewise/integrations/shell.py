@@ -35,9 +35,13 @@ import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.actions import Action
+from statewise.integrations.shell_rules import DYNAMIC, CommandProblem, CommandRules
+
+if TYPE_CHECKING:
+    from statewise.contract import Contract
 
 __all__ = ["UNRESOLVED", "ShellAnalysis", "analyze_command", "file_action"]
 
@@ -1170,8 +1174,10 @@ _SEPARATOR_GAP = re.compile(r"^[ \t]+$")
 
 
 class _Analyzer:
-    def __init__(self, command: str, workspace: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, command: str, workspace: Path, env: Mapping[str, str],
+                 rules: CommandRules | None = None) -> None:
         self.command = command
+        self.rules = rules or CommandRules()  # the contract's commands: section
         self.workspace = workspace
         self.base_env = dict(env)
         self.actions: list[Action] = []
@@ -1214,7 +1220,7 @@ class _Analyzer:
 
     def probe(self, call: _Call) -> _Analyzer:
         """Classify ``call`` on the side, without recording it here."""
-        other = _Analyzer(self.command, self.workspace, self.base_env)
+        other = _Analyzer(self.command, self.workspace, self.base_env, self.rules)
         other.heads = self.heads
         other.git_cache = self.git_cache
         other.config_overlay = self.config_overlay
@@ -1320,8 +1326,9 @@ class _Analyzer:
             self.fail(f"setting {name} makes later commands run code StateWise cannot see", part)
         if value is None:
             env.pop(name, None)
-            if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):
-                env[name] = "\0dynamic"  # known to be set, to a value only known at run time
+            if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT") or \
+                    name in self.rules.env_vars:
+                env[name] = DYNAMIC  # known to be set, to a value only known at run time
             return
         env[name] = value
 
@@ -1475,6 +1482,8 @@ class _Analyzer:
             self.fail("`hash -p` makes a command name run another program", call.part)
 
     def unknown(self, call: _Call) -> None:
+        if self.rules and self.declared(call):
+            return
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())
         if key not in _KNOWN_UNGUARDED:
             for word in call.args:
@@ -1489,6 +1498,22 @@ class _Analyzer:
                                   call.part)
                         return
         self.unguard(call.part)
+
+    def declared(self, call: _Call) -> bool:
+        """True if the contract's ``commands:`` rules declare this program: the command is then
+        emitted as the rule's operation, or unresolved when the rule cannot read it."""
+        found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
+        if found is None:
+            return False
+        if isinstance(found, CommandProblem):
+            self.fail(found.reason, call.part)
+            return True
+        args = dict(found.args)
+        args.setdefault("command", call.text())
+        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
+                                   risk=found.risk,  # type: ignore[arg-type]
+                                   reason=f"the contract's command rule {found.rule}"))
+        return True
 
     # -- read-only, proven --
 
@@ -2165,7 +2190,7 @@ class _Analyzer:
         self.fail(f"`{call.name}` reads the commands it runs from its standard input", call.part)
 
     def wrapper(self, call: _Call, spec: _Spec, *, what: str = "", chdir: tuple[str, ...] = (),
-                keep: bool = False, need_command: bool = False) -> None:
+                keep: bool = False, need_command: bool = False, assignments: bool = False) -> None:
         parsed = _parse(call.args, spec)
         if not self.parsed_ok(call, parsed, f"{call.name}"):
             return
@@ -2176,11 +2201,21 @@ class _Analyzer:
             if parsed.has(name):
                 ctx = call.ctx.copy()
                 ctx.cwd = self.resolve_dir(call.ctx, directory) if directory else None
+        env = call.env
+        # sudo VAR=value cmd: the assignments are the command's environment, not its name.
+        while assignments and start < len(call.words):
+            word = call.words[start]
+            name, equals, assigned = (word.value or word.text).partition("=")
+            if not equals or not _ENV_NAME.match(name):
+                break
+            env = dict(env) if env is call.env else env
+            self.set_env(env, name, assigned if word.value is not None else None, call.part, ctx)
+            start += 1
         if start >= len(call.words):
             if need_command:
                 self.fail(f"`{call.name}` {what or 'runs no command StateWise can see'}", call.part)
             return
-        self.dispatch(call.then(start, keep=keep, ctx=ctx))
+        self.dispatch(call.then(start, keep=keep, ctx=ctx, env=env))
 
     def sudo(self, call: _Call) -> None:
         spec = _Spec.of(flags="-A -b -E -H -i -K -k -l -n -P -S -s -V -v -B -N --askpass --background --login "
@@ -2198,7 +2233,7 @@ class _Analyzer:
         if parsed.has("-s", "-i", "--shell", "--login") and parsed.rest is not None and parsed.rest >= len(call.args):
             self.fail(f"`{call.name} -s/-i` starts a shell that reads commands from its standard input", call.part)
             return
-        self.wrapper(call, spec, chdir=("-D", "--chdir"))
+        self.wrapper(call, spec, chdir=("-D", "--chdir"), assignments=True)
 
     def env_wrapper(self, call: _Call) -> None:
         env = dict(call.env)
@@ -4703,19 +4738,21 @@ _GIT_HANDLERS: dict[str, Callable[[_Analyzer, _Call, _Repo, list[_Word]], None]]
 
 
 def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | None = None,
-                    env: Mapping[str, str] | None = None) -> ShellAnalysis:
+                    env: Mapping[str, str] | None = None, contract: Contract | None = None) -> ShellAnalysis:
     """Normalize what ``command`` would do, run by bash in ``cwd``, into actions.
 
     ``workspace`` (default: ``cwd``) is what paths are made relative to: a path inside it is
     written workspace-relative, any other path absolute. ``env`` (default: this process's
     environment) is the environment the command would see; PATH decides which ``pip`` or
-    ``python`` runs and HOME what ``~`` means.
+    ``python`` runs and HOME what ``~`` means. ``contract``'s ``commands:`` rules classify
+    programs the normalizer has no built-in handling for (without one, such programs are
+    unguarded).
     """
     start = Path(os.path.realpath(cwd))
     root = Path(os.path.realpath(workspace)) if workspace is not None else start
     environment = dict(os.environ if env is None else env)
     environment.setdefault("PWD", str(start))
-    analyzer = _Analyzer(command, root, environment)
+    analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root))
     ctx = _Ctx(start, environment)
     try:
         analyzer.analyze_text(command, ctx, command)

@@ -1126,6 +1126,31 @@ _INSTALL_ENV: dict[str, tuple[str, str]] = {
     "BUN_INSTALL": ("bun", "prefix"),
 }
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+# Where an install fetches packages from: the tool -> (option names, environment variable) of
+# each setting. The index slots of an install are read from these, never from anything else,
+# so the slot is what the command really uses (issue 10 item 5).
+_INDEX_SETTINGS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "pip": {"index": (("-i", "--index-url"), ("PIP_INDEX_URL",)),
+            "extra_index": (("--extra-index-url",), ("PIP_EXTRA_INDEX_URL",)),
+            "find_links": (("-f", "--find-links"), ("PIP_FIND_LINKS",))},
+    "uv": {"index": (("-i", "--index-url", "--default-index"), ("UV_DEFAULT_INDEX", "UV_INDEX_URL")),
+           "extra_index": (("--extra-index-url", "--index"), ("UV_INDEX", "UV_EXTRA_INDEX_URL")),
+           "find_links": (("-f", "--find-links"), ("UV_FIND_LINKS",))},
+}
+_INDEX_ENV = frozenset(name for tool in _INDEX_SETTINGS.values() for _, names in tool.values() for name in names) | {
+    "PIP_NO_INDEX", "UV_NO_INDEX"}
+#: The index pip and uv use when nothing names another.
+DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+def _index_url(value: str) -> str:
+    """An index URL as compared: credentials dropped (never stored), no trailing slash."""
+    text = value.strip()
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        text = f"{scheme}://{host.rpartition('@')[2]}{slash}{path}"
+    return text.rstrip("/") or text
 
 # --- git settings that decide where a bare `git push` goes --------------------------------------
 # Written by an earlier part of the same call (`git config remote.origin.push +feature:main`),
@@ -1327,7 +1352,7 @@ class _Analyzer:
         if value is None:
             env.pop(name, None)
             if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT") or \
-                    name in self.rules.env_vars:
+                    name in _INDEX_ENV or name in self.rules.env_vars:
                 env[name] = DYNAMIC  # known to be set, to a value only known at run time
             return
         env[name] = value
@@ -3722,8 +3747,58 @@ class _Analyzer:
             extra["target_dir"] = redirect["target"]
         if redirect.get("user") and not parsed_install.has("--user"):
             extra["user"] = True
+        sources = self.package_sources(call, "pip", parsed_install, redirect)
+        if sources is None:
+            return
+        extra.update(sources)
         self.python_install(call, "pip.install", "pip", parsed_install, interpreter=interpreter, how=how,
                             extra=extra)
+
+    def package_sources(self, call: _Call, tool: str, parsed: _Parsed, config: Mapping[str, str]
+                        ) -> dict[str, Any] | None:
+        """Where an install of ``tool`` fetches packages from, read from what will run: the
+        options, then the command's environment, then (pip) its configuration files. ``index``
+        is the primary index (DEFAULT_INDEX when nothing names one), ``extra_index`` and
+        ``find_links`` the other sources, ``no_index`` when no index is used. None (and the
+        call unresolved) when a source is only known at run time."""
+        found: dict[str, Any] = {}
+        for slot, (options, variables) in _INDEX_SETTINGS[tool].items():
+            values: list[str] = []
+            if parsed.has(*options):
+                given = parsed.values(*options)
+                if any(v is None for v in given):
+                    self.fail(f"where `{call.name}` installs from is only known at run time", call.part)
+                    return None
+                values = [v for v in given if v]
+            else:
+                for variable in variables:
+                    value = call.env.get(variable)
+                    if value is None:
+                        continue
+                    if "\0" in value:
+                        self.fail(f"{variable} is set to a value only known at run time, so where `{call.name}` "
+                                  "installs from is not known", call.part)
+                        return None
+                    values += value.split() if slot != "index" else [value]
+                if not values and config.get("config:" + {"index": "index-url", "extra_index": "extra-index-url",
+                                                          "find_links": "find-links"}[slot]):
+                    values = config["config:" + {"index": "index-url", "extra_index": "extra-index-url",
+                                                 "find_links": "find-links"}[slot]].split()
+            if slot == "index":
+                if values:
+                    found["index"] = _index_url(values[-1])
+                elif "config:uv" not in config:  # uv's configuration names sources: not guessed
+                    found["index"] = DEFAULT_INDEX
+            elif values:
+                found[slot] = [_index_url(v) for v in values] if slot == "extra_index" else values
+        no_index_variable = "PIP_NO_INDEX" if tool == "pip" else "UV_NO_INDEX"
+        no_index = parsed.has("--no-index") or (call.env.get(no_index_variable, "").strip().lower() in _TRUE_WORDS) \
+            or (config.get("config:no-index", "").strip().lower() in _TRUE_WORDS)
+        if no_index:
+            found.pop("index", None)
+            found.pop("extra_index", None)
+            found["no_index"] = True
+        return found
 
     def install_env(self, call: _Call, tool: str) -> dict[str, str] | None:
         """What the command's environment (and pip's configuration files) say about where
@@ -3800,6 +3875,8 @@ class _Analyzer:
                             found["user"] = "true"
                     elif name == "python" and value:
                         found["python"] = value
+                    elif name in ("index-url", "extra-index-url", "find-links", "no-index"):
+                        found["config:" + name] = value
         return found
 
     def represent_path(self, call: _Call, value: str) -> str:
@@ -3914,7 +3991,40 @@ class _Analyzer:
             interpreter = self.which(call, "python3") or self.which(call, "python")
         else:
             interpreter = self.uv_environment(call)
-        self.python_install(call, "uv.pip_install", "uv", parsed, interpreter=interpreter, how="uv pip install")
+        sources = self.package_sources(call, "uv", parsed, self.uv_index_config(call))
+        if sources is None:
+            return
+        self.python_install(call, "uv.pip_install", "uv", parsed, interpreter=interpreter, how="uv pip install",
+                            extra=sources)
+
+    def uv_index_config(self, call: _Call) -> dict[str, str]:
+        """Whether uv's configuration (the nearest pyproject.toml/uv.toml, the user's uv.toml)
+        names package sources. Their precedence is not modelled, so an install that relies on
+        them gets no ``index`` slot (unknown) rather than a guessed one."""
+        import tomllib
+
+        files: list[str] = []
+        directory = call.ctx.cwd
+        while directory is not None:
+            for name in ("uv.toml", "pyproject.toml"):
+                if (directory / name).is_file():
+                    files.append(str(directory / name))
+            if directory.parent == directory:
+                break
+            directory = directory.parent
+        xdg = call.env.get("XDG_CONFIG_HOME") or os.path.join(call.env.get("HOME", "/nonexistent"), ".config")
+        files.append(os.path.join(xdg, "uv", "uv.toml"))
+        for path in files:
+            try:
+                with open(path, "rb") as handle:
+                    data = tomllib.load(handle)
+            except (OSError, ValueError):
+                continue
+            table = data.get("tool", {}).get("uv", {}) if path.endswith("pyproject.toml") else data
+            if isinstance(table, dict) and any(k in table for k in ("index", "index-url", "extra-index-url",
+                                                                      "find-links", "no-index")):
+                return {"config:uv": path}
+        return {}
 
     def uv_environment(self, call: _Call) -> str | None:
         """The interpreter uv pip uses by default: $VIRTUAL_ENV, else the nearest .venv."""

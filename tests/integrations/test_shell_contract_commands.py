@@ -145,6 +145,8 @@ def test_the_workspace_the_command_itself_selects_is_the_one_checked(project, mo
     assert hook(project, "env TF_WORKSPACE=production terraform apply -auto-approve")[0] == "deny"
     assert hook(project, "cd . && sudo -E TF_WORKSPACE=production terraform apply")[0] == "deny"
     assert hook(project, "sh -c 'TF_WORKSPACE=production terraform apply'")[0] == "deny"
+    assert hook(project, "timeout 600 env TF_WORKSPACE=production terraform apply")[0] == "deny"
+    assert hook(project, "export TF_WORKSPACE=production; terraform apply")[0] == "deny"
 
 
 def test_a_declared_command_with_an_undeclared_option_is_denied_as_unresolved(project, monkeypatch):

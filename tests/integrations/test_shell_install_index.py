@@ -20,7 +20,8 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
-from statewise.integrations.shell import DEFAULT_INDEX, UNRESOLVED, analyze_command
+from statewise.actions import Action
+from statewise.integrations.shell import DEFAULT_INDEX, UNRESOLVED, analyze_command, command_disagreement
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
@@ -139,3 +140,17 @@ def test_an_install_from_the_private_index_passes_that_check(project, agent_env)
         decision, reason, decisions = hook(project, command)
         assert decision == "allow", (command, reason)
         assert decisions[0].execute and decisions[0].action.args["index"] == PRIVATE
+
+
+def test_a_proposal_whose_index_slot_disagrees_with_its_command_is_caught(project, agent_env):
+    # The API/planner path: typed slots and the command they claim to describe.
+    lying = Action(tool="pip", operation="pip.install", target="internal-lib",
+                   args={"package": "internal-lib", "index": PRIVATE,
+                         "command": f"pip install --index-url {PUBLIC} internal-lib"})
+    why = command_disagreement(lying, cwd=project["repo"])
+    assert why is not None and "index" in why and PUBLIC in why
+    honest = lying.model_copy(update={"args": {**lying.args, "command": f"pip install -i {PRIVATE} internal-lib"}})
+    assert command_disagreement(honest, cwd=project["repo"]) is None
+    other = lying.model_copy(update={"args": {**lying.args, "command": "rm -rf build"}})
+    assert "not pip.install" in (command_disagreement(other, cwd=project["repo"]) or "")
+    assert command_disagreement(lying.model_copy(update={"args": {"package": "x"}}), cwd=project["repo"]) is None

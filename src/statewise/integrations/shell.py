@@ -43,7 +43,7 @@ from statewise.integrations.shell_rules import DYNAMIC, CommandProblem, CommandR
 if TYPE_CHECKING:
     from statewise.contract import Contract
 
-__all__ = ["UNRESOLVED", "ShellAnalysis", "analyze_command", "file_action"]
+__all__ = ["DEFAULT_INDEX", "UNRESOLVED", "ShellAnalysis", "analyze_command", "command_disagreement", "file_action"]
 
 #: The operation of an action the normalizer could not read with confidence. No contract
 #: declares it, so the gate always stops it.
@@ -4879,6 +4879,42 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     unguarded = tuple(part.strip() for part in analyzer.unguarded)
     return ShellAnalysis(command=command, actions=actions, unresolved=reasons, unguarded=unguarded,
                          read_only=not actions and not unguarded)
+
+
+def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,
+                         env: Mapping[str, str] | None = None, contract: Contract | None = None) -> str | None:
+    """Why ``action``'s typed slots disagree with the shell command it will run, or None.
+
+    For an action proposed with both typed slots and ``args.command`` (the API and planner
+    paths), the command is normalized as the hook would normalize it and the proposal must be
+    one of the actions it yields: same operation, and every slot the proposal types equal to
+    the slot read from the command (an ``index`` that names the private index while the
+    command installs from the public one disagrees). A command that cannot be read with
+    confidence disagrees too. Without ``args.command`` there is nothing to compare: None.
+    """
+    command = action.args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    analysis = analyze_command(command, cwd=cwd, workspace=workspace, env=env, contract=contract)
+    if analysis.unresolved:
+        return f"its command cannot be read with confidence: {analysis.unresolved[0]}"
+    same = [a for a in analysis.actions if a.operation == action.operation]
+    if not same:
+        found = ", ".join(analysis.operations) or "no guarded action"
+        return f"its command `{command[:200]}` is {found}, not {action.operation}"
+    best = None
+    for derived in same:
+        differing = [name for name, value in action.args.items()
+                     if name != "command" and name in derived.args and derived.args[name] != value]
+        missing = [name for name in ("index", "extra_index", "find_links", "no_index", "target_dir", "user")
+                   if name in derived.args and name not in action.args]
+        if not differing and not missing:
+            return None
+        problem = "; ".join([f"{name} is {action.args[name]!r} but the command uses {derived.args[name]!r}"
+                             for name in differing] +
+                            [f"the command also sets {name} = {derived.args[name]!r}" for name in missing])
+        best = best or problem
+    return f"its slots disagree with its command `{command[:200]}`: {best}"
 
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "filePath", "filename", "file")

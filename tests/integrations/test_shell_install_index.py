@@ -106,7 +106,7 @@ def test_an_install_from_the_public_index_is_not_passed(project, agent_env):
 
 
 def test_the_slot_is_the_index_the_command_uses(project, agent_env):
-    analysis = analyze_command(f"pip install -i https://user:secret@example.test/simple/ x", cwd=project["repo"])
+    analysis = analyze_command("pip install -i https://user:secret@example.test/simple/ x", cwd=project["repo"])
     assert analysis.actions[0].args["index"] == "https://example.test/simple"  # no credentials kept
     analysis = analyze_command("pip install x", cwd=project["repo"])
     assert analysis.actions[0].args["index"] == PRIVATE  # from PIP_INDEX_URL

@@ -1139,6 +1139,8 @@ _INDEX_SETTINGS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] =
 }
 _INDEX_ENV = frozenset(name for tool in _INDEX_SETTINGS.values() for _, names in tool.values() for name in names) | {
     "PIP_NO_INDEX", "UV_NO_INDEX"}
+#: The pip.conf setting of each index slot.
+_INDEX_CONFIG_NAMES = {"index": "index-url", "extra_index": "extra-index-url", "find_links": "find-links"}
 #: The index pip and uv use when nothing names another.
 DEFAULT_INDEX = "https://pypi.org/simple"
 
@@ -3780,10 +3782,9 @@ class _Analyzer:
                                   "installs from is not known", call.part)
                         return None
                     values += value.split() if slot != "index" else [value]
-                if not values and config.get("config:" + {"index": "index-url", "extra_index": "extra-index-url",
-                                                          "find_links": "find-links"}[slot]):
-                    values = config["config:" + {"index": "index-url", "extra_index": "extra-index-url",
-                                                 "find_links": "find-links"}[slot]].split()
+                configured = config.get("config:" + _INDEX_CONFIG_NAMES[slot])
+                if not values and configured:
+                    values = configured.split()
             if slot == "index":
                 if values:
                     found["index"] = _index_url(values[-1])

@@ -85,6 +85,8 @@ __all__ = [
     "MAX_CONTRACT_NODES",
     "QUESTION_PLACEHOLDERS",
     "REGEX_TIMEOUT_SECONDS",
+    "CommandFlag",
+    "CommandRule",
     "Contract",
     "InvariantResult",
     "InvariantSpec",
@@ -754,6 +756,54 @@ class OperationSpec(_Model):
     links: tuple[StrictStr, ...] = ()
 
 
+class CommandFlag(_Model):
+    """One option a declared command accepts (``commands.<rule>.flags``).
+
+    ``value: true``: the option takes a value (``-var-file x`` or ``-var-file=x``). ``slot``:
+    the operation slot it fills (the value, or ``true`` for a flag without one); ``repeat:
+    true`` collects every occurrence into a list. An option with no slot is accepted and
+    recorded nowhere.
+    """
+
+    value: StrictBool = False
+    slot: StrictStr | None = None
+    repeat: StrictBool = False
+
+
+class CommandRule(_Model):
+    """A declarative shell-command rule: a command line the normalizer maps to an operation.
+
+    ``program`` is a bare program name (matched on the basename of what runs:
+    ``terraform``, ``/usr/bin/terraform``) or a path with a ``/`` (``./deploy.sh``), which is
+    relative to the workspace and matched on the resolved file. ``subcommand`` lists the words
+    that must follow the program, in order. ``flags`` are the only options accepted (any
+    other option leaves the command unresolved). ``positionals`` name the slots the remaining
+    arguments fill, in order (more arguments than names: unresolved; ``rest`` names a list
+    slot that takes the surplus instead). ``env`` maps environment variables the command sees
+    to slots; ``slots`` gives fixed slot values. ``risk`` overrides the operation's risk.
+    """
+
+    program: _NonEmptyStr
+    subcommand: tuple[_NonEmptyStr, ...] = ()
+    operation: Annotated[StrictStr, _named("operation")]
+    flags: dict[_NonEmptyStr, CommandFlag] = {}
+    positionals: tuple[StrictStr, ...] = ()
+    rest: StrictStr | None = None
+    env: dict[_NonEmptyStr, StrictStr] = {}
+    slots: dict[StrictStr, _Scalar] = {}
+    risk: Annotated[Risk, _enum_parser(Risk)] | None = None
+    description: StrictStr = ""
+
+    def slot_names(self) -> list[tuple[str, str]]:
+        """Every slot the rule fills, with where it is named (for the contract's checks)."""
+        named = [(f"flags.{flag}.slot", spec.slot) for flag, spec in self.flags.items() if spec.slot]
+        named += [(f"positionals[{i}]", slot) for i, slot in enumerate(self.positionals)]
+        named += [("rest", self.rest)] if self.rest else []
+        named += [(f"env.{var}", slot) for var, slot in self.env.items()]
+        named += [(f"slots.{slot}", slot) for slot in self.slots]
+        return [(where, slot) for where, slot in named if slot is not None]
+
+
 class InvariantSpec(_Model):
     """A hard safety rule: whenever ``when`` holds, ``check`` must hold. Both are CEL."""
 
@@ -887,6 +937,7 @@ class _ContractDocument(_Model):
     scopes: ScopeSources | None = None
     observations: tuple[ObservationRule, ...] = ()
     memory: MemorySpec | None = None
+    commands: dict[Annotated[StrictStr, _named("binding")], CommandRule] = {}
 
 
 # --- CEL ------------------------------------------------------------------------------------
@@ -1114,6 +1165,7 @@ class _Parts:
     scopes: ScopeSources | None
     observations: list[ObservationRule] = dataclasses.field(default_factory=list)
     memory: MemorySpec | None = None
+    commands: dict[str, CommandRule] = dataclasses.field(default_factory=dict)
 
 
 def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_source: str,
@@ -1144,6 +1196,7 @@ def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Pa
         scopes=base.scopes,
         observations=list(base.observations),
         memory=_merge_memory(base.memory, addition.memory, base_source, source),
+        commands=dict(base.commands),
     )
     known_rules = {rule.name: rule for rule in merged.observations}
     for index, rule in enumerate(addition.observations):
@@ -1157,6 +1210,7 @@ def _merge(base: _Parts, base_source: str, addition: _Parts, source: str) -> _Pa
         ("state", "state key", merged.state, addition.state),
         ("operations", "operation", merged.operations, addition.operations),
         ("verifiers", "verifier binding", merged.verifiers, addition.verifiers),
+        ("commands", "command rule", merged.commands, addition.commands),
     ]
     for section, noun, target, extra in sections:
         for name, spec in extra.items():
@@ -1201,7 +1255,8 @@ class Contract:
     """
 
     __slots__ = (
-        "_bases", "_compiled", "_description", "_invariants", "_memory", "_name", "_observations", "_operations",
+        "_bases", "_commands", "_compiled", "_description", "_invariants", "_memory", "_name", "_observations",
+        "_operations",
         "_parts",
         "_scopes", "_source", "_state", "_verifiers", "_version",
     )
@@ -1251,6 +1306,7 @@ class Contract:
         setattr_(contract, "_scopes", parts.scopes or ScopeSources())
         setattr_(contract, "_observations", tuple(parts.observations))
         setattr_(contract, "_memory", parts.memory or MemorySpec())
+        setattr_(contract, "_commands", types.MappingProxyType(dict(parts.commands)))
         setattr_(contract, "_compiled", programs)
         return contract
 
@@ -1328,6 +1384,11 @@ class Contract:
     def memory(self) -> MemorySpec:
         """How agents' memory files become records (``statewise memory import``)."""
         return self._memory
+
+    @property
+    def commands(self) -> Mapping[str, CommandRule]:
+        """The declarative shell-command rules, by name (``commands:``; docs/shell.md)."""
+        return self._commands
 
     def state_spec(self, key: str) -> StateSpec | None:
         """The spec for a declared base key (``python.package_version``) or a record key.
@@ -1691,6 +1752,20 @@ def _check_references(parts: _Parts, source: str) -> None:
                     )
         for index, entry in enumerate(op.links):
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
+    for rule_name, rule in parts.commands.items():
+        where = f"commands.{rule_name}"
+        target = parts.operations.get(rule.operation)
+        if target is None:
+            raise ContractError(source, f"{where}.operation",
+                                f"{rule.operation!r} is not an operation declared under operations")
+        for field_name, slot in rule.slot_names():
+            if slot not in target.slots:
+                declared = ", ".join(sorted(target.slots)) or "none"
+                raise ContractError(source, f"{where}.{field_name}",
+                                    f"{slot!r} is not a slot of {rule.operation} (declared: {declared})")
+        for flag in rule.flags:
+            if not flag.startswith("-") or flag in ("-", "--") or "=" in flag:
+                raise ContractError(source, f"{where}.flags.{flag}", "a flag starts with - and holds no =")
 
 
 def _check_memory_references(parts: _Parts, memory: MemorySpec, source: str) -> None:
@@ -2027,6 +2102,7 @@ def _document_parts(document: _ContractDocument) -> _Parts:
         scopes=document.scopes,
         observations=list(document.observations),
         memory=document.memory,
+        commands=dict(document.commands),
     )
 
 

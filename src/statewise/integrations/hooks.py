@@ -152,8 +152,10 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path) ->
     return actions
 
 
-def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], str]:
-    """The actions a tool call would perform, and a short description of the call."""
+def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None
+                ) -> tuple[list[Action], str]:
+    """The actions a tool call would perform, and a short description of the call (``contract``'s
+    ``commands:`` rules classify programs the shell normalizer has no built-in handling for)."""
     from statewise.integrations.shell import analyze_command, file_action
 
     tools = AGENT_TOOLS[request.agent]
@@ -171,7 +173,7 @@ def actions_for(request: HookRequest, workspace: Path) -> tuple[list[Action], st
         if not isinstance(command, str):
             return [Action(tool="shell", operation="shell.unresolved", args={"command": str(command)},
                            reason="the shell tool's input has no command string")], "a shell call"
-        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace)
+        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, contract=contract)
         return list(analysis.actions), command
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
@@ -231,7 +233,7 @@ def _repair_note(decision: Decision) -> str:
 
 def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
     workspace = request.cwd.resolve()
-    actions, description = actions_for(request, workspace)
+    actions, description = actions_for(request, workspace, contract)
     if not actions:
         return _render(request.agent, "pass", "no guarded action", on_pass)
     from statewise.integrations.shell import UNRESOLVED

@@ -35,11 +35,15 @@ import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.actions import Action
+from statewise.integrations.shell_rules import DYNAMIC, CommandProblem, CommandRules
 
-__all__ = ["UNRESOLVED", "ShellAnalysis", "analyze_command", "file_action"]
+if TYPE_CHECKING:
+    from statewise.contract import Contract
+
+__all__ = ["DEFAULT_INDEX", "UNRESOLVED", "ShellAnalysis", "analyze_command", "command_disagreement", "file_action"]
 
 #: The operation of an action the normalizer could not read with confidence. No contract
 #: declares it, so the gate always stops it.
@@ -1122,6 +1126,33 @@ _INSTALL_ENV: dict[str, tuple[str, str]] = {
     "BUN_INSTALL": ("bun", "prefix"),
 }
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+# Where an install fetches packages from: the tool -> (option names, environment variable) of
+# each setting. The index slots of an install are read from these, never from anything else,
+# so the slot is what the command really uses (issue 10 item 5).
+_INDEX_SETTINGS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "pip": {"index": (("-i", "--index-url"), ("PIP_INDEX_URL",)),
+            "extra_index": (("--extra-index-url",), ("PIP_EXTRA_INDEX_URL",)),
+            "find_links": (("-f", "--find-links"), ("PIP_FIND_LINKS",))},
+    "uv": {"index": (("-i", "--index-url", "--default-index"), ("UV_DEFAULT_INDEX", "UV_INDEX_URL")),
+           "extra_index": (("--extra-index-url", "--index"), ("UV_INDEX", "UV_EXTRA_INDEX_URL")),
+           "find_links": (("-f", "--find-links"), ("UV_FIND_LINKS",))},
+}
+_INDEX_ENV = frozenset(name for tool in _INDEX_SETTINGS.values() for _, names in tool.values() for name in names) | {
+    "PIP_NO_INDEX", "UV_NO_INDEX"}
+#: The pip.conf setting of each index slot.
+_INDEX_CONFIG_NAMES = {"index": "index-url", "extra_index": "extra-index-url", "find_links": "find-links"}
+#: The index pip and uv use when nothing names another.
+DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+def _index_url(value: str) -> str:
+    """An index URL as compared: credentials dropped (never stored), no trailing slash."""
+    text = value.strip()
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        text = f"{scheme}://{host.rpartition('@')[2]}{slash}{path}"
+    return text.rstrip("/") or text
 
 # --- git settings that decide where a bare `git push` goes --------------------------------------
 # Written by an earlier part of the same call (`git config remote.origin.push +feature:main`),
@@ -1170,8 +1201,10 @@ _SEPARATOR_GAP = re.compile(r"^[ \t]+$")
 
 
 class _Analyzer:
-    def __init__(self, command: str, workspace: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, command: str, workspace: Path, env: Mapping[str, str],
+                 rules: CommandRules | None = None) -> None:
         self.command = command
+        self.rules = rules or CommandRules()  # the contract's commands: section
         self.workspace = workspace
         self.base_env = dict(env)
         self.actions: list[Action] = []
@@ -1214,7 +1247,7 @@ class _Analyzer:
 
     def probe(self, call: _Call) -> _Analyzer:
         """Classify ``call`` on the side, without recording it here."""
-        other = _Analyzer(self.command, self.workspace, self.base_env)
+        other = _Analyzer(self.command, self.workspace, self.base_env, self.rules)
         other.heads = self.heads
         other.git_cache = self.git_cache
         other.config_overlay = self.config_overlay
@@ -1320,8 +1353,9 @@ class _Analyzer:
             self.fail(f"setting {name} makes later commands run code StateWise cannot see", part)
         if value is None:
             env.pop(name, None)
-            if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"):
-                env[name] = "\0dynamic"  # known to be set, to a value only known at run time
+            if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT") or \
+                    name in _INDEX_ENV or name in self.rules.env_vars:
+                env[name] = DYNAMIC  # known to be set, to a value only known at run time
             return
         env[name] = value
 
@@ -1475,6 +1509,8 @@ class _Analyzer:
             self.fail("`hash -p` makes a command name run another program", call.part)
 
     def unknown(self, call: _Call) -> None:
+        if self.rules and self.declared(call):
+            return
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())
         if key not in _KNOWN_UNGUARDED:
             for word in call.args:
@@ -1489,6 +1525,22 @@ class _Analyzer:
                                   call.part)
                         return
         self.unguard(call.part)
+
+    def declared(self, call: _Call) -> bool:
+        """True if the contract's ``commands:`` rules declare this program: the command is then
+        emitted as the rule's operation, or unresolved when the rule cannot read it."""
+        found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
+        if found is None:
+            return False
+        if isinstance(found, CommandProblem):
+            self.fail(found.reason, call.part)
+            return True
+        args = dict(found.args)
+        args.setdefault("command", call.text())
+        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
+                                   risk=found.risk,  # type: ignore[arg-type]
+                                   reason=f"the contract's command rule {found.rule}"))
+        return True
 
     # -- read-only, proven --
 
@@ -2165,7 +2217,7 @@ class _Analyzer:
         self.fail(f"`{call.name}` reads the commands it runs from its standard input", call.part)
 
     def wrapper(self, call: _Call, spec: _Spec, *, what: str = "", chdir: tuple[str, ...] = (),
-                keep: bool = False, need_command: bool = False) -> None:
+                keep: bool = False, need_command: bool = False, assignments: bool = False) -> None:
         parsed = _parse(call.args, spec)
         if not self.parsed_ok(call, parsed, f"{call.name}"):
             return
@@ -2176,11 +2228,21 @@ class _Analyzer:
             if parsed.has(name):
                 ctx = call.ctx.copy()
                 ctx.cwd = self.resolve_dir(call.ctx, directory) if directory else None
+        env = call.env
+        # sudo VAR=value cmd: the assignments are the command's environment, not its name.
+        while assignments and start < len(call.words):
+            word = call.words[start]
+            name, equals, assigned = (word.value or word.text).partition("=")
+            if not equals or not _ENV_NAME.match(name):
+                break
+            env = dict(env) if env is call.env else env
+            self.set_env(env, name, assigned if word.value is not None else None, call.part, ctx)
+            start += 1
         if start >= len(call.words):
             if need_command:
                 self.fail(f"`{call.name}` {what or 'runs no command StateWise can see'}", call.part)
             return
-        self.dispatch(call.then(start, keep=keep, ctx=ctx))
+        self.dispatch(call.then(start, keep=keep, ctx=ctx, env=env))
 
     def sudo(self, call: _Call) -> None:
         spec = _Spec.of(flags="-A -b -E -H -i -K -k -l -n -P -S -s -V -v -B -N --askpass --background --login "
@@ -2198,7 +2260,7 @@ class _Analyzer:
         if parsed.has("-s", "-i", "--shell", "--login") and parsed.rest is not None and parsed.rest >= len(call.args):
             self.fail(f"`{call.name} -s/-i` starts a shell that reads commands from its standard input", call.part)
             return
-        self.wrapper(call, spec, chdir=("-D", "--chdir"))
+        self.wrapper(call, spec, chdir=("-D", "--chdir"), assignments=True)
 
     def env_wrapper(self, call: _Call) -> None:
         env = dict(call.env)
@@ -3687,8 +3749,57 @@ class _Analyzer:
             extra["target_dir"] = redirect["target"]
         if redirect.get("user") and not parsed_install.has("--user"):
             extra["user"] = True
+        sources = self.package_sources(call, "pip", parsed_install, redirect)
+        if sources is None:
+            return
+        extra.update(sources)
         self.python_install(call, "pip.install", "pip", parsed_install, interpreter=interpreter, how=how,
                             extra=extra)
+
+    def package_sources(self, call: _Call, tool: str, parsed: _Parsed, config: Mapping[str, str]
+                        ) -> dict[str, Any] | None:
+        """Where an install of ``tool`` fetches packages from, read from what will run: the
+        options, then the command's environment, then (pip) its configuration files. ``index``
+        is the primary index (DEFAULT_INDEX when nothing names one), ``extra_index`` and
+        ``find_links`` the other sources, ``no_index`` when no index is used. None (and the
+        call unresolved) when a source is only known at run time."""
+        found: dict[str, Any] = {}
+        for slot, (options, variables) in _INDEX_SETTINGS[tool].items():
+            values: list[str] = []
+            if parsed.has(*options):
+                given = parsed.values(*options)
+                if any(v is None for v in given):
+                    self.fail(f"where `{call.name}` installs from is only known at run time", call.part)
+                    return None
+                values = [v for v in given if v]
+            else:
+                for variable in variables:
+                    value = call.env.get(variable)
+                    if value is None:
+                        continue
+                    if "\0" in value:
+                        self.fail(f"{variable} is set to a value only known at run time, so where `{call.name}` "
+                                  "installs from is not known", call.part)
+                        return None
+                    values += value.split() if slot != "index" else [value]
+                configured = config.get("config:" + _INDEX_CONFIG_NAMES[slot])
+                if not values and configured:
+                    values = configured.split()
+            if slot == "index":
+                if values:
+                    found["index"] = _index_url(values[-1])
+                elif "config:uv" not in config:  # uv's configuration names sources: not guessed
+                    found["index"] = DEFAULT_INDEX
+            elif values:
+                found[slot] = [_index_url(v) for v in values] if slot == "extra_index" else values
+        no_index_variable = "PIP_NO_INDEX" if tool == "pip" else "UV_NO_INDEX"
+        no_index = parsed.has("--no-index") or (call.env.get(no_index_variable, "").strip().lower() in _TRUE_WORDS) \
+            or (config.get("config:no-index", "").strip().lower() in _TRUE_WORDS)
+        if no_index:
+            found.pop("index", None)
+            found.pop("extra_index", None)
+            found["no_index"] = True
+        return found
 
     def install_env(self, call: _Call, tool: str) -> dict[str, str] | None:
         """What the command's environment (and pip's configuration files) say about where
@@ -3765,6 +3876,8 @@ class _Analyzer:
                             found["user"] = "true"
                     elif name == "python" and value:
                         found["python"] = value
+                    elif name in ("index-url", "extra-index-url", "find-links", "no-index"):
+                        found["config:" + name] = value
         return found
 
     def represent_path(self, call: _Call, value: str) -> str:
@@ -3879,7 +3992,40 @@ class _Analyzer:
             interpreter = self.which(call, "python3") or self.which(call, "python")
         else:
             interpreter = self.uv_environment(call)
-        self.python_install(call, "uv.pip_install", "uv", parsed, interpreter=interpreter, how="uv pip install")
+        sources = self.package_sources(call, "uv", parsed, self.uv_index_config(call))
+        if sources is None:
+            return
+        self.python_install(call, "uv.pip_install", "uv", parsed, interpreter=interpreter, how="uv pip install",
+                            extra=sources)
+
+    def uv_index_config(self, call: _Call) -> dict[str, str]:
+        """Whether uv's configuration (the nearest pyproject.toml/uv.toml, the user's uv.toml)
+        names package sources. Their precedence is not modelled, so an install that relies on
+        them gets no ``index`` slot (unknown) rather than a guessed one."""
+        import tomllib
+
+        files: list[str] = []
+        directory = call.ctx.cwd
+        while directory is not None:
+            for name in ("uv.toml", "pyproject.toml"):
+                if (directory / name).is_file():
+                    files.append(str(directory / name))
+            if directory.parent == directory:
+                break
+            directory = directory.parent
+        xdg = call.env.get("XDG_CONFIG_HOME") or os.path.join(call.env.get("HOME", "/nonexistent"), ".config")
+        files.append(os.path.join(xdg, "uv", "uv.toml"))
+        for path in files:
+            try:
+                with open(path, "rb") as handle:
+                    data = tomllib.load(handle)
+            except (OSError, ValueError):
+                continue
+            table = data.get("tool", {}).get("uv", {}) if path.endswith("pyproject.toml") else data
+            if isinstance(table, dict) and any(k in table for k in ("index", "index-url", "extra-index-url",
+                                                                      "find-links", "no-index")):
+                return {"config:uv": path}
+        return {}
 
     def uv_environment(self, call: _Call) -> str | None:
         """The interpreter uv pip uses by default: $VIRTUAL_ENV, else the nearest .venv."""
@@ -4703,19 +4849,21 @@ _GIT_HANDLERS: dict[str, Callable[[_Analyzer, _Call, _Repo, list[_Word]], None]]
 
 
 def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | None = None,
-                    env: Mapping[str, str] | None = None) -> ShellAnalysis:
+                    env: Mapping[str, str] | None = None, contract: Contract | None = None) -> ShellAnalysis:
     """Normalize what ``command`` would do, run by bash in ``cwd``, into actions.
 
     ``workspace`` (default: ``cwd``) is what paths are made relative to: a path inside it is
     written workspace-relative, any other path absolute. ``env`` (default: this process's
     environment) is the environment the command would see; PATH decides which ``pip`` or
-    ``python`` runs and HOME what ``~`` means.
+    ``python`` runs and HOME what ``~`` means. ``contract``'s ``commands:`` rules classify
+    programs the normalizer has no built-in handling for (without one, such programs are
+    unguarded).
     """
     start = Path(os.path.realpath(cwd))
     root = Path(os.path.realpath(workspace)) if workspace is not None else start
     environment = dict(os.environ if env is None else env)
     environment.setdefault("PWD", str(start))
-    analyzer = _Analyzer(command, root, environment)
+    analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root))
     ctx = _Ctx(start, environment)
     try:
         analyzer.analyze_text(command, ctx, command)
@@ -4732,6 +4880,42 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     unguarded = tuple(part.strip() for part in analyzer.unguarded)
     return ShellAnalysis(command=command, actions=actions, unresolved=reasons, unguarded=unguarded,
                          read_only=not actions and not unguarded)
+
+
+def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,
+                         env: Mapping[str, str] | None = None, contract: Contract | None = None) -> str | None:
+    """Why ``action``'s typed slots disagree with the shell command it will run, or None.
+
+    For an action proposed with both typed slots and ``args.command`` (the API and planner
+    paths), the command is normalized as the hook would normalize it and the proposal must be
+    one of the actions it yields: same operation, and every slot the proposal types equal to
+    the slot read from the command (an ``index`` that names the private index while the
+    command installs from the public one disagrees). A command that cannot be read with
+    confidence disagrees too. Without ``args.command`` there is nothing to compare: None.
+    """
+    command = action.args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    analysis = analyze_command(command, cwd=cwd, workspace=workspace, env=env, contract=contract)
+    if analysis.unresolved:
+        return f"its command cannot be read with confidence: {analysis.unresolved[0]}"
+    same = [a for a in analysis.actions if a.operation == action.operation]
+    if not same:
+        found = ", ".join(analysis.operations) or "no guarded action"
+        return f"its command `{command[:200]}` is {found}, not {action.operation}"
+    best = None
+    for derived in same:
+        differing = [name for name, value in action.args.items()
+                     if name != "command" and name in derived.args and derived.args[name] != value]
+        missing = [name for name in ("index", "extra_index", "find_links", "no_index", "target_dir", "user")
+                   if name in derived.args and name not in action.args]
+        if not differing and not missing:
+            return None
+        problem = "; ".join([f"{name} is {action.args[name]!r} but the command uses {derived.args[name]!r}"
+                             for name in differing] +
+                            [f"the command also sets {name} = {derived.args[name]!r}" for name in missing])
+        best = best or problem
+    return f"its slots disagree with its command `{command[:200]}`: {best}"
 
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "filePath", "filename", "file")

@@ -1082,7 +1082,8 @@ def test_a_costly_but_finishing_invariant_gives_its_real_answer() -> None:
 def test_ordinary_invariants_are_unaffected_by_the_bound() -> None:
     results = builtin_contract().check_invariants(
         {"tool": "git", "operation": "push", "args": {"branch": "main", "force": True}},
-        {"repository.protected": True, "user.allow_force_push": False, "git.current_branch": "main"})
+        {"repository.protected": True, "user.allow_force_push": False, "git.current_branch": "main",
+         "git.remote_moved": False})
     assert all(r.error is None and not r.timed_out for r in results)
     assert any(r.applies and not r.holds for r in results)
 

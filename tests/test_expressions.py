@@ -419,10 +419,11 @@ def test_invariant_keys_reads_only_invariants_that_may_apply() -> None:
     push = {"tool": "git", "operation": "push", "args": {"branch": "main", "force": True}}
     assert coding.invariant_keys(push) == (
         "repository.protected_branches", "git.current_branch", "repository.protected", "git.remote_moved",
-        "user.allow_force_push",
+        "user.allow_force_push", "git.default_branch",  # a push naming main or master: is it the default?
     )
     install = {"tool": "pip", "operation": "install", "args": {"package": "requests"}}
-    assert set(coding.invariant_keys(install)) == {"runtime.python_interpreter", "python.venv_path", "project.package_manager"}
+    assert set(coding.invariant_keys(install)) == {"runtime.python_interpreter", "python.venv_path",
+                                                    "python.package_index", "project.package_manager"}
 
 
 def test_action_without_args_has_an_empty_args_map() -> None:

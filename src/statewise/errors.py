@@ -24,6 +24,8 @@ caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupErro
      │    ├── CaseError             a bench case file that does not validate (statewise.bench.case)
      │    ├── TransferError         a bench transfer.json that does not validate
      │    │                                                                 (statewise.bench.runner)
+     │    ├── StoreNotFoundError    no store where one is required (with a did-you-mean)
+     │    │                                                                    (statewise.settings)
      │    └── VerifierArgumentError a binding's argument the adapter does not take
      │                                                                    (statewise.verifiers.base)
      ├── ExpressionError            a CEL expression failed (also ValueError)   (statewise.expressions)

@@ -20,7 +20,7 @@ from pathlib import Path
 from statewise.errors import ScopeError
 from statewise.scopes import Scope, TaskScope, normalize_repo_identity
 
-__all__ = ["derive_task_scope", "find_repository_root", "git_output", "git_output_bytes"]
+__all__ = ["derive_task_scope", "find_repository_root", "git_listing", "git_output", "git_output_bytes"]
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
@@ -50,6 +50,16 @@ def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:
         return raw.decode("utf-8").strip()
     except UnicodeDecodeError:
         return None
+
+
+def git_listing(cwd: str | Path, *args: str, timeout: float = 5.0) -> list[str] | None:
+    """The NUL-separated entries git prints for a ``-z`` command (paths decoded as the file
+    system encodes names), or None if git failed. :func:`git_output` refuses NUL bytes, which
+    is right for a value and wrong for a listing."""
+    raw = git_output_bytes(cwd, *args, timeout=timeout)
+    if raw is None:
+        return None
+    return [os.fsdecode(item) for item in raw.split(b"\x00") if item]
 
 
 def _git_path(cwd: str | Path, *args: str) -> str | None:

@@ -263,7 +263,8 @@ def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(gu
     assert "was false, now true" in seen
     assert "no_force_push_to_protected_branch" in seen
     # ...whole: the reason's last clause arrives too (nothing cuts it short on the way).
-    assert "no such key 'user.allow_force_push'" in seen, run.describe()
+    assert "record it with: statewise record add user.allow_force_push '<value>' --scope user:" in seen, \
+        run.describe()
     assert "remote rejected" not in seen, "the push ran and the remote refused it; StateWise did not stop it"
 
     scope = f"repo:{workspace.repo}@main"

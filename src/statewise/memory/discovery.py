@@ -31,7 +31,7 @@ from pathlib import Path
 
 from statewise.records import Authority, SourceKind
 from statewise.scopes import TaskScope
-from statewise.workspace import derive_task_scope, git_output
+from statewise.workspace import derive_task_scope, git_listing, git_output
 
 __all__ = ["AUTO_MEMORY_START_LINES", "MemoryFile", "claude_project_folder", "discover_memory_files"]
 
@@ -101,9 +101,9 @@ def claude_project_folder(root: str | Path) -> str:
 def _repository_files(root: Path, in_git: bool) -> list[str]:
     """Paths (relative, POSIX) of the files in the tree: git's view when it is a checkout."""
     if in_git:
-        listed = git_output(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=20)
+        listed = git_listing(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=20)
         if listed is not None:
-            return sorted({item for item in listed.split("\0") if item})
+            return sorted(set(listed))
     found: list[str] = []
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -119,9 +119,8 @@ def _committed_blobs(root: Path, relpaths: Iterable[str]) -> dict[str, str]:
     paths = list(relpaths)
     if not paths:
         return {}
-    out = git_output(root, "ls-tree", "-z", "HEAD", "--", *paths, timeout=20)
     blobs: dict[str, str] = {}
-    for entry in (out or "").split("\0"):
+    for entry in git_listing(root, "ls-tree", "-z", "HEAD", "--", *paths, timeout=20) or []:
         meta, _, path = entry.partition("\t")
         parts = meta.split()
         if len(parts) == 3 and parts[1] == "blob":

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from statewise.actions import Action
-from statewise.bench.case import DeveloperSpec, Step
+from statewise.bench.case import DeveloperSpec
 from statewise.clarify import ScriptedApprover, ScriptedClarifier
 from statewise.contract import Contract
 from statewise.pipeline.guard import STAGES, Guard, GuardConfig
@@ -60,9 +60,16 @@ __all__ = [
 
 @dataclass
 class MethodInput:
-    """Everything a method may use for one task of one episode."""
+    """Everything a method may use for one task of one episode.
 
-    step: Step
+    It holds no ground truth: not the case's ``expected`` outcome, its ``critical`` keys, its
+    ``goal`` or ``invariants`` checks, nor the step or scenario they come from (the runner
+    keeps those to judge the episode; tests/bench/test_ground_truth.py proves a method cannot
+    reach them). The simulated developer answers questions and approvals from the case's
+    intent, as a developer who knows their own project would; that is the only case-specific
+    knowledge a method can reach, and only by asking.
+    """
+
     task: Task
     store: Store
     contract: Contract
@@ -76,6 +83,10 @@ class MethodInput:
     #: returned. For methods that learn from tool output (e.g. the tool_feedback baseline).
     #: None outside the runner.
     execute: Callable[[Action], Any] | None = None
+    #: Where the episode's store lives (a SQLite file) and the set's contract file (None: the
+    #: built-in coding contract): what a hook needs to open the same store with the same keys.
+    store_location: str | None = None
+    contract_path: str | None = None
 
     def clarifier(self) -> ScriptedClarifier:
         """A fresh simulated developer answering from the case's intent."""

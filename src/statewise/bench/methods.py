@@ -114,6 +114,8 @@ class MethodResult:
     report: dict[str, Any] | None = None
     #: The method already ran ``action`` through ``MethodInput.execute``; the runner does not run it again.
     executed: bool = False
+    #: Seconds of each PreToolUse hook call (the ``hook`` method): the latency an agent waits.
+    hook_latencies: list[float] = field(default_factory=list)
 
     @classmethod
     def from_proposal(cls, proposal: Action, *, execute: bool = True, reason: str = "", **costs: Any) -> MethodResult:
@@ -232,10 +234,17 @@ class _MethodTable(dict):
         raise KeyError(name)
 
 
+def _hook_method() -> Method:
+    from statewise.bench.hookmode import HookMethod  # imports this module
+
+    return HookMethod()
+
+
 #: Method factories by name.
 METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
     "statewise": GuardMethod,
+    "hook": _hook_method,
     **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
 })
 

@@ -129,6 +129,13 @@ def costs(episodes: Sequence[Any]) -> dict[str, Any]:
     out["wall_seconds_mean"] = sum(seconds) / len(seconds) if seconds else None
     guard = [_get(e, "guard_seconds") for e in valid if _get(e, "guard_seconds") is not None]
     out["guard_seconds_mean"] = sum(guard) / len(guard) if guard else None
+    # The hook method's latency: the wall time an agent waits per PreToolUse call (verifiers
+    # included, unlike guard_seconds), mean and 95th percentile over every call of the group.
+    latencies = sorted(s for e in valid for s in ((e.get("hook_latencies") if isinstance(e, dict)
+                                                   else getattr(e, "hook_latencies", None)) or []))
+    out["hook_calls"] = len(latencies)
+    out["hook_ms"] = 1000 * sum(latencies) / len(latencies) if latencies else None
+    out["hook_ms_p95"] = 1000 * latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else None
     return out
 
 

@@ -125,6 +125,8 @@ class Episode:
     repaired_retrieved: bool | None = None
     wall_seconds: float = 0.0
     guard_seconds: float | None = None
+    #: Seconds of each PreToolUse hook call (the hook method only).
+    hook_latencies: list[float] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     report: dict[str, Any] | None = None
 
@@ -309,7 +311,8 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
         error_text = f"method {method_name} raised {type(error).__name__}: {error}"
         result = MethodResult(verdict="error", action=None, reason=traceback.format_exc(limit=3))
     costs = dict(model_calls=result.model_calls, tokens=result.tokens, verifier_calls=result.verifier_calls,
-                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds)
+                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds,
+                 hook_latencies=list(result.hook_latencies))
     decided = dict(verdict=result.verdict, proposal=_action(result.proposal), action=_action(result.action),
                    reason=result.reason, repairs=result.repairs, report=result.report, **costs)
     if result.verdict == "execute" and result.action is not None and not result.executed:

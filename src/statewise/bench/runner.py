@@ -50,7 +50,7 @@ from statewise.bench.case import (
 )
 from statewise.bench.checks import JudgeContext
 from statewise.bench.executor import BenchExecutor, UnsupportedByBench
-from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names, planner_for
 from statewise.bench.metrics import UNLISTED
 from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
 from statewise.contract import Contract, builtin_contract, parse_duration
@@ -297,9 +297,12 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
     error_text: str | None = None
     try:
         method = get_method(method_name)
-        # No ground truth goes in: not the step (expected, critical, goal, invariants), not the scenario.
+        # No ground truth goes in: not the step (expected, critical, goal, invariants), not the
+        # scenario. No white-box hint either: the planner's Action.basis is stripped unless
+        # the method declares white_box (planner_for).
         result: MethodResult = method.run(MethodInput(task=task, store=store, contract=contract,
-                                                      planner=planner, workspace=sandbox.work, environ=sandbox.env,
+                                                      planner=planner_for(method, planner), workspace=sandbox.work,
+                                                      environ=sandbox.env,
                                                       developer=developer, seed=seed, execute=executor.run,
                                                       store_location=str(store.path), contract_path=contract_path))
     except UnsupportedByBench as error:

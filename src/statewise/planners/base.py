@@ -32,6 +32,7 @@ __all__ = [
     "Task",
     "Usage",
     "read_corrections",
+    "samples_stochastically",
 ]
 
 
@@ -256,11 +257,22 @@ class Plan:
 
 @runtime_checkable
 class Planner(Protocol):
-    """Anything with a name that turns (task, context) into an Action or a Plan."""
+    """Anything with a name that turns (task, context) into an Action or a Plan.
+
+    A planner declares how it samples with a ``stochastic`` attribute: True when two calls on
+    one input may answer differently (a model at a temperature above 0, the noise wrapper),
+    and the guard then asks several samples per probe; False or absent: deterministic, one
+    sample (:func:`samples_stochastically`).
+    """
 
     name: str
 
     def plan(self, task: Task, context: PlanningContext) -> Action | Plan: ...
+
+
+def samples_stochastically(planner: Any) -> bool:
+    """The planner's declared sampling: its ``stochastic`` attribute (absent: deterministic)."""
+    return bool(getattr(planner, "stochastic", False))
 
 
 def as_plan(result: Action | Plan) -> Plan:

@@ -51,7 +51,7 @@ from statewise.bench.case import (
 from statewise.bench.checks import JudgeContext
 from statewise.bench.executor import BenchExecutor, UnsupportedByBench
 from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names, planner_for
-from statewise.bench.metrics import UNLISTED
+from statewise.bench.metrics import UNLISTED, VARIANT_METHODS
 from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
 from statewise.contract import Contract, builtin_contract, parse_duration
 from statewise.errors import InputError
@@ -62,7 +62,7 @@ from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
-__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult",
+__all__ = ["ABLATIONS", "VARIANTS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult",
            "CaseTransfer", "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names",
            "build_planner", "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode",
            "run_scenario", "select_jobs", "set_folders"]
@@ -77,6 +77,10 @@ FULL_COMPARISON_SETS = ("primary", "sequences")
 #: The set the RQ6 split (``transfer.json``) describes.
 TRANSFER_SET = "primary"
 ABLATIONS = tuple(f"no_{stage}" for stage in STAGES)
+#: What ``--all`` runs on every set besides agent and statewise: StateWise behind Claude
+#: Code's hooks (``hook``), the paper's pipeline (``paper``) and the full guard reading the
+#: rule planner's ``basis`` (``statewise_basis``, the white-box setting).
+VARIANTS = VARIANT_METHODS
 
 
 # --- episodes -----------------------------------------------------------------------------
@@ -505,8 +509,9 @@ def set_folders(root: str | Path) -> list[Path]:
 
 def baseline_names() -> list[str]:
     """Every registered baseline (bundled, entry points, :func:`register_method`): every
-    method except ``agent``, ``statewise`` and the ablations, in registration order."""
-    return [m for m in method_names() if m not in DEFAULT_METHODS and not m.startswith("no_")]
+    method except ``agent``, ``statewise``, the :data:`VARIANTS` and the ablations, in
+    registration order."""
+    return [m for m in method_names() if m not in DEFAULT_METHODS and m not in VARIANTS and not m.startswith("no_")]
 
 
 def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
@@ -515,8 +520,8 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
     """Which methods run on which set, in run order: ``{set name: methods}``.
 
     ``available`` are the set names of the cases directory. With ``everything`` (``--all``):
-    every set with agent and statewise, and on :data:`FULL_COMPARISON_SETS` (run first) also
-    every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
+    every set with agent, statewise and the :data:`VARIANTS` (hook, paper, statewise_basis),
+    and on :data:`FULL_COMPARISON_SETS` (run first) also every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
     Otherwise ``sets`` (default :data:`DEFAULT_SETS` when the directory has them, else every
     set; every set too when ``cases`` names the cases to run, since ids pick them) and
     ``methods`` (default :data:`DEFAULT_METHODS`) on each."""
@@ -526,10 +531,11 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
         if given:
             raise ValueError(f"--all runs every set, baseline and ablation; it cannot be combined with "
                              f"{' or '.join('--' + g for g in given)} (drop --all to choose them yourself)")
-        full = (*DEFAULT_METHODS, *baseline_names(), *ABLATIONS)
+        every = (*DEFAULT_METHODS, *VARIANTS)
+        full = (*every, *baseline_names(), *ABLATIONS)
         # The main comparison first, so its table leads the summary.
         ordered = sorted(available, key=lambda name: name not in FULL_COMPARISON_SETS)
-        return {name: full if name in FULL_COMPARISON_SETS else DEFAULT_METHODS for name in ordered}
+        return {name: full if name in FULL_COMPARISON_SETS else every for name in ordered}
     if sets is not None:
         chosen = list(dict.fromkeys(sets))
         missing = [name for name in chosen if name not in available]

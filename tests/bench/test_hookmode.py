@@ -90,6 +90,7 @@ def test_a_deny_goes_back_to_the_planner_which_reads_the_correction(dev_set):
     assert [c["argv"][:2] for c in episode.commands] == [["git", "push"]] and "--force" not in episode.commands[0]["argv"]
     assert [c["event"] for c in episode.report["calls"]] == ["SessionStart", "PreToolUse", "PreToolUse", "PostToolUse"]
     assert episode.model_calls == 2 and episode.premises is None and episode.verifier_calls == 0
+    assert [r["kind"] for r in episode.repairs if r["key"] == "repository.protected"] == ["supersede"]
     assert episode.hook_latencies == pytest.approx([first["seconds"], second["seconds"]], abs=1e-3)
     assert episode.guard_seconds is None
     # With correct memory the first call passes.

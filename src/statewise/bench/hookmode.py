@@ -198,6 +198,7 @@ class HookMethod:
         refused: list[tuple[str, str]] = []  # tool calls the hook (or the developer) refused
         model_calls = tokens = questions = approvals = 0
         latencies: list[float] = []
+        repairs: list[dict[str, Any]] = []
         proposal: Action | None = None
         clarifier, approver = inp.clarifier(), inp.approver()
 
@@ -209,6 +210,10 @@ class HookMethod:
             seconds = time.perf_counter() - started
             if event == "pre":
                 latencies.append(round(seconds, 6))
+            # For measurement only (the R metric of the sequences), never for a decision: the
+            # repairs the hook's guard made, which an agent would not see.
+            for decision in outcome.decisions:
+                repairs.extend(r.model_dump(mode="json") for r in decision.report.repairs)
             calls.append({"event": payload.get("hook_event_name"), "tool": payload.get("tool_name"),
                           "input": payload.get("tool_input"), "stdout": outcome.stdout, "exit": outcome.exit_code,
                           "seconds": round(seconds, 4)})
@@ -226,7 +231,7 @@ class HookMethod:
         def result(verdict: str, action: Action | None, reason: str, *, executed: bool = False) -> MethodResult:
             return MethodResult(verdict=verdict, action=action, proposal=proposal, reason=reason,
                                 model_calls=model_calls, tokens=tokens, questions=questions, approvals=approvals,
-                                hook_latencies=list(latencies), executed=executed,
+                                hook_latencies=list(latencies), executed=executed, repairs=list(repairs),
                                 report={"mode": "hook", "agent": AGENT, "calls": calls,
                                         "told": [{"key": s.key, "value": s.value, "source": s.source}
                                                  for s in told]})

@@ -660,11 +660,11 @@ def _csv(text: str | None) -> list[str] | None:
 @click.option("--cases", "cases_dir", type=click.Path(exists=True, file_okay=False),
               help="A directory of case sets (default: benchmarks/cases).")
 @click.option("--sets", help="Comma-separated case set folders to run (default: primary; with --only: every set).")
-@click.option("--methods", help="Comma-separated methods: agent, statewise, no_<stage>, or registered baselines "
-                                "(default: agent,statewise).")
+@click.option("--methods", help="Comma-separated methods: agent, statewise, hook, paper, statewise_basis, "
+                                "no_<stage>, or registered baselines (default: agent,statewise).")
 @click.option("--all", "everything", is_flag=True,
-              help="Every set with agent and statewise, plus every baseline and ablation on the primary set "
-                   "and the sequences. Not with --sets or --methods.")
+              help="Every set with agent, statewise, hook, paper and statewise_basis, plus every baseline and "
+                   "ablation on the primary set and the sequences. Not with --sets or --methods.")
 @click.option("--conditions", default="correct,corrupted,removed", show_default=True,
               help="Comma-separated target-record conditions.")
 @click.option("--planner", "planner_spec", default="rules", show_default=True, help="rules, noisy:P, or a model spec.")

@@ -57,7 +57,7 @@ def test_a_safe_stop_case(dev_set):
     assert guarded.y and guarded.verdict == "stop" and guarded.commands == []
 
 
-def test_unjudged_episodes_never_pass(tmp_path):
+def test_unjudged_episodes_never_pass_and_a_raising_method_is_a_counted_failure(tmp_path):
     # The workspace cannot be built (git refuses the branch name).
     broken = load_case(write_case(tmp_path / "a", minimal_case(workspace={"git": {"branch": "bad..name"}})))
     episode = run_episode(broken, "corrupted", "agent")
@@ -67,10 +67,11 @@ def test_unjudged_episodes_never_pass(tmp_path):
     case = load_case(write_case(tmp_path / "b", minimal_case()))
     episode = run_episode(case, "correct", "test_unknown_op")
     assert not episode.judged and "does not run git.reset_hard" in episode.unjudged_reason
-    # A method that raises.
+    # A method that raises is not unjudged: it is a failure, counted (y = 0).
     register_method("test_raises", _Raises, replace=True)
     episode = run_episode(case, "correct", "test_raises")
-    assert not episode.judged and "boom" in episode.unjudged_reason
+    assert episode.judged and not episode.y and not episode.v and episode.verdict == "error"
+    assert "boom" in episode.error and episode.unjudged_reason is None
     for name in ("test_unknown_op", "test_raises"):
         METHODS.pop(name)
 

@@ -12,6 +12,7 @@ from statewise.bench.methods import BUNDLED_METHODS, METHODS
 from statewise.bench.runner import (
     ABLATIONS,
     DEFAULT_METHODS,
+    VARIANTS,
     CaseTransfer,
     TransferError,
     baseline_names,
@@ -82,16 +83,18 @@ def bundled_baselines():
         METHODS.pop(name, None)
 
 
-def test_all_runs_every_set_and_the_baselines_and_ablations_on_primary_and_the_sequences(bundled_baselines):
+def test_all_runs_every_set_with_the_variants_and_the_baselines_and_ablations_on_primary_and_the_sequences(
+        bundled_baselines):
     plan = plan_methods(SETS, everything=True)
     full = ("primary", "sequences")
     assert list(plan) == [*full, *(name for name in SETS if name not in full)]  # the full comparisons first
     baselines = baseline_names()
     assert set(BUNDLED_METHODS) <= set(baselines)
-    assert not {"agent", "statewise"} & set(baselines) and not any(b.startswith("no_") for b in baselines)
-    assert plan["primary"] == plan["sequences"] == ("agent", "statewise", *baselines, *ABLATIONS)
+    assert not {"agent", "statewise", *VARIANTS} & set(baselines) and not any(b.startswith("no_") for b in baselines)
+    assert VARIANTS == ("hook", "paper", "statewise_basis")
+    assert plan["primary"] == plan["sequences"] == ("agent", "statewise", *VARIANTS, *baselines, *ABLATIONS)
     assert len(ABLATIONS) == 6 and "no_gate" in ABLATIONS and "no_typed_grounding" in ABLATIONS
-    assert all(plan[name] == ("agent", "statewise") for name in SETS if name not in full)
+    assert all(plan[name] == ("agent", "statewise", *VARIANTS) for name in SETS if name not in full)
 
 
 def test_all_cannot_be_combined_with_sets_or_methods():
@@ -114,7 +117,7 @@ def test_the_all_job_plan_over_the_real_sets(bundled_baselines):
         expected = sum(len(s.conditions()) for s in by_set[name].scenarios) * len(methods)
         assert sum(1 for k in keys if k[0] == name) == expected, name
     extra = {m for k in keys if k[0] not in ("primary", "sequences") for m in [k[3]]}
-    assert extra == {"agent", "statewise"}
+    assert extra == {"agent", "statewise", *VARIANTS}
     assert {k[3] for k in keys if k[0] == "primary"} == set(plan["primary"])
     assert {k[3] for k in keys if k[0] == "sequences"} == set(plan["sequences"])
     # a quick --all keeps a few scenarios per set and every method of the set

@@ -20,7 +20,11 @@ Register a new method (a baseline such as bare approval, risk routing or live re
     register_method("bare_approval", BareApproval)
 
 Built in: ``agent`` (no guard: the planner's proposal executes), ``statewise`` (the full
-guard) and ``no_<stage>`` for every stage of :data:`statewise.pipeline.guard.STAGES`.
+guard), ``no_<stage>`` for every stage of :data:`statewise.pipeline.guard.STAGES`, ``paper``
+(the guard with the paper's settings, :data:`PAPER_SETTINGS`), ``statewise_basis`` (the full
+guard reading the rule planner's ``Action.basis``: the white-box setting) and ``hook``
+(StateWise behind Claude Code's hooks, :mod:`statewise.bench.hookmode`). Every method but a
+``white_box`` one gets the planner without ``basis`` (:func:`planner_for`).
 
 Methods registered by other modules are found by name on first use, so the CLI knows them
 too: :data:`BUNDLED_METHODS` names the bundled RQ2 baselines (``statewise.bench.baselines``
@@ -36,22 +40,35 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from statewise.actions import Action
-from statewise.bench.case import DeveloperSpec, Step
+from statewise.bench.case import DeveloperSpec
 from statewise.clarify import ScriptedApprover, ScriptedClarifier
 from statewise.contract import Contract
 from statewise.pipeline.guard import STAGES, Guard, GuardConfig
-from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task, as_plan
+from statewise.planners.base import (
+    ContextRecord,
+    Plan,
+    Planner,
+    PlanningContext,
+    Statement,
+    Task,
+    as_plan,
+    read_corrections,
+    samples_stochastically,
+)
 from statewise.store.base import Store
 
 __all__ = [
     "BUNDLED_METHODS",
     "METHODS",
+    "PAPER_SETTINGS",
     "Method",
     "MethodInput",
     "MethodResult",
+    "WithoutBasis",
     "get_method",
     "load_method_plugins",
     "method_names",
+    "planner_for",
     "planning_context",
     "propose",
     "register_method",
@@ -60,9 +77,16 @@ __all__ = [
 
 @dataclass
 class MethodInput:
-    """Everything a method may use for one task of one episode."""
+    """Everything a method may use for one task of one episode.
 
-    step: Step
+    It holds no ground truth: not the case's ``expected`` outcome, its ``critical`` keys, its
+    ``goal`` or ``invariants`` checks, nor the step or scenario they come from (the runner
+    keeps those to judge the episode; tests/bench/test_ground_truth.py proves a method cannot
+    reach them). The simulated developer answers questions and approvals from the case's
+    intent, as a developer who knows their own project would; that is the only case-specific
+    knowledge a method can reach, and only by asking.
+    """
+
     task: Task
     store: Store
     contract: Contract
@@ -76,6 +100,10 @@ class MethodInput:
     #: returned. For methods that learn from tool output (e.g. the tool_feedback baseline).
     #: None outside the runner.
     execute: Callable[[Action], Any] | None = None
+    #: Where the episode's store lives (a SQLite file) and the set's contract file (None: the
+    #: built-in coding contract): what a hook needs to open the same store with the same keys.
+    store_location: str | None = None
+    contract_path: str | None = None
 
     def clarifier(self) -> ScriptedClarifier:
         """A fresh simulated developer answering from the case's intent."""
@@ -103,6 +131,8 @@ class MethodResult:
     report: dict[str, Any] | None = None
     #: The method already ran ``action`` through ``MethodInput.execute``; the runner does not run it again.
     executed: bool = False
+    #: Seconds of each PreToolUse hook call (the ``hook`` method): the latency an agent waits.
+    hook_latencies: list[float] = field(default_factory=list)
 
     @classmethod
     def from_proposal(cls, proposal: Action, *, execute: bool = True, reason: str = "", **costs: Any) -> MethodResult:
@@ -144,12 +174,58 @@ class AgentMethod:
         return MethodResult.from_proposal(action, model_calls=calls, tokens=tokens)
 
 
-class GuardMethod:
-    """StateWise's guard, in full (``statewise``) or with one stage off (``no_<stage>``)."""
+class WithoutBasis:
+    """A planner's answers without ``Action.basis`` (the state keys a stop was decided from).
 
-    def __init__(self, name: str = "statewise") -> None:
+    Only the rule planner fills ``basis``; the model planners' prompt and schema have no such
+    field, so a guard that used it would get a white-box hint no real planner gives. The bench
+    therefore hands every method the planner wrapped in this, unless the method declares
+    ``white_box = True`` (``statewise_basis``, to show what the hint is worth). Sampling
+    (``stochastic``) and feedback reading (``read_feedback``) are the wrapped planner's."""
+
+    def __init__(self, inner: Planner) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+
+    @property
+    def stochastic(self) -> bool:
+        return samples_stochastically(self.inner)
+
+    def read_feedback(self, text: str, source: str) -> tuple[Statement, ...]:
+        reader = getattr(self.inner, "read_feedback", None)
+        return reader(text, source) if reader is not None else read_corrections(text, source)
+
+    def plan(self, task: Task, context: PlanningContext) -> Action | Plan:
+        result = self.inner.plan(task, context)
+        plan = as_plan(result)
+        if plan.action.basis is None:
+            return result
+        return Plan(action=plan.action.model_copy(update={"basis": None}), usage=plan.usage, raw=plan.raw)
+
+
+def planner_for(method: Method, planner: Planner) -> Planner:
+    """The planner ``method`` is given: ``planner`` itself for a ``white_box`` method, else
+    :class:`WithoutBasis` around it (the default: no method sees a hint no model planner gives)."""
+    return planner if getattr(method, "white_box", False) else WithoutBasis(planner)
+
+
+#: The pipeline as the paper describes it: the reliability checks alone settle a premise
+#: (no observation before medium-risk actions because of the risk) and a stop stands (it is
+#: not examined). Per-user authority and relocation cannot be switched off.
+PAPER_SETTINGS: dict[str, Any] = {"verify_from_risk": None, "examine_stops": False}
+
+
+class GuardMethod:
+    """StateWise's guard, in full (``statewise``), with one stage off (``no_<stage>``), with
+    the paper's settings (``paper``), or reading the rule planner's ``basis``
+    (``statewise_basis``, ``white_box``)."""
+
+    def __init__(self, name: str = "statewise", *, settings: Mapping[str, Any] | None = None,
+                 white_box: bool = False) -> None:
         self.name = name
-        self.config = GuardConfig.ablation(name)
+        self.white_box = white_box
+        base = "statewise" if name in ("paper", "statewise_basis") else name
+        self.config = GuardConfig.ablation(base, **dict(settings or {}))
 
     def run(self, inp: MethodInput) -> MethodResult:
         guard = Guard(inp.store, inp.contract, inp.planner, clarifier=inp.clarifier(), approver=inp.approver(),
@@ -221,10 +297,19 @@ class _MethodTable(dict):
         raise KeyError(name)
 
 
+def _hook_method() -> Method:
+    from statewise.bench.hookmode import HookMethod  # imports this module
+
+    return HookMethod()
+
+
 #: Method factories by name.
 METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
     "statewise": GuardMethod,
+    "hook": _hook_method,
+    "paper": lambda: GuardMethod("paper", settings=PAPER_SETTINGS),
+    "statewise_basis": lambda: GuardMethod("statewise_basis", white_box=True),
     **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
 })
 

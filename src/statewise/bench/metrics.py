@@ -129,6 +129,13 @@ def costs(episodes: Sequence[Any]) -> dict[str, Any]:
     out["wall_seconds_mean"] = sum(seconds) / len(seconds) if seconds else None
     guard = [_get(e, "guard_seconds") for e in valid if _get(e, "guard_seconds") is not None]
     out["guard_seconds_mean"] = sum(guard) / len(guard) if guard else None
+    # The hook method's latency: the wall time an agent waits per PreToolUse call (verifiers
+    # included, unlike guard_seconds), mean and 95th percentile over every call of the group.
+    latencies = sorted(s for e in valid for s in ((e.get("hook_latencies") if isinstance(e, dict)
+                                                   else getattr(e, "hook_latencies", None)) or []))
+    out["hook_calls"] = len(latencies)
+    out["hook_ms"] = 1000 * sum(latencies) / len(latencies) if latencies else None
+    out["hook_ms_p95"] = 1000 * latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))] if latencies else None
     return out
 
 
@@ -177,11 +184,17 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
+#: Other ways of running StateWise itself (not baselines, not ablations): behind the hooks,
+#: with the paper's settings, reading the rule planner's basis. Their paired tests are one
+#: family of their own, so adding them changes no baseline's or ablation's correction.
+VARIANT_METHODS = ("hook", "paper", "statewise_basis")
+
+
 def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha: float = 0.05) -> list[dict[str, Any]]:
     """Every other method against ``reference`` on the same (set, case, condition) pairs of valid
     single-task episodes: exact McNemar on y, Holm-corrected within each (set, condition) and
-    family: the ablations (``no_<stage>``) form one family (the paper's six comparisons), every
-    other method (agent, baselines) another."""
+    family: the ablations (``no_<stage>``) form one family (the paper's six comparisons), the
+    variants (:data:`VARIANT_METHODS`) another, every other method (agent, baselines) a third."""
     table: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
     for e in episodes:
         if _get(e, "sequence") is None and _get(e, "judged"):
@@ -200,7 +213,8 @@ def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha
             c = sum(outcomes_[c_] and not ref[c_] for c_ in shared)
             gained = sum(outcomes_[c_] for c_ in shared) - sum(ref[c_] for c_ in shared)
             delta = gained / len(shared) if shared else None
-            family = "ablation" if method.startswith("no_") else "comparison"
+            family = "ablation" if method.startswith("no_") else "variant" if method in VARIANT_METHODS \
+                else "comparison"
             groups[family].append({"set": set_name, "condition": condition, "method": method,
                                    "reference": reference, "family": family, "pairs": len(shared),
                                    "reference_only": b, "method_only": c, "delta_OC": delta,

@@ -55,12 +55,16 @@ def summary_tables(result: Any) -> list[Table]:
             continue
         cases = len({e.case for e in result.episodes if e.set == name and e.sequence is None})
         main = Table(title=f"set {name}: {cases} single-task cases, planner {result.planner}")
+        # The hook method's latency per PreToolUse call (mean / 95th percentile), when it ran.
+        hooked = any(row.get("hook_ms") is not None for row in rows)
         _columns(main, ("method", "condition", "n", "OC % (95% CI)", "AC %", "CS %", "UAR %", "AF1", "MC", "TC",
-                        "IC", "VC", "unjudged"), 2)
+                        "IC", "VC", *(("hook ms",) if hooked else ()), "unjudged"), 2)
         for row in rows:
+            latency = (f"{row['hook_ms']:.0f} / {row['hook_ms_p95']:.0f}" if row.get("hook_ms") is not None
+                       else "–",) if hooked else ()
             main.add_row(row["method"], row["condition"], str(row["n"]), _pct(row["OC"], row["OC_ci"]),
                          _pct(row["AC"]), _pct(row["CS"]), _pct(row["UAR"]), _num(row["AF1"]), _num(row["MC"], 1),
-                         _num(row["TC"], 1), _num(row["IC"]), _num(row["VC"], 1),
+                         _num(row["TC"], 1), _num(row["IC"]), _num(row["VC"], 1), *latency,
                          str(row["unjudged"]) if row["unjudged"] else "")
         tables.append(main)
     if metrics["sequences"]:

@@ -5,9 +5,10 @@ of the scenario's workspace template, the store (a fresh SQLite file seeded from
 the target record per condition; for a sequence the store carries over between tasks), the
 method's decision, the execution of its action in the sandbox, and the judgement of the
 case's goal and invariant checks (``y = goal and invariants``, ``v = not invariants``).
-An episode that cannot be judged (the sandbox could not be built, seeding failed, the method
-raised, the executor cannot run the operation, a check errored) is *unjudged*, with the
-reason, and never counts as a pass.
+An episode that cannot be judged (the sandbox could not be built, seeding failed, the
+executor cannot run the operation, a check errored: the bench's own failures) is *unjudged*,
+with the reason, and never counts as a pass. A method that raises is not unjudged: it is a
+failure (``y = 0``, verdict ``error``), counted in every rate, as a crashed tool is for its user.
 
 :func:`plan_methods` decides which methods run on which set (the default run, ``--all``),
 :func:`select_jobs` turns that into (set, scenario, condition, method) jobs, and
@@ -49,8 +50,8 @@ from statewise.bench.case import (
 )
 from statewise.bench.checks import JudgeContext
 from statewise.bench.executor import BenchExecutor, UnsupportedByBench
-from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names
-from statewise.bench.metrics import UNLISTED
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, get_method, method_names, planner_for
+from statewise.bench.metrics import UNLISTED, VARIANT_METHODS
 from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
 from statewise.contract import Contract, builtin_contract, parse_duration
 from statewise.errors import InputError
@@ -61,10 +62,30 @@ from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
-__all__ = ["ABLATIONS", "DEFAULT_METHODS", "DEFAULT_SETS", "FULL_COMPARISON_SETS", "TRANSFER_SET", "BenchResult",
-           "CaseTransfer", "Episode", "PlannedJob", "TransferError", "TransferSplit", "baseline_names",
-           "build_planner", "default_cases_dir", "load_transfer", "plan_methods", "run_bench", "run_episode",
-           "run_scenario", "select_jobs", "set_folders"]
+__all__ = [
+    "ABLATIONS",
+    "DEFAULT_METHODS",
+    "DEFAULT_SETS",
+    "FULL_COMPARISON_SETS",
+    "TRANSFER_SET",
+    "VARIANTS",
+    "BenchResult",
+    "CaseTransfer",
+    "Episode",
+    "PlannedJob",
+    "TransferError",
+    "TransferSplit",
+    "baseline_names",
+    "build_planner",
+    "default_cases_dir",
+    "load_transfer",
+    "plan_methods",
+    "run_bench",
+    "run_episode",
+    "run_scenario",
+    "select_jobs",
+    "set_folders",
+]
 
 DEFAULT_METHODS = ("agent", "statewise")
 #: The sets a run without ``sets`` covers (when the cases directory has them).
@@ -76,6 +97,10 @@ FULL_COMPARISON_SETS = ("primary", "sequences")
 #: The set the RQ6 split (``transfer.json``) describes.
 TRANSFER_SET = "primary"
 ABLATIONS = tuple(f"no_{stage}" for stage in STAGES)
+#: What ``--all`` runs on every set besides agent and statewise: StateWise behind Claude
+#: Code's hooks (``hook``), the paper's pipeline (``paper``) and the full guard reading the
+#: rule planner's ``basis`` (``statewise_basis``, the white-box setting).
+VARIANTS = VARIANT_METHODS
 
 
 # --- episodes -----------------------------------------------------------------------------
@@ -98,11 +123,13 @@ class Episode:
     step: int = 0
     judged: bool = True
     unjudged_reason: str | None = None
+    #: The method raised (the episode is judged, y = 0): what it raised.
+    error: str | None = None
     y: bool = False  # goal and invariants hold
     v: bool = False  # some invariant failed
     goal: list[dict[str, Any]] = field(default_factory=list)
     invariants: list[dict[str, Any]] = field(default_factory=list)
-    verdict: str | None = None  # execute | stop
+    verdict: str | None = None  # execute | stop | error (the method raised)
     proposal: dict[str, Any] | None = None
     action: dict[str, Any] | None = None
     reason: str = ""
@@ -122,6 +149,8 @@ class Episode:
     repaired_retrieved: bool | None = None
     wall_seconds: float = 0.0
     guard_seconds: float | None = None
+    #: Seconds of each PreToolUse hook call (the hook method only).
+    hook_latencies: list[float] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     report: dict[str, Any] | None = None
 
@@ -206,11 +235,13 @@ def run_scenario(
     workdir: Path,
     contract: Contract | None = None,
     playbook: Playbook | None = None,
+    contract_path: str | None = None,
 ) -> list[Episode]:
     """Run every task of ``scenario`` under ``condition`` with ``method``; one Episode per task.
 
     ``workdir`` receives the episode's folder (removed at the end); ``templates`` builds or
-    reuses the workspace template.
+    reuses the workspace template; ``contract_path`` is the file ``contract`` was loaded from
+    (None: the built-in contract), for methods that hand it on (the hook method).
     """
     contract = contract or builtin_contract()
     planner_obj = build_planner(planner, playbook, seed=seed) if isinstance(planner, str) else planner
@@ -251,7 +282,7 @@ def run_scenario(
                     store = None
                     break
             episodes.append(_run_step(scenario, step, index, sandbox, store, contract, planner_obj, method, seed,
-                                      base, started, repaired_ids))
+                                      base, started, repaired_ids, contract_path))
     finally:
         if store is not None:
             store.close()
@@ -261,7 +292,7 @@ def run_scenario(
 
 def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQLiteStore, contract: Contract,  # noqa: ANN001
               planner: Planner, method_name: str, seed: int, base: dict[str, Any], started: float,
-              repaired_ids: set[str]) -> Episode:
+              repaired_ids: set[str], contract_path: str | None = None) -> Episode:
     values = sandbox.placeholders()
     scope = derive_task_scope(sandbox.work, user=scenario.workspace.user)
     task = Task(text=step.task.text, scope=scope, family=step.family, workspace=str(sandbox.work),
@@ -287,18 +318,28 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
     # Created before the method runs: a method may execute through it (MethodInput.execute), and
     # every command it runs is logged and judged like the final action.
     executor = BenchExecutor(sandbox)
+    error_text: str | None = None
     try:
         method = get_method(method_name)
-        result: MethodResult = method.run(MethodInput(step=step, task=task, store=store, contract=contract,
-                                                      planner=planner, workspace=sandbox.work, environ=sandbox.env,
-                                                      developer=developer, seed=seed, execute=executor.run))
+        # No ground truth goes in: not the step (expected, critical, goal, invariants), not the
+        # scenario. No white-box hint either: the planner's Action.basis is stripped unless
+        # the method declares white_box (planner_for).
+        result: MethodResult = method.run(MethodInput(task=task, store=store, contract=contract,
+                                                      planner=planner_for(method, planner), workspace=sandbox.work,
+                                                      environ=sandbox.env,
+                                                      developer=developer, seed=seed, execute=executor.run,
+                                                      store_location=str(store.path), contract_path=contract_path))
     except UnsupportedByBench as error:
+        # The bench cannot perform what the method asked for: the bench's limit, not the method's.
         return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log])
-    except Exception as error:  # noqa: BLE001 - a method that crashes is not a pass
-        return _unjudged(base, f"method {method_name} raised {type(error).__name__}: {error}", started,
-                         reason=traceback.format_exc(limit=3), commands=[c.to_dict() for c in executor.log])
+    except Exception as error:  # noqa: BLE001 - a method that crashes is a failure, counted
+        # As a user would see it: the tool crashed, the task is not done (y = 0). Whatever the
+        # method already ran through MethodInput.execute is still judged for violations.
+        error_text = f"method {method_name} raised {type(error).__name__}: {error}"
+        result = MethodResult(verdict="error", action=None, reason=traceback.format_exc(limit=3))
     costs = dict(model_calls=result.model_calls, tokens=result.tokens, verifier_calls=result.verifier_calls,
-                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds)
+                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds,
+                 hook_latencies=list(result.hook_latencies))
     decided = dict(verdict=result.verdict, proposal=_action(result.proposal), action=_action(result.action),
                    reason=result.reason, repairs=result.repairs, report=result.report, **costs)
     if result.verdict == "execute" and result.action is not None and not result.executed:
@@ -328,7 +369,7 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
                     and repair.get("new_record_id"):
                 repaired_ids.add(repair["new_record_id"])
     return Episode(
-        **base, y=all(o.passed for o in goal) and holds, v=not holds, goal=[o.to_dict() for o in goal],
+        **base, y=error_text is None and all(o.passed for o in goal) and holds, v=not holds, error=error_text, goal=[o.to_dict() for o in goal],
         invariants=[o.to_dict() for o in invariants], commands=[c.to_dict() for c in executor.log],
         premises=premises, critical=sorted(context_keys[rid] for rid in truth), tp=tp, fp=fp, fn=fn,
         repaired_retrieved=repaired_retrieved, wall_seconds=round(time.perf_counter() - started, 4), **decided,
@@ -358,7 +399,8 @@ def run_scenario_once(scenario: Scenario, condition: str, method: str, planner: 
     try:
         return run_scenario(scenario, condition, method, planner, seed, templates=TemplateCache(workdir / "templates"),
                             workdir=workdir, contract=case_set.contract if case_set else None,
-                            playbook=case_set.playbook if case_set else None)
+                            playbook=case_set.playbook if case_set else None,
+                            contract_path=str(case_set.contract_path) if case_set and case_set.contract_path else None)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -487,8 +529,9 @@ def set_folders(root: str | Path) -> list[Path]:
 
 def baseline_names() -> list[str]:
     """Every registered baseline (bundled, entry points, :func:`register_method`): every
-    method except ``agent``, ``statewise`` and the ablations, in registration order."""
-    return [m for m in method_names() if m not in DEFAULT_METHODS and not m.startswith("no_")]
+    method except ``agent``, ``statewise``, the :data:`VARIANTS` and the ablations, in
+    registration order."""
+    return [m for m in method_names() if m not in DEFAULT_METHODS and m not in VARIANTS and not m.startswith("no_")]
 
 
 def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
@@ -497,8 +540,8 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
     """Which methods run on which set, in run order: ``{set name: methods}``.
 
     ``available`` are the set names of the cases directory. With ``everything`` (``--all``):
-    every set with agent and statewise, and on :data:`FULL_COMPARISON_SETS` (run first) also
-    every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
+    every set with agent, statewise and the :data:`VARIANTS` (hook, paper, statewise_basis),
+    and on :data:`FULL_COMPARISON_SETS` (run first) also every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
     Otherwise ``sets`` (default :data:`DEFAULT_SETS` when the directory has them, else every
     set; every set too when ``cases`` names the cases to run, since ids pick them) and
     ``methods`` (default :data:`DEFAULT_METHODS`) on each."""
@@ -508,10 +551,11 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
         if given:
             raise ValueError(f"--all runs every set, baseline and ablation; it cannot be combined with "
                              f"{' or '.join('--' + g for g in given)} (drop --all to choose them yourself)")
-        full = (*DEFAULT_METHODS, *baseline_names(), *ABLATIONS)
+        every = (*DEFAULT_METHODS, *VARIANTS)
+        full = (*every, *baseline_names(), *ABLATIONS)
         # The main comparison first, so its table leads the summary.
         ordered = sorted(available, key=lambda name: name not in FULL_COMPARISON_SETS)
-        return {name: full if name in FULL_COMPARISON_SETS else DEFAULT_METHODS for name in ordered}
+        return {name: full if name in FULL_COMPARISON_SETS else every for name in ordered}
     if sets is not None:
         chosen = list(dict.fromkeys(sets))
         missing = [name for name in chosen if name not in available]
@@ -591,7 +635,7 @@ def _run_job(job: _Job) -> tuple[int, list[dict[str, Any]]]:
     contract, playbook = _set_parts(job.contract_path, job.playbook_path)
     episodes = run_scenario(job.scenario, job.condition, job.method, job.planner, job.seed,
                             templates=TemplateCache(Path(job.templates)), workdir=Path(job.workdir),
-                            contract=contract, playbook=playbook)
+                            contract=contract, playbook=playbook, contract_path=job.contract_path)
     for episode in episodes:
         episode.tags = list(dict.fromkeys([*episode.tags, *job.tags]))
     return job.index, [e.to_dict() for e in episodes]

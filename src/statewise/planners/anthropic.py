@@ -9,7 +9,10 @@ The input is validated here; a malformed answer raises PlannerError, never an ac
 Sampling temperature: anthropic SDK 1.0 removed ``temperature`` from ``messages.create``, and
 the API version that SDK 2.x sends (``anthropic-version: 2026-10-21``) rejects any sampling
 parameter with HTTP 400. So ``temperature`` defaults to None (not sent); when set, it is sent
-in the request body (``extra_body``) for servers and API versions that still accept it.
+in the request body (``extra_body``) for servers and API versions that still accept it. Not
+sent, the API samples at its default temperature (1.0), so the planner declares itself
+stochastic (:attr:`AnthropicPlanner.stochastic`) and the guard takes several samples per probe;
+only an explicit ``temperature=0`` makes it deterministic.
 """
 
 from __future__ import annotations
@@ -100,6 +103,13 @@ class AnthropicPlanner(ClientOwner):
             "description": _TOOL_DESCRIPTION,
             "input_schema": action_schema(self.operations),
         }
+
+    @property
+    def stochastic(self) -> bool:
+        """How this planner samples: at a temperature above 0 two calls on one input may
+        answer differently, so the guard asks several samples per probe. ``temperature``
+        None (the default) sends none, so the API samples at its default temperature, 1.0: stochastic too."""
+        return self.temperature is None or self.temperature > 0
 
     def request(self, task: Task, context: PlanningContext) -> dict[str, Any]:
         """The keyword arguments of the ``messages.create`` call for this input."""

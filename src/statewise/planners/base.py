@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -27,8 +28,11 @@ __all__ = [
     "Plan",
     "Planner",
     "PlanningContext",
+    "Statement",
     "Task",
     "Usage",
+    "read_corrections",
+    "samples_stochastically",
 ]
 
 
@@ -134,6 +138,23 @@ class PlanningContext:
         """The mask (value=MASKED) and alternative probes: only that record's value changes."""
         return PlanningContext(tuple(replace(r, value=value) if r.id == record_id else r for r in self.records))
 
+    def told(self, statements: Iterable[Statement]) -> PlanningContext:
+        """The context with what the planner was told since it was built (tool feedback, a
+        hook's reason, a developer's answer): each statement enters as a record from its
+        ``source``, ahead of the records of the same key (so it is the value the planner
+        reads); a statement whose value is None (a retraction) removes the key. The latest
+        statement about a key wins."""
+        latest: dict[str, Statement] = {}
+        for statement in statements:
+            latest.pop(statement.key, None)
+            latest[statement.key] = statement
+        if not latest:
+            return self
+        told = tuple(ContextRecord(id=f"told:{n}", key=s.key, value=s.value, scope="told", source=s.source,
+                                   authority=s.source) for n, s in enumerate(latest.values()) if s.value is not None)
+        kept = tuple(r for r in self.records if r.key not in latest)
+        return PlanningContext(told + kept, sample=self.sample)
+
     def cache_key(self) -> tuple:
         """A cheap exact identity of what changes between the probes of one check: which
         records are present, their values (or masking) and staleness. Within one check a
@@ -161,6 +182,64 @@ _ENTRY = attrgetter("entry")
 
 
 @dataclass(frozen=True, slots=True)
+class Statement:
+    """A fact a planner was told after its context was built: ``key`` is ``value``, says
+    ``source`` (e.g. ``statewise-hook``, ``developer``); ``text`` is the sentence it came from."""
+
+    key: str
+    value: Any
+    source: str
+    text: str = ""
+
+
+_KEY = re.compile(r"[A-Za-z_][\w\-]*(?:\.[\w\-]+)+(?:\[[^\]\s]*\])?")
+_DECODER = json.JSONDecoder()
+
+
+def read_corrections(text: str, source: str) -> tuple[Statement, ...]:
+    """The corrections a feedback text states, as statements from ``source``.
+
+    The general way a planner reads what it is told: a correction is written either
+    ``KEY [in SCOPE] was OLD, now NEW`` (a hook's deny reason, a post-tool note) or
+    ``KEY = NEW (was OLD`` (a session-start note), where KEY is a dotted state key and OLD/NEW
+    are JSON values; NEW is what the planner now takes KEY to be. Nothing else in the text is
+    read: no per-case or per-message logic, and a text without such a sentence states nothing.
+    """
+    found: list[Statement] = []
+    for match in _KEY.finditer(text or ""):
+        key, end = match.group(0), match.end()
+        if match.start() > 0 and (text[match.start() - 1].isalnum() or text[match.start() - 1] in "._-"):
+            continue
+        rest = text[end:]
+        if rest.startswith(" = "):  # KEY = NEW (was OLD
+            try:
+                value, stop = _DECODER.raw_decode(text, end + 3)
+            except json.JSONDecodeError:
+                continue
+            if text.startswith(" (was ", stop):
+                found.append(Statement(key, value, source, text[match.start():stop]))
+            continue
+        position = end
+        scoped = re.match(r" in \S+", rest)
+        if scoped:
+            position += scoped.end()
+        if not text.startswith(" was ", position):
+            continue
+        try:
+            old, stop = _DECODER.raw_decode(text, position + 5)
+        except json.JSONDecodeError:
+            continue
+        if not text.startswith(", now ", stop):
+            continue
+        try:
+            new, stop = _DECODER.raw_decode(text, stop + 6)
+        except json.JSONDecodeError:
+            continue
+        found.append(Statement(key, new, source, text[match.start():stop]))
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """What one planner call cost, where the planner knows."""
 
@@ -179,11 +258,22 @@ class Plan:
 
 @runtime_checkable
 class Planner(Protocol):
-    """Anything with a name that turns (task, context) into an Action or a Plan."""
+    """Anything with a name that turns (task, context) into an Action or a Plan.
+
+    A planner declares how it samples with a ``stochastic`` attribute: True when two calls on
+    one input may answer differently (a model at a temperature above 0, the noise wrapper),
+    and the guard then asks several samples per probe; False or absent: deterministic, one
+    sample (:func:`samples_stochastically`).
+    """
 
     name: str
 
     def plan(self, task: Task, context: PlanningContext) -> Action | Plan: ...
+
+
+def samples_stochastically(planner: Any) -> bool:
+    """The planner's declared sampling: its ``stochastic`` attribute (absent: deterministic)."""
+    return bool(getattr(planner, "stochastic", False))
 
 
 def as_plan(result: Action | Plan) -> Plan:

@@ -114,6 +114,13 @@ class OpenAICompatiblePlanner(ClientOwner):
             },
         }
 
+    @property
+    def stochastic(self) -> bool:
+        """How this planner samples: at a temperature above 0 two calls on one input may
+        answer differently, so the guard asks several samples per probe. ``temperature``
+        None sends none, and the server samples at its default (1.0 for OpenAI): stochastic too."""
+        return self.temperature is None or self.temperature > 0
+
     def request(self, task: Task, context: PlanningContext) -> dict[str, Any]:
         """The keyword arguments of the ``chat.completions.create`` call for this input."""
         prompt = build_prompt(task, context, self.operations)

@@ -35,7 +35,7 @@ from statewise.expressions import (
     ExpressionError,
     compile_expression,
 )
-from statewise.planners.base import MASKED, PlanningContext, Task
+from statewise.planners.base import MASKED, PlanningContext, Statement, Task, read_corrections
 
 __all__ = ["Playbook", "RulePlanner", "builtin_playbook", "load_playbook"]
 
@@ -147,6 +147,15 @@ class RulePlanner:
     def __init__(self, playbook: Playbook | None = None, *, name: str = "rules") -> None:
         self.playbook = playbook or builtin_playbook()
         self.name = name
+
+    def read_feedback(self, text: str, source: str) -> tuple[Statement, ...]:
+        """What the planner takes from feedback it is given (a hook's deny reason, a declined
+        prompt, a session-start note): the corrections it states (``KEY was A, now B``;
+        :func:`~statewise.planners.base.read_corrections`), each a statement from ``source``.
+        The caller puts them in the context with :meth:`PlanningContext.told`, where they
+        come before the records of the same key; the rules then read them like any record.
+        General, not per case: a text that states no correction changes nothing."""
+        return read_corrections(text, source)
 
     def family_for(self, task: Task) -> str:
         if task.family:

@@ -1,0 +1,126 @@
+"""The hook method: the planner proposes, StateWise sees only Claude Code's hook JSON, a
+deny or a declined prompt comes back as feedback, the planner reads the corrections."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from statewise.actions import Action
+from statewise.bench import run_episode
+from statewise.bench.executor import UnsupportedByBench
+from statewise.bench.hookmode import HookMethod, _questions, render_tool_call
+from statewise.planners.base import ContextRecord, PlanningContext, Statement, read_corrections
+from statewise.planners.rules import RulePlanner
+
+
+def test_read_corrections_reads_both_written_forms_and_nothing_else():
+    deny = ('StateWise corrected its memory: repository.protected in repo:x@main was false, now true '
+            '(supersede, record r2). StateWise stopped git.push origin/main: ...')
+    assert read_corrections(deny, "statewise-hook") == (
+        Statement("repository.protected", True, "statewise-hook",
+                  "repository.protected in repo:x@main was false, now true"),)
+    session = ('StateWise corrected these facts; plan from the new values, not from older notes: '
+               'project.test_command = "pytest -q" (was "make test"; dev). StateWise verified: git.default_branch = "main".')
+    assert [(s.key, s.value) for s in read_corrections(session, "s")] == [("project.test_command", "pytest -q")]
+    post = 'StateWise recorded from this output: runtime.tool_path[ruff] was "/old", now "/new" in workspace:/w (r3)'
+    assert [(s.key, s.value) for s in read_corrections(post, "s")] == [("runtime.tool_path[ruff]", "/new")]
+    # A value in doubt (an ask's question) is not a correction; nor is free text.
+    assert read_corrections('(record r1: user.preferred_branch_prefix = "ab/" in user:dev)', "s") == ()
+    assert read_corrections("permission denied: the branch main is protected", "s") == ()
+    # The rule planner reads feedback exactly this way.
+    assert RulePlanner().read_feedback(deny, "x") == read_corrections(deny, "x")
+
+
+def test_told_statements_come_first_and_a_retraction_removes_the_key():
+    record = ContextRecord(id="r1", key="repository.protected", value=False, scope="repo:x@main",
+                           source="developer", authority="developer")
+    other = ContextRecord(id="r2", key="git.default_branch", value="main", scope="repo:x",
+                          source="observation", authority="machine")
+    context = PlanningContext.of([record, other])
+    told = context.told([Statement("repository.protected", True, "statewise-hook")])
+    assert told.state() == {"repository.protected": True, "git.default_branch": "main"}
+    assert told.records[0].source == "statewise-hook" and told.records[0].id.startswith("told:")
+    gone = context.told([Statement("git.default_branch", None, "statewise-hook")])
+    assert gone.state() == {"repository.protected": False}
+    assert context.told([]) is context
+
+
+def test_actions_render_as_the_tool_calls_an_agent_makes(tmp_path):
+    push = Action(tool="git", operation="git.push", args={"remote": "origin", "branch": "main", "force": True})
+    assert render_tool_call(push, tmp_path) == ("Bash", {"command": "git push --force origin main:refs/heads/main"})
+    lint = Action(tool="shell", operation="lint.run", args={"command": "ruff check ."})
+    assert render_tool_call(lint, tmp_path) == ("Bash", {"command": "ruff check ."})
+    pip = Action(tool="pip", operation="pip.install", args={"package": "requests", "interpreter": ".venv/bin/python"})
+    assert render_tool_call(pip, tmp_path) == ("Bash", {"command": ".venv/bin/python -m pip install requests"})
+    delete = Action(tool="fs", operation="fs.delete", args={"path": "build dir", "recursive": True})
+    assert render_tool_call(delete, tmp_path) == ("Bash", {"command": "rm -r -- 'build dir'"})
+    write = Action(tool="fs", operation="fs.write", args={"path": "notes.txt", "content": "hi\n"})
+    assert render_tool_call(write, tmp_path) == ("Write", {"file_path": str(tmp_path / "notes.txt"), "content": "hi\n"})
+    (tmp_path / "settings.json").write_text('{"a": {"b": "old"}, "c": 1}\n', encoding="utf-8")
+    edit = Action(tool="config", operation="config.edit", args={"path": "settings.json", "setting": "a.b", "value": "new"})
+    tool, payload = render_tool_call(edit, tmp_path)
+    assert tool == "Write" and json.loads(payload["content"]) == {"a": {"b": "new"}, "c": 1}
+    assert (tmp_path / "settings.json").read_text(encoding="utf-8") == '{"a": {"b": "old"}, "c": 1}\n'  # a copy
+    with pytest.raises(UnsupportedByBench):
+        render_tool_call(Action(tool="git", operation="git.reset_hard", args={}), tmp_path)
+
+
+def test_ask_reasons_name_their_questions():
+    reason = ('StateWise needs the developer: What prefix should new branches get? I have ab/ on record. '
+              '(record rec_1: user.preferred_branch_prefix = "ab/" in user:dev). Record the answer with: ...')
+    assert _questions(reason) == [("rec_1", "user.preferred_branch_prefix", "ab/", "user:dev")]
+
+
+def _pre_calls(episode):
+    return [c for c in episode.report["calls"] if c["event"] == "PreToolUse"]
+
+
+def test_a_deny_goes_back_to_the_planner_which_reads_the_correction(dev_set):
+    case = next(c for c in dev_set.cases if c.id == "git-push-stale-protection")
+    episode = run_episode(case, "corrupted", "hook", case_set=dev_set)
+    assert episode.judged and episode.y and not episode.v and episode.verdict == "execute"
+    first, second = _pre_calls(episode)
+    assert first["tool"] == "Bash" and first["input"]["command"].startswith("git push --force origin")
+    assert '"permissionDecision": "deny"' in first["stdout"] and "was false, now true" in first["stdout"]
+    assert second["stdout"] == "{}"  # the retry passes (the hook defers to the agent's own rules)
+    assert episode.report["told"] == [{"key": "repository.protected", "value": True, "source": "statewise-hook"}]
+    # Only the second call ran; the PostToolUse JSON went through the hook too.
+    assert [c["argv"][:2] for c in episode.commands] == [["git", "push"]] and "--force" not in episode.commands[0]["argv"]
+    assert [c["event"] for c in episode.report["calls"]] == ["SessionStart", "PreToolUse", "PreToolUse", "PostToolUse"]
+    assert episode.model_calls == 2 and episode.premises is None and episode.verifier_calls == 0
+    assert [r["kind"] for r in episode.repairs if r["key"] == "repository.protected"] == ["supersede"]
+    assert episode.hook_latencies == pytest.approx([first["seconds"], second["seconds"]], abs=1e-3)
+    assert episode.guard_seconds is None
+    # With correct memory the first call passes.
+    correct = run_episode(case, "correct", "hook", case_set=dev_set)
+    assert correct.y and len(_pre_calls(correct)) == 1 and correct.model_calls == 1
+
+
+def test_an_ask_is_answered_by_the_simulated_developer_and_recorded(dev_set):
+    case = next(c for c in dev_set.cases if c.id == "user-branch-prefix-conflict")
+    episode = run_episode(case, "corrupted", "hook", case_set=dev_set)
+    assert episode.judged and episode.y and episode.questions == 1
+    first = _pre_calls(episode)[0]
+    assert '"permissionDecision": "ask"' in first["stdout"]
+    told = episode.report["told"]
+    assert told and told[-1]["source"] == "developer" and told[-1]["key"] == "user.preferred_branch_prefix"
+
+
+def test_a_planner_that_repeats_a_refused_call_gives_up(dev_set):
+    class Stubborn:
+        """Ignores all feedback: proposes the same force push every time."""
+
+        name = "stubborn"
+        stochastic = False
+
+        def plan(self, task, context):
+            return Action(tool="git", operation="git.push",
+                          args={"remote": "origin", "branch": "main", "force": True, "source": "HEAD"})
+
+    case = next(c for c in dev_set.cases if c.id == "git-push-stale-protection")
+    episode = run_episode(case, "corrupted", "hook", planner=Stubborn(), case_set=dev_set)
+    assert episode.judged and episode.verdict == "stop" and not episode.v and episode.commands == []
+    assert "already refused" in episode.reason and episode.model_calls == 2
+    assert HookMethod.retries == 2

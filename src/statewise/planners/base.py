@@ -226,7 +226,7 @@ def read_corrections(text: str, source: str) -> tuple[Statement, ...]:
         if not text.startswith(" was ", position):
             continue
         try:
-            old, stop = _DECODER.raw_decode(text, position + 5)
+            _old, stop = _DECODER.raw_decode(text, position + 5)
         except json.JSONDecodeError:
             continue
         if not text.startswith(", now ", stop):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from statewise.bench import MethodInput, MethodResult, load_case, register_method, run_episode
 from statewise.bench.case import Scenario, Step
@@ -40,8 +41,8 @@ class _Spy:
     """Records what it is given, tries to read the ground truth, then acts like the agent."""
 
     name = "spy"
-    seen: list[MethodInput] = []
-    reads: list[str] = []
+    seen: ClassVar[list[MethodInput]] = []
+    reads: ClassVar[list[str]] = []
 
     def run(self, inp):
         _Spy.seen.append(inp)

@@ -297,7 +297,7 @@ LOOP_CHILD = """
 import json, os, sys
 from datetime import UTC, datetime
 
-from statewise.errors import ConflictError
+from statewise.errors import ConflictError, StoreLockedError
 from statewise.records import Evidence
 from statewise.store import open_store
 

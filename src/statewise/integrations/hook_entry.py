@@ -187,11 +187,15 @@ def write_observation_index(digest: str, command_patterns: list[str]) -> None:
     """Remember the contract's observation command patterns (best effort, written atomically)."""
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
-    path = _index_path(digest)
+    _write_json(_index_path(digest), {"digest": digest, "command_patterns": command_patterns})
+
+
+def _write_json(path: Path, data: object) -> None:
+    """Write a cache file atomically, best effort: a cache that cannot be written costs time only."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"digest": digest, "command_patterns": command_patterns}), encoding="utf-8")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
         os.replace(temporary, path)
     except OSError:
         pass
@@ -236,16 +240,9 @@ def write_session_note(workspace: str, watched: list[str], stdout: str, digest: 
     files, their folders, the store); best effort, written atomically."""
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
-    path = _session_note_path(workspace)
     note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
             "watched": {name: _stat(name) for name in sorted(set(watched))}}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(note), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    _write_json(_session_note_path(workspace), note)
 
 
 def _session_note(workspace: str, contract_path: str | None) -> str | None:

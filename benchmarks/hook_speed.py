@@ -75,8 +75,7 @@ def _payloads(agent: str, work: Path) -> dict[str, tuple[str, str, str]]:
         "git push origin feature": ("guarded", pre, call(pre, shell, {"command": "git push origin feature"})),
     }
     if write:
-        key = "file_path" if agent == "claude-code" else "file_path"
-        cases[f"{write} src/new.py"] = ("guarded", pre, call(pre, write, {key: str(work / "src" / "new.py"),
+        cases[f"{write} src/new.py"] = ("guarded", pre, call(pre, write, {"file_path": str(work / "src" / "new.py"),
                                                                            "content": "x = 1\n"}))
     return cases
 

@@ -410,6 +410,8 @@ def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location:
             note = capture(request, store_location=store_location, contract=contract)
             return _context_output(agent, request.event_name or _POST_EVENT[agent], note)
         if event == "session":
+            # Found once: both the note and its cache record need the store's location (a git call).
+            store_location = store_location or default_location(request.cwd.resolve())
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract))
             _remember_session_note(request, store_location, outcome.stdout, digest)

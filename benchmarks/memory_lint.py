@@ -325,8 +325,9 @@ def cache_dir() -> Path:
 
 def _installed_version(prefix: Path, package: str) -> str | None:
     try:
-        return json.loads((prefix / "node_modules" / package / "package.json").read_text(encoding="utf-8")).get(
+        version = json.loads((prefix / "node_modules" / package / "package.json").read_text(encoding="utf-8")).get(
             "version")
+        return version if isinstance(version, str) else None
     except (OSError, ValueError):
         return None
 

@@ -67,6 +67,7 @@ def test_agent_repeats_the_stale_line_and_auto_write_back_carries_the_fix(loaded
     assert auto[0].report["edits"][0]["new"] == "- The tests run with `npm test`."
     assert [e.report["via_file"] for e in auto] == [False, True, True, True]
     assert [e.repaired_retrieved for e in auto] == [None, True, True, True]
+    assert [e.approvals for e in auto] == [1, 0, 0, 0]  # the developer was asked once, for their file
 
 
 def test_never_keeps_the_file_and_the_injection_alone_carries_the_fix(loaded) -> None:
@@ -95,13 +96,15 @@ def test_auto_rewrites_the_agents_own_memory_silently(loaded) -> None:
     assert case.memory.file == AUTO_MEMORY and case.developer.approves == ["test.run"]
     auto = run_memory_sequence(case, "auto", playbook=playbook)
     assert auto[0].report["edits"][0]["reason"] == "applied automatically"
+    assert auto[0].approvals == 0  # the agent's own memory: nobody is asked
     assert [e.report["via_file"] for e in auto] == [False, True, True, True]
     assert all(e.y for e in auto)
 
 
 def test_summary_computes_afs_and_r_from_the_episodes() -> None:
     def ep(seq: str, step: int, y: bool, seen: bool | None, via_file: bool = False) -> dict:
-        return {"method": "never", "sequence": seq, "step": step, "judged": True, "y": y,
+        return {"method": "never", "sequence": seq, "step": step, "judged": True, "y": y, "questions": 0,
+                "approvals": 1 if step == 0 else 0,
                 "repaired_retrieved": seen, "report": {"via_file": via_file, "via_injection": bool(seen)}}
 
     episodes = [ep("a", 0, True, None), ep("a", 1, True, True), ep("a", 2, True, True), ep("a", 3, True, True),
@@ -114,4 +117,5 @@ def test_summary_computes_afs_and_r_from_the_episodes() -> None:
     assert row["R"] == 5 / 6
     assert row["via_file"] == 0.0
     table = render_table([row])
-    assert "| never | 2 | 50.0 | 83.3 | 50.0 | 83.3 | 0.0 | 83.3 | 0 |" in table
+    assert row["IC"] == 2 / 8
+    assert "| never | 2 | 50.0 | 83.3 | 50.0 | 83.3 | 0.0 | 83.3 | 0.25 | 0 |" in table

@@ -241,7 +241,10 @@ def _write_back(sandbox: Sandbox, store_location: str, contract: Contract, devel
                 policy: WriteBackPolicy) -> list[dict[str, Any]]:
     """``statewise memory check --apply`` with ``policy``: the developer approves an edit of
     their file when they approve ``memory.edit``."""
+    asked: list[Edit] = []
+
     def approve(edit: Edit) -> bool:
+        asked.append(edit)  # each question is a developer interaction
         return developer.approves == "all" or EDIT_APPROVAL in developer.approves
 
     with _environment(sandbox.env), SQLiteStore(store_location, key_schema=contract) as store:
@@ -249,7 +252,7 @@ def _write_back(sandbox: Sandbox, store_location: str, contract: Contract, devel
         report = check_memory(sandbox.work, contract, store=store, home=sandbox.home, environ=sandbox.env)
         results = apply_edits(propose_edits(report), policy, store=store, approve=approve)
     return [{"file": r.edit.file.relpath, "line": r.edit.line, "old": r.edit.old, "new": r.edit.new,
-             "applied": r.applied, "reason": r.reason} for r in results]
+             "applied": r.applied, "reason": r.reason, "asked": r.edit in asked} for r in results]
 
 
 @dataclass(frozen=True)
@@ -285,7 +288,8 @@ def _decide(method: str, inp: MethodInput, sandbox: Sandbox, agent_store: SQLite
         report["edits"] = _write_back(sandbox, store_location, inp.contract, inp.developer, WriteBackPolicy.AUTO)
     plan = as_plan(inp.planner.plan(inp.task, planning_context(agent_store, inp.task).told(told)))
     tokens = plan.usage.input_tokens + plan.usage.output_tokens if plan.usage else 0
-    result = MethodResult.from_proposal(plan.action, model_calls=1, tokens=tokens)
+    asked = sum(1 for edit in report.get("edits", []) if edit["asked"])
+    result = MethodResult.from_proposal(plan.action, model_calls=1, tokens=tokens, approvals=asked)
     result.report = report
     return _Outcome(result, injected)
 
@@ -471,6 +475,9 @@ def summarize(episodes: Sequence[Episode | Mapping[str, Any]]) -> list[dict[str,
         reports = [get(e, "report") or {} for e in later]
         row["via_file"] = sum(bool(r.get("via_file")) for r in reports) / len(reports) if reports else None
         row["via_injection"] = sum(bool(r.get("via_injection")) for r in reports) / len(reports) if reports else None
+        judged = [e for e in group if get(e, "judged")]
+        # Developer interactions per task (the hook's permission prompts and questions).
+        row["IC"] = (sum(get(e, "questions") + get(e, "approvals") for e in judged) / len(judged)) if judged else None
         row["unjudged_episodes"] = sum(not get(e, "judged") for e in group)
         row["episodes"] = len(group)
         rows.append(row)
@@ -483,12 +490,14 @@ def _percent(value: float | None) -> str:
 
 def render_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The summary as a Markdown table (percentages)."""
-    out = ["| Method | Sequences | T1 | T2-T4 | AFS | R | later tasks told by the file | by the injection | unjudged |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| Method | Sequences | T1 | T2-T4 | AFS | R | later tasks told by the file | by the injection | "
+           "developer interactions per task | unjudged |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['method']} | {r['sequences']} | {_percent(r['T1'])} | {_percent(r['T2+'])} | "
                    f"{_percent(r['AFS'])} | {_percent(r['R'])} | {_percent(r['via_file'])} | "
-                   f"{_percent(r['via_injection'])} | {r['unjudged_episodes']} |")
+                   f"{_percent(r['via_injection'])} | {'n/a' if r['IC'] is None else format(r['IC'], '.2f')} | "
+                   f"{r['unjudged_episodes']} |")
     return "\n".join(out)
 
 

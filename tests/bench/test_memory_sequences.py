@@ -119,3 +119,14 @@ def test_summary_computes_afs_and_r_from_the_episodes() -> None:
     table = render_table([row])
     assert row["IC"] == 2 / 8
     assert "| never | 2 | 50.0 | 83.3 | 50.0 | 83.3 | 0.0 | 83.3 | 0.25 | 0 |" in table
+
+
+def test_only_the_written_file_reaches_later_sessions_without_statewise(loaded) -> None:
+    cases, playbook = loaded
+    case = cases["ms-01-agents-npm-script-renamed"]
+    never = run_memory_sequence(case, "never_then_bare", playbook=playbook)
+    assert [e.y for e in never] == [True, False, False, False]
+    assert [e.report["injected"] != "" for e in never] == [True, False, False, False]
+    auto = run_memory_sequence(case, "auto_then_bare", playbook=playbook)
+    assert [e.y for e in auto] == [True] * 4
+    assert [e.report["via_file"] for e in auto] == [False, True, True, True]

@@ -26,7 +26,11 @@ Methods (:data:`MEMORY_METHODS`):
   edit (``memory.edit`` in the case's ``developer.approves``, or ``all``).
 * ``hook``: :class:`statewise.bench.hookmode.HookMethod` (SessionStart injection and the
   ``PreToolUse``/``PostToolUse`` hooks, a deny read back as feedback), planning from the
-  agent's files; no write-back.
+  agent's files; no write-back. (A developer's answer that the hook's prompt turns into a
+  record goes to the agent's scratch context here; in these cases the developer only confirms.)
+* ``never_then_bare``, ``auto_then_bare``: ``never`` or ``auto`` in the first task, and the
+  later tasks in sessions without StateWise (another client, a teammate's checkout, CI):
+  only what was written into the file reaches them.
 
 Metrics are the paper's RQ5 ones, computed by :func:`statewise.bench.metrics.sequence_metrics`
 over the episodes: T1, T2+, AFS (all later tasks correct and safe) and R. Here R is the share
@@ -35,7 +39,7 @@ context, from the file or from the injection; the episode's report says which
 (``via_file``, ``via_injection``). The harness measures it from the files as the task found
 them and from the session-start text; the method's decision never sees it.
 
-Run: ``python -m statewise.bench.memory_sequences`` (``--json FILE``, ``--methods``, ``--only``).
+Run: ``python -m statewise.bench.memory_sequences`` (``--json FILE``, ``--methods``, ``--only``, ``--jobs``).
 """
 
 from __future__ import annotations
@@ -91,7 +95,9 @@ __all__ = [
 #: The ``memory.file`` value naming Claude Code's auto memory (``~/.claude/projects/<project>/memory/MEMORY.md``).
 AUTO_MEMORY = "auto"
 #: The compared methods, in report order.
-MEMORY_METHODS = ("agent", "never", "auto", "hook")
+MEMORY_METHODS = ("agent", "never", "auto", "hook", "never_then_bare", "auto_then_bare")
+#: ``X_then_bare``: method X in the first task only; tasks 2-4 run in sessions without StateWise.
+_BARE_LATER = {"never_then_bare": "never", "auto_then_bare": "auto"}
 #: The operation name a developer approves to let StateWise edit their memory file.
 EDIT_APPROVAL = "memory.edit"
 SET_NAME = "memory_sequences"
@@ -262,7 +268,9 @@ class _Outcome:
 
 
 def _decide(method: str, inp: MethodInput, sandbox: Sandbox, agent_store: SQLiteStore, store_location: str,
-            session: str) -> _Outcome:
+            session: str, index: int = 0) -> _Outcome:
+    if method in _BARE_LATER:
+        method = _BARE_LATER[method] if index == 0 else "agent"
     if method == "hook":
         from statewise.bench.hookmode import HookMethod
 
@@ -279,7 +287,7 @@ def _decide(method: str, inp: MethodInput, sandbox: Sandbox, agent_store: SQLite
         return _Outcome(result, injected)
     told: list[Statement] = []
     injected = ""
-    report: dict[str, Any] = {"mode": method}
+    report: dict[str, Any] = {"mode": method, "statewise": method != "agent"}
     if method in ("never", "auto"):
         injected = _session_start(sandbox.env, sandbox.work, store_location, session)
         told = list(read_corrections(injected, _SOURCE))
@@ -373,7 +381,7 @@ def _run_task(case: MemorySequence, step: SequenceTask, index: int, sandbox: San
         inp = MethodInput(task=task, store=agent_store, contract=contract, planner=WithoutBasis(planner),
                           workspace=sandbox.work, environ=sandbox.env, developer=developer, seed=seed,
                           execute=executor.run, store_location=store_location, contract_path=None)
-        outcome = _decide(method, inp, sandbox, agent_store, store_location, f"memseq-{case.id}-{index}")
+        outcome = _decide(method, inp, sandbox, agent_store, store_location, f"memseq-{case.id}-{index}", index)
         result, injected = outcome.result, outcome.injected
     except UnsupportedByBench as error:
         agent_store.close()

@@ -122,3 +122,21 @@ def test_the_real_linters_run_on_a_fixture(tmp_path: Path) -> None:
         assert run.error is None, (tool.name, run.error)
         assert run.flags, tool.name  # each linter reports something on a CLAUDE.md (its rules are structural)
     assert ml.installed_versions(bin_dir.parent.parent) == ml.PINS
+
+
+def test_the_command_without_npm_prints_the_tables_from_the_runs(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "lint.json"
+    assert ml.main(["--no-install", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| agents-lint | - |" in printed and "E404" in printed  # absent, and why
+    import json
+
+    data = json.loads(out.read_text(encoding="utf-8"))
+    [row] = data["totals"]
+    labelled = sum(len(r["labels"]) for r in data["repositories"])
+    assert row["tool"] == "statewise" and row["labelled"] == labelled
+    assert row["caught"] + row["missed"] == labelled
+    assert f"| statewise {data['versions']['statewise']} | {row['repositories']} | {labelled} | {row['caught']} |" \
+        in printed
+    # Every labelled line has a row in the second table.
+    assert sum(1 for line in printed.splitlines() if line.startswith("| ") and "`" in line) >= labelled

@@ -454,7 +454,7 @@ def render(scores: Sequence[Score], repos: Sequence[Repository], order: Sequence
                 marks.append("error" if s is None or s.error else
                              (f"flagged ({rules_at(s, label.file, label.line)})" if label in s.caught else "missed"))
             text = label.text.replace("|", "\\|")
-            out.append(f"| {repo.name} | {label.file}:{label.line} `{text[:60]}` | {label.kind} | "
+            out.append(f"| {repo.name} | {label.file}:{label.line} ``{text[:60]}`` | {label.kind} | "
                        + " | ".join(marks) + " |")
     labelled = {(repo.name, label.file, label.line) for repo in repos for label in repo.labels}
     other = [f"{s.tool} on {s.repository} at {file}:{line} ({names})" for s in scores if s.error is None

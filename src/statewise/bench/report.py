@@ -2,7 +2,7 @@
 sequences, the seen/unseen split (RQ6) and the paired tests. A run over several sets never
 pools their numbers in one row.
 
-A table too wide for the terminal (Table 1 needs about 130 columns) is stacked instead of
+A table too wide for the terminal (Table 1 in one piece is wider than 80 columns) is stacked instead of
 squeezed until its cells read ``10…``: each method becomes a heading row with its conditions
 under it, Table 1 is split into its outcome and its cost columns, a confidence interval gets a
 column of its own, and a legend under the table spells out the abbreviated headers. Piped

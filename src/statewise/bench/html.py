@@ -26,6 +26,10 @@ The page holds
   method and condition) and the list of every episode that did not pass;
 * a plain statement of what the comparison can and cannot show.
 
+It reads on a phone too: each figure is also drawn as one column of panels with larger text,
+which the browser shows below 760 px (``<picture>``); tables scroll inside their box, never
+the page; a matrix cell opens its details on a tap (``<details>``) as well as on hover.
+
 The output depends only on the input: there is no generation timestamp, the bootstrap is
 seeded, and the PNGs carry no metadata, so the same result renders to the same bytes.
 """
@@ -41,7 +45,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from statewise.bench.metrics import aggregate, holm, outcomes, transfer_groups
 from statewise.errors import MissingExtraError
@@ -205,7 +209,8 @@ class _Run:
         wanted = self.main_set if set_name is None else set_name
         for row in self.metrics[planner]["groups"]:
             if row["method"] == method and row["condition"] == condition and row.get("set") == wanted:
-                return row
+                found: dict[str, Any] = row
+                return found
         return None
 
     def where(self) -> str:
@@ -332,20 +337,21 @@ def _draw(width: float, height: float, paint: Callable[[Any, bool], None], *, ph
     from matplotlib.text import Text
 
     dpi = _PHONE_DPI if phone else _WIDE_DPI
-    with matplotlib.rc_context(_PHONE_RC if phone else _RC):
+    with matplotlib.rc_context(cast(Any, _PHONE_RC if phone else _RC)):
         figure = Figure(figsize=(_PHONE_WIDTH if phone else min(width, _WIDE_MAX), height), dpi=100,
                         layout="constrained")
         FigureCanvasAgg(figure)
         paint(figure, phone)
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
-    texts = [t for t in figure.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    legends = [t for legend in figure.legends for t in legend.get_texts()]
+    texts = [float(t.get_fontsize()) for t in figure.findobj(Text)
+             if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
+    legends = [float(t.get_fontsize()) for legend in figure.legends for t in legend.get_texts()]
     return _Image(
         png=base64.b64encode(buffer.getvalue()).decode("ascii"),
         width_px=round(figure.get_figwidth() * dpi),
-        min_font_px=round(min(t.get_fontsize() for t in texts) * dpi / 72, 2) if texts else 0.0,
-        legend_font_px=round(min(t.get_fontsize() for t in legends) * dpi / 72, 2) if legends else None,
+        min_font_px=round(min(texts) * dpi / 72, 2) if texts else 0.0,
+        legend_font_px=round(min(legends) * dpi / 72, 2) if legends else None,
     )
 
 
@@ -495,8 +501,8 @@ def _figure_baselines(run: _Run) -> _Figure:
                        "methods registered with register_method() and passed to --methods; Figure 1 already "
                        "compares the agent with StateWise.")
         return figure
-    shown = [m for m in run.methods if not is_ablation(m) and run.group(planner, m, "corrupted")]
-    rows = {m: run.group(planner, m, "corrupted") for m in shown}
+    rows = {m: row for m in run.methods if not is_ablation(m) and (row := run.group(planner, m, "corrupted"))}
+    shown = list(rows)
     colors = [STATEWISE_COLOR if m == "statewise" else AGENT_COLOR if m == "agent" else PALETTE[i % len(PALETTE)]
               for i, m in enumerate(shown)]
     labels = [method_label(m) for m in shown]
@@ -595,7 +601,7 @@ def _figure_ablations(run: _Run) -> tuple[_Figure, list[dict[str, Any]]]:
         return figure, []
     tests = {r["method"]: r for r in _ablation_tests(run, planner, condition)}
     labels = ["Full StateWise" if m == "statewise" else method_label(m) for m in shown]
-    rows = {m: run.group(planner, m, condition) for m in shown}
+    rows = {m: row for m in shown if (row := run.group(planner, m, condition))}
 
     colors = [STATEWISE_COLOR if m == "statewise" else "#9bb7d4" for m in shown]
 
@@ -652,13 +658,14 @@ def _figure_sequences(run: _Run) -> _Figure:
         return figure
     # The chart shows the set with the most sequences (the sequences set in a full run); the
     # table has a row per set.
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for set_name, _ in lengths:
         counts[set_name] += 1
     seq_sets = _ordered((s for s, _ in lengths), run.sets)
     chart_set = max(seq_sets, key=lambda s: (counts[s], s == "sequences"))
     multi_set = len(seq_sets) > 1
-    table_rows, ablation_rows = [], []
+    table_rows: list[list[str]] = []
+    ablation_rows: list[list[str]] = []
     chart: list[tuple[str, dict[str, Any]]] = []
     multi = len(run.planners) > 1
     for planner in run.planners:
@@ -795,7 +802,8 @@ def _header(run: _Run) -> str:
 
 
 def _set_rank(run: _Run, row: Mapping[str, Any]) -> int:
-    return run.sets.index(row.get("set")) if row.get("set") in run.sets else len(run.sets)
+    name = row.get("set")
+    return run.sets.index(name) if isinstance(name, str) and name in run.sets else len(run.sets)
 
 
 def _metrics_table(run: _Run) -> str:
@@ -967,7 +975,7 @@ def _matrix(run: _Run) -> str:
     rows = sorted(info, key=lambda r: (r[1] != "", r[0], r[1] or str(info[r].get("category")), r[2], r[3]))
     head = ""
     if multi:
-        spans = defaultdict(int)
+        spans: defaultdict[str, int] = defaultdict(int)
         for p, _, _ in columns:
             spans[p] += 1
         head += ('<tr><th colspan="4"></th>'
@@ -987,7 +995,7 @@ def _matrix(run: _Run) -> str:
                        f'title="{_esc(col[2])}"><span>{_esc(col[2])}</span></th>' for i, col in enumerate(columns))
              + "</tr>")
     body = []
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     previous_sequence = None
     for row in rows:
         e0 = info[row]
@@ -1004,16 +1012,16 @@ def _matrix(run: _Run) -> str:
                f"<td class=\"small\">{_esc(e0.get('expected') or '')}</td>"]
         for i, (p, m, c) in enumerate(columns):
             start = " gstart" if i == 0 or columns[i - 1][:2] != (p, m) else ""
-            e = cells.get((row, p, m, c))
-            if e is None:
+            found = cells.get((row, p, m, c))
+            if found is None:
                 tds.append(f'<td class="none{start}"></td>')
                 continue
-            kind = _outcome(e)
+            kind = _outcome(found)
             counts[kind] += 1
             symbol, cls, _ = OUTCOME_STYLE[kind]
             # A tap opens the cell's details (no script: <details>); a pointer also shows them on hover.
             tds.append(f'<td class="o {cls}{start}"><details><summary>{symbol}</summary>'
-                       f'<span class="tip">{_esc(f"{m} / {c}: {kind} — {_detail(e)}")}</span></details></td>')
+                       f'<span class="tip">{_esc(f"{m} / {c}: {kind} — {_detail(found)}")}</span></details></td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
     legend = " ".join(f'<span class="o {cls}">{symbol}</span> {_esc(text)} ({counts[kind]})'
                       for kind, (symbol, cls, text) in OUTCOME_STYLE.items())

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -116,8 +116,3 @@ def action_distance(a: Action, b: Action, *, ignore_args: Iterable[str] = ()) ->
             names = sorted({pair[0] for pair in pairs_a ^ pairs_b})
             changed.extend(f"args.{name}" for name in names)
     return ActionDifference(distance=round(distance, 9), changed=tuple(changed))
-
-
-def action_from_json(data: Any) -> Action:
-    """Validate a JSON object (already parsed) as an Action; raises pydantic ValidationError."""
-    return Action.model_validate(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from rich.console import Console, Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from statewise.records import Lineage, Link, Record, RecordStatus, Retrieval
@@ -62,7 +62,7 @@ def record_table(records: Iterable[Record], *, title: str | None = None, note: d
 
 def retrieval_view(result: Retrieval) -> Group:
     """What applies to a task, then what was held back and why."""
-    parts: list = [record_table(result.records, title=f"Records that apply to {result.task}")]
+    parts: list[RenderableType] = [record_table(result.records, title=f"Records that apply to {result.task}")]
     held = [(result.stale, "stale (past TTL)"), (result.shadowed, "shadowed by a more specific scope"),
             (result.near_misses, "near miss: does not apply here")]
     extra = [(r, why) for records, why in held for r in records]
@@ -108,7 +108,3 @@ def lineage_view(lineage: Lineage) -> Group:
                 arrow += " (no successor)"
             lines.append(Text(arrow, style="cyan"))
     return Group(*lines)
-
-
-def print_to(console: Console, renderable) -> None:
-    console.print(renderable)

@@ -57,14 +57,6 @@ class ScopeLevel(enum.Enum):
     def label(self) -> str:
         return self.name.lower()
 
-    @classmethod
-    def from_label(cls, label: str) -> ScopeLevel:
-        try:
-            return cls[label.upper()]
-        except KeyError:
-            names = ", ".join(level.label for level in cls)
-            raise ValueError(f"unknown scope level {label!r}; expected one of {names}") from None
-
 
 #: Hosts whose SSH and HTTPS remotes spell one repository differently, as data: an SSH
 #: (or scp-like) identity matching ``pattern`` is rewritten to the HTTPS identity ``to``.

@@ -55,9 +55,9 @@ def drawn(page: str) -> set[int]:
 def assert_self_contained(page: str) -> None:
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page.lower()
-    for attribute in re.findall(r'\b(?:src|href)\s*=\s*"([^"]*)"', page, re.IGNORECASE):
+    for attribute in re.findall(r'\b(?:src|srcset|href)\s*=\s*"([^"]*)"', page, re.IGNORECASE):
         assert attribute.startswith(("data:", "#")), attribute
-    assert not re.search(r'(?:src|href)\s*=\s*["\']?\s*(?:https?:)?//', page, re.IGNORECASE)
+    assert not re.search(r'(?:src|srcset|href)\s*=\s*["\']?\s*(?:https?:)?//', page, re.IGNORECASE)
     assert "@import" not in page and "url(" not in page
 
 
@@ -82,6 +82,8 @@ def test_report_from_a_real_run(small_run, tmp_path):
         assert len(PNG.findall(figures[number])) == 1
         assert "Skipped" not in figures[number]
     assert len(PNG.findall(page)) == 4
+    # ... and a phone drawing of each, chosen by the browser below 760 px
+    assert len(re.findall(r'<source media="\(max-width: 760px\)" srcset="data:image/png;base64,', page)) == 4
     for png in PNG.findall(page):
         assert base64.b64decode(png).startswith(b"\x89PNG\r\n\x1a\n")
     assert "Skipped: one planner (rules) and one case set (dev)" in figures[3]
@@ -240,3 +242,196 @@ def test_a_multi_set_run_keeps_the_sets_apart_and_draws_the_transfer_split():
     for row in old["metrics"]["groups"]:
         row.pop("set")
     assert render_html(old) == page
+
+
+# --- on a phone and on a wide screen, in a real browser -------------------------------------
+
+#: Measures the laid-out page in the browser (run through the DevTools protocol; the report
+#: itself has no script), then taps the first cell of the per-case matrix.
+MEASURE = """(() => {
+  const style = (element) => getComputedStyle(element);
+  const sizes = (selector) => [...document.querySelectorAll(selector)].map((e) => parseFloat(style(e).fontSize));
+  const out = {viewport: window.innerWidth, scrollWidth: document.documentElement.scrollWidth, figures: []};
+  for (const img of document.querySelectorAll("section.figure img")) {
+    const kind = img.currentSrc === img.getAttribute("src") ? "wide" : "phone";
+    const box = img.getBoundingClientRect();
+    const scale = box.width / img.naturalWidth;
+    const legend = img.dataset[kind + "LegendFont"];
+    out.figures.push({kind, left: box.left, right: box.right, natural: img.naturalWidth,
+                      minFont: parseFloat(img.dataset[kind + "MinFont"]) * scale,
+                      legendFont: legend === undefined ? null : parseFloat(legend) * scale});
+  }
+  out.fonts = {caption: sizes("p.caption"), legend: sizes("p.legend"), note: sizes("p.note")};
+  const summary = document.querySelector("table.matrix td.o summary");
+  summary.scrollIntoView({block: "start"});
+  summary.click();  // what a tap does
+  const tip = summary.parentElement.querySelector(".tip");
+  const box = tip.getBoundingClientRect();
+  out.tip = {shown: style(tip).display !== "none", left: box.left, right: box.right, top: box.top,
+             bottom: box.bottom, font: parseFloat(style(tip).fontSize), text: tip.textContent,
+             viewportHeight: window.innerHeight};
+  out.scrollWidthAfterTap = document.documentElement.scrollWidth;
+  return out;
+})()"""
+
+
+def _chromium() -> str:
+    import os
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    message = ("headless Chromium is not installed (apt-get install chromium); the phone and wide-screen "
+               "checks of the HTML report need it")
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+class _Browser:
+    """Headless Chromium driven over its DevTools pipe (fds 3 and 4): no driver, no library."""
+
+    def __init__(self, chromium: str, profile) -> None:
+        import fcntl
+        import os
+        import subprocess
+
+        self._to_r, self._to_w = os.pipe()
+        self._from_r, self._from_w = os.pipe()
+        keep_in = fcntl.fcntl(self._to_r, fcntl.F_DUPFD, 10)
+        keep_out = fcntl.fcntl(self._from_w, fcntl.F_DUPFD, 10)
+
+        def wire() -> None:  # in the child, before exec: the pipe ends become fds 3 and 4
+            os.dup2(keep_in, 3)
+            os.dup2(keep_out, 4)
+
+        self.process = subprocess.Popen(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--remote-debugging-pipe",
+             f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, close_fds=False,
+            preexec_fn=wire)  # noqa: PLW1509 - a test process with no threads of its own here
+        for fd in (self._to_r, self._from_w, keep_in, keep_out):
+            os.close(fd)
+        self._buffer = b""
+        self._next = 0
+        self.session: str | None = None
+
+    def call(self, method: str, params: dict | None = None, *, timeout: float = 60) -> dict:
+        import os
+        import select
+        import time
+
+        self._next += 1
+        message = {"id": self._next, "method": method, "params": params or {}}
+        if self.session is not None:
+            message["sessionId"] = self.session
+        os.write(self._to_w, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                reply = json.loads(raw)
+                if reply.get("id") == self._next:
+                    assert "error" not in reply, (method, reply["error"])
+                    return reply["result"]
+            left = deadline - time.monotonic()
+            assert left > 0, f"Chromium did not answer {method} in {timeout} s"
+            ready, _, _ = select.select([self._from_r], [], [], left)
+            if ready:
+                chunk = os.read(self._from_r, 1 << 20)
+                assert chunk, "Chromium closed its DevTools pipe"
+                self._buffer += chunk
+
+    def open(self, url: str, width: int, height: int, *, phone: bool) -> None:
+        import time
+
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        # A phone: the viewport meta tag is honoured and the pointer is a finger.
+        self.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1,
+                                                         "mobile": phone})
+        self.call("Emulation.setTouchEmulationEnabled", {"enabled": phone, "maxTouchPoints": 5 if phone else 1})
+        self.call("Page.navigate", {"url": url})
+        deadline = time.monotonic() + 60
+        while self.evaluate("document.readyState") != "complete" or not self.evaluate(
+                "[...document.images].every((i) => i.complete && i.naturalWidth > 0)"):
+            assert time.monotonic() < deadline, "the report did not finish loading"
+            time.sleep(0.1)
+
+    def evaluate(self, expression: str):
+        reply = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        assert "exceptionDetails" not in reply, reply["exceptionDetails"]
+        return reply["result"].get("value")
+
+    def screenshot(self, path, *, full_page: bool) -> None:
+        import base64
+
+        params: dict = {"format": "png"}
+        if full_page:
+            size = self.call("Page.getLayoutMetrics")["cssContentSize"]
+            params.update(captureBeyondViewport=True,
+                          clip={"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1})
+        path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", params)["data"]))
+
+    def close(self) -> None:
+        import os
+        import subprocess
+
+        try:
+            self.session = None
+            self.call("Browser.close", timeout=10)
+        except AssertionError:
+            pass
+        finally:
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            os.close(self._to_w)
+            os.close(self._from_r)
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_the_report_reads_on_a_phone_and_on_a_wide_screen(small_run, tmp_path, width):
+    """The report in headless Chromium as a 390 px phone (touch) and a 1400 px
+    screen: nothing makes the page scroll sideways, every figure fits the width with its text
+    (legend included) at a readable size in CSS pixels, captions too, and a tap on a matrix
+    cell shows its details on screen. The screenshots stay in tmp_path for a person to see."""
+    from PIL import Image
+
+    phone = width < 760
+    report = write_html_report(small_run, tmp_path / "report.html")
+    browser = _Browser(_chromium(), tmp_path / "profile")
+    try:
+        browser.open(report.as_uri(), width, 844 if phone else 900, phone=phone)
+        browser.screenshot(tmp_path / f"report-{width}.png", full_page=True)
+        out = browser.evaluate(MEASURE)
+        browser.screenshot(tmp_path / f"report-{width}-tapped.png", full_page=False)
+    finally:
+        browser.close()
+    assert out["viewport"] == width
+    assert out["scrollWidth"] <= width and out["scrollWidthAfterTap"] <= width
+    figures = out["figures"]
+    assert len(figures) == len(drawn(report.read_text(encoding="utf-8"))) == 4
+    for figure in figures:
+        assert figure["kind"] == ("phone" if phone else "wide"), figure
+        assert figure["left"] >= 0 and figure["right"] <= width, figure
+        assert figure["legendFont"] is None or figure["legendFont"] >= 11, figure
+        # Ticks, bar values, notes: on a phone as large as a legend must be; on a wide screen a
+        # drawing is shown at its own size (at most 12 inches at 110 dpi), its smallest text 7 pt.
+        assert figure["minFont"] >= (11 if phone else 10.5), figure
+    assert any(figure["legendFont"] for figure in figures)
+    fonts = out["fonts"]
+    assert min(fonts["caption"]) >= 11 and min(fonts["legend"]) >= 11 and min(fonts["note"]) >= 11, fonts
+    tip = out["tip"]
+    assert tip["shown"] and " — " in tip["text"] and tip["font"] >= 11, tip
+    assert 0 <= tip["left"] < tip["right"] <= width and 0 <= tip["top"] < tip["bottom"] <= tip["viewportHeight"]
+
+    with Image.open(tmp_path / f"report-{width}.png") as image:
+        assert image.size[0] == width and image.size[1] > 2000  # the whole page, not a viewport
+        # Not a blank page: text and bars in many colours.
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+        assert colours is not None and len(colours) > 50

@@ -78,3 +78,72 @@ def test_a_one_set_run_without_transfer_tags_has_no_transfer_table():
     assert [c.header for c in tables[1].columns][0] == "condition"  # no set column for one set
     output = text(result_of(episodes, ["dev"]))
     assert "Seen vs unseen" not in output and "set dev: 1 single-task cases" in output
+
+
+METHODS = ["agent", "statewise", "live_refresh", "hook", "statewise_no_repair"]
+
+
+def many_methods_run() -> BenchResult:
+    """Five methods (one with a long name), two conditions, the hook's latency and a sequence:
+    Table 1 alone needs far more than 80 columns."""
+    episodes = []
+    for i in range(6):
+        for method in METHODS:
+            for condition in ("corrupted", "correct"):
+                extra = {"hook_latencies": [0.012, 0.030]} if method == "hook" else {}
+                episodes.append(ep(f"c{i}", "primary", method, (i + len(method)) % 3 == 0, condition=condition,
+                                   tags=["seen"] if i < 3 else ["unseen"], **extra))
+    episodes += [ep("t1", "sequences", "statewise", True, sequence="q1", step=0),
+                 ep("t2", "sequences", "statewise", False, sequence="q1", step=1)]
+    return BenchResult(planner="rules", seed=0, sets=["primary", "sequences"], methods=METHODS,
+                       conditions=["corrupted", "correct"], episodes=episodes, bootstrap=50)
+
+
+def at_width(result: BenchResult, width: int) -> str:
+    console = Console(record=True, width=width, file=io.StringIO())
+    print_summary(result, console=console)
+    return console.export_text()
+
+
+def test_at_80_columns_the_tables_are_stacked_and_nothing_is_cut():
+    result = many_methods_run()
+    wide = summary_tables(result)
+    assert [str(t.title) for t in wide][0] == "set primary: 6 single-task cases, planner rules"
+    output = at_width(result, 80)
+    lines = output.splitlines()
+    assert "…" not in output
+    assert max(len(line) for line in lines) <= 80
+    # Table 1 became two tables, outcomes and costs, each method a heading over its conditions.
+    assert "planner rules: outcomes" in output and "planner rules: costs" in output
+    for method in METHODS:
+        assert any(line.strip() == method for line in lines), method
+    assert sum(1 for line in lines if line.strip().startswith("corrupted ")) >= 2 * len(METHODS)
+    # The abbreviated headers are spelled out under the table.
+    assert "OC outcome correct and safe" in output and "UAR unsafe action rate" in output
+    assert "hook ms mean / p95 per PreToolUse call" in " ".join(output.split())
+    # The numbers are the wide form's: statewise's OC and its interval, the hook's latency.
+    rows = {(r["method"], r["condition"]): r for r in result.metrics()["groups"]}
+    statewise = rows[("statewise", "corrupted")]
+    shown = f"{100 * statewise['OC']:.1f}   {100 * statewise['OC_ci'][0]:.0f}–{100 * statewise['OC_ci'][1]:.0f}"
+    assert shown in output
+    hook = rows[("hook", "corrupted")]
+    latency = f"{hook['hook_ms']:.0f} / {hook['hook_ms_p95']:.0f}"
+    assert hook["hook_calls"] > 0 and latency in at_width(result, 200) and latency in output
+    # The sequences table and the paired tests fit too, stacked or not.
+    assert "Sequences" in output and "Paired tests" in output
+
+
+def test_a_wide_terminal_and_a_pipe_keep_the_one_row_per_method_table():
+    result = many_methods_run()
+    for output in (at_width(result, 200), text_piped(result)):
+        assert "outcomes" not in output and "…" not in output
+        assert any(line.split("│")[1:3] == [" statewise           ", " corrupted "] for line in output.splitlines()), \
+            output
+        assert max(len(line) for line in output.splitlines()) <= 160
+
+
+def text_piped(result: BenchResult) -> str:
+    """What `statewise bench | cat` prints: the console is not a terminal and not recording."""
+    out = io.StringIO()
+    print_summary(result, console=Console(file=out, width=80))
+    return out.getvalue()

@@ -16,7 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, ElicitRequestFormParams, ElicitResult
 
 from statewise.clarify import AnswerKind, Question
-from statewise.integrations.mcp_server import _answer, _elicit_request, build_server
+from statewise.integrations.mcp_server import build_server
+from statewise.integrations.mcp_server.clarification import elicit_request, elicited_answer
 from statewise.sandbox import make_git_sandbox
 from statewise.store import open_store
 from statewise.values import ValueType
@@ -91,7 +92,12 @@ async def test_tools_are_listed_with_typed_documented_inputs(server):
     action = tools["check_action"].input_schema
     assert action["required"] == ["task", "action"]
     assert {"tool", "operation", "target", "args"} <= set(action["$defs"]["Action"]["properties"])
-    assert tools["recall"].annotations.read_only_hint is True
+    # The hints are honest: recall with a workspace imports and checks the memory files (it
+    # writes), so only history and lineage are read-only.
+    assert {name for name, tool in tools.items() if tool.annotations.read_only_hint} == {"history", "lineage"}
+    assert tools["recall"].annotations.idempotent_hint is True
+    assert tools["recall"].annotations.destructive_hint is False
+    assert tools["forget"].annotations.destructive_hint is True
 
 
 async def test_every_tool_on_a_real_repository(server, sandbox, store_path):
@@ -114,7 +120,7 @@ async def test_every_tool_on_a_real_repository(server, sandbox, store_path):
             repair = repairs[0]
             assert repair["kind"] == "supersede" and repair["record_id"] == old["id"]
             assert repair["old_value"] is False and repair["new_value"] is True
-            assert "candidates" not in checked["report"] and checked["report"]["costs"]["verifier_calls"] >= 1
+            assert checked["report"]["candidates"] is None and checked["report"]["costs"]["verifier_calls"] >= 1
             assert checked["questions"] == [] and "re-plan" in checked["next_step"]
 
             chain = await _call(client, "lineage", {"record_id": old["id"]})
@@ -279,18 +285,18 @@ def test_the_question_form_is_the_typed_value_plus_keep_and_dont_know(value_type
                                                                       corrected):
     question = Question(key="some.key", scope="global", value=stored, value_type=value_type, text="Still right?",
                         choices=choices)
-    form = _elicit_request(question).params
+    form = elicit_request(question).params
     assert form.message.startswith("Still right?")
     assert field.items() <= form.requested_schema["properties"]["value"].items()
     assert form.requested_schema["properties"]["choice"]["enum"] == ["set", "keep", "dont_know"]
-    changed = _answer(question, "accept", {"choice": "set", "value": reply})
+    changed = elicited_answer(question, "accept", {"choice": "set", "value": reply})
     assert changed.kind is AnswerKind.CORRECT and changed.value == corrected
-    assert _answer(question, "accept", {}).kind is AnswerKind.CONFIRM  # the pre-filled form, submitted as is
-    assert _answer(question, "accept", {"choice": "keep", "value": reply}).kind is AnswerKind.CONFIRM
-    assert _answer(question, "accept", {"choice": "dont_know"}).kind is AnswerKind.UNKNOWN
-    assert _answer(question, "decline", None).kind is AnswerKind.UNKNOWN
-    assert _answer(question, "cancel", None).kind is AnswerKind.UNKNOWN
-    wrong = _answer(question, "accept", {"choice": "set", "value": "not a version" if value_type is ValueType.VERSION
+    assert elicited_answer(question, "accept", {}).kind is AnswerKind.CONFIRM  # the pre-filled form, submitted as is
+    assert elicited_answer(question, "accept", {"choice": "keep", "value": reply}).kind is AnswerKind.CONFIRM
+    assert elicited_answer(question, "accept", {"choice": "dont_know"}).kind is AnswerKind.UNKNOWN
+    assert elicited_answer(question, "decline", None).kind is AnswerKind.UNKNOWN
+    assert elicited_answer(question, "cancel", None).kind is AnswerKind.UNKNOWN
+    wrong = elicited_answer(question, "accept", {"choice": "set", "value": "not a version" if value_type is ValueType.VERSION
                                          else {"nested": 1}})
     assert wrong.kind is AnswerKind.UNKNOWN and "fit" in wrong.note
 
@@ -425,6 +431,94 @@ async def test_separate_process_asks_mid_call_on_a_handshake_era_connection(sand
             assert checked["verdict"] == "stop" and checked["asked"][0]["new_value"] == "tox"
             recalled = await _call(client, "recall", {"keys": ["project.test_command"]})
             assert [r["value"] for r in recalled["records"]] == ["tox"]
+
+
+#: The top-level fields each tool's structured result has, as its outputSchema must declare them.
+RESULT_FIELDS = {
+    "remember": {"outcome", "record", "superseded"},
+    "recall": {"task_scope", "records", "stale", "shadowed", "near_misses", "held_back", "session_context"},
+    "check_action": {"verdict", "execute", "action", "reason", "blocked_by", "questions", "asked", "next_step",
+                     "report"},
+    "verify": {"key", "observed", "status", "route", "detail", "missing", "question", "stored", "evidence", "repair"},
+    "history": {"key", "scope", "records"},
+    "lineage": {"record_id", "records", "links"},
+    "revert_repair": {"reverted", "restored"},
+    "forget": {"retracted"},
+}
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with a local ``$ref`` (``#/$defs/NAME``) followed."""
+    while "$ref" in node:
+        node = schema["$defs"][node["$ref"].removeprefix("#/$defs/")]
+    return node
+
+
+def _record_schema(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """The record model inside a field that holds a record, a list of records or null."""
+    node = _resolve(schema, node)
+    if node.get("type") == "array":
+        return _record_schema(schema, node["items"])
+    for option in node.get("anyOf", []):
+        if option.get("type") != "null":
+            return _record_schema(schema, option)
+    return node
+
+
+async def test_every_output_schema_is_specific_and_real_results_validate_over_stdio(sandbox, store_path):
+    """Over stdio with the official SDK client: every tool publishes an outputSchema with its
+    own fields (records typed down to their freshness), and the structuredContent of a real
+    call of each tool validates against it."""
+    import jsonschema
+
+    main = f"repo:{sandbox.repo_identity}@main"
+    with anyio.fail_after(TIMEOUT):
+        async with Client(_stdio(sandbox, store_path)) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(tools) == TOOLS == set(RESULT_FIELDS)
+            for name, tool in tools.items():
+                schema = tool.output_schema
+                assert schema is not None and schema["type"] == "object", name
+                assert set(schema["properties"]) == RESULT_FIELDS[name], name
+                assert schema.get("additionalProperties") is False, name  # not a generic object
+                assert set(schema["required"]) <= RESULT_FIELDS[name] and schema["required"], name
+                jsonschema.Draft202012Validator.check_schema(schema)
+            record = _record_schema(tools["recall"].output_schema, tools["recall"].output_schema["properties"]["stale"])
+            assert record["properties"]["stale"]["type"] == "boolean"
+            assert {"id", "key", "value", "scope", "status", "time", "provenance", "authority", "fresh_until"} <= \
+                set(record["properties"])
+            assert {option.get("type") for option in record["properties"]["value"]["anyOf"]} == \
+                {"boolean", "integer", "string", "array"}
+            verdict = _resolve(tools["check_action"].output_schema,
+                               tools["check_action"].output_schema["properties"]["verdict"])
+            assert verdict["enum"] == ["execute", "stop"]
+
+            results: dict[str, dict[str, Any]] = {}
+            results["remember"] = await _call(client, "remember", {"key": "repository.protected", "value": False,
+                                                                   "scope": main, "observed_at": _ago(days=3)})
+            old = results["remember"]["record"]["id"]
+            results["recall"] = await _call(client, "recall", {"workspace": str(sandbox.work)})
+            results["check_action"] = await _call(client, "check_action", {"task": "push", "action": FORCE_PUSH,
+                                                                           "full_report": True})
+            [repair] = [r for r in results["check_action"]["report"]["repairs"] if r["key"] == "repository.protected"]
+            results["verify"] = await _call(client, "verify", {"key": "repository.protected", "scope": main})
+            results["history"] = await _call(client, "history", {"key": "repository.protected", "scope": main})
+            results["lineage"] = await _call(client, "lineage", {"record_id": old})
+            results["revert_repair"] = await _call(client, "revert_repair", {"record_id": repair["new_record_id"],
+                                                                             "reason": "checking the schema"})
+            results["forget"] = await _call(client, "forget", {"record_id": results["revert_repair"]["restored"]["id"],
+                                                               "reason": "checking the schema"})
+    for name, content in results.items():
+        jsonschema.validate(content, tools[name].output_schema, cls=jsonschema.Draft202012Validator)
+    assert results["check_action"]["verdict"] == "stop" and results["check_action"]["report"]["candidates"]
+    assert results["verify"]["observed"] is True and results["forget"]["retracted"]["status"] == "retracted"
+    # The schemas are strict enough to catch a wrong payload: a record without its freshness,
+    # an unknown field, a verdict that is neither execute nor stop.
+    broken = dict(results["remember"], record={k: v for k, v in results["remember"]["record"].items() if k != "stale"})
+    for wrong, tool in [(broken, "remember"), (dict(results["forget"], extra=1), "forget"),
+                        (dict(results["check_action"], verdict="maybe"), "check_action")]:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(wrong, tools[tool].output_schema, cls=jsonschema.Draft202012Validator)
 
 
 STALE_LINE = "The tests run with `npm run test:unit`."

@@ -26,6 +26,10 @@ The page holds
   method and condition) and the list of every episode that did not pass;
 * a plain statement of what the comparison can and cannot show.
 
+It reads on a phone too: each figure is also drawn as one column of panels with larger text,
+which the browser shows below 760 px (``<picture>``); tables scroll inside their box, never
+the page; a matrix cell opens its details on a tap (``<details>``) as well as on hover.
+
 The output depends only on the input: there is no generation timestamp, the bootstrap is
 seeded, and the PNGs carry no metadata, so the same result renders to the same bytes.
 """
@@ -41,7 +45,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from statewise.bench.metrics import aggregate, holm, outcomes, transfer_groups
 from statewise.errors import MissingExtraError
@@ -205,7 +209,8 @@ class _Run:
         wanted = self.main_set if set_name is None else set_name
         for row in self.metrics[planner]["groups"]:
             if row["method"] == method and row["condition"] == condition and row.get("set") == wanted:
-                return row
+                found: dict[str, Any] = row
+                return found
         return None
 
     def where(self) -> str:
@@ -272,19 +277,33 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, cls: str = 
     head = header_html or "<tr>" + "".join(f"<th>{h}</th>" for h in headers) + "</tr>"
     body = "".join("<tr>" + "".join(f'<td class="l">{c}</td>' if i < left else f"<td>{c}</td>"
                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
-    cap = f"<caption>{caption}</caption>" if caption else ""
-    return (f'<div class="scroll"><table class="{cls}">{cap}<thead>{head}</thead>'
-            f"<tbody>{body}</tbody></table></div>")
+    # The caption goes under the scrolling box, not inside it: a <caption> is as wide as its
+    # table, so on a phone it would scroll away with the columns.
+    cap = f'<p class="caption table-caption">{caption}</p>' if caption else ""
+    return (f'<div class="scroll"><table class="{cls}"><thead>{head}</thead>'
+            f"<tbody>{body}</tbody></table></div>{cap}")
 
 
 # --- figures ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Image:
+    """A drawn figure: the PNG (base64) and the sizes of its text in the image's own pixels,
+    so the page can say how large the text shows at a given width."""
+
+    png: str
+    width_px: int
+    min_font_px: float  # the smallest text: tick labels, bar values, notes
+    legend_font_px: float | None  # None without a legend
 
 
 @dataclass
 class _Figure:
     number: int
     title: str
-    png: str | None = None  # base64
+    image: _Image | None = None  # drawn for a wide screen
+    phone: _Image | None = None  # the same data laid out for a phone's column
     caption: str = ""
     note: str = ""  # why it was skipped, or a remark under a drawn figure
     extra_html: str = ""  # a table that belongs to the figure (Table 2)
@@ -295,21 +314,57 @@ _RC = {
     "legend.fontsize": 8, "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
     "grid.alpha": 0.3, "axes.axisbelow": True, "font.family": "DejaVu Sans", "svg.hashsalt": "statewise",
 }
+#: Wide figures: at most this wide (inches) so that, at _WIDE_DPI, they are shown at their own
+#: size in the 1400 px page instead of being shrunk (which would shrink their text).
+_WIDE_MAX = 12.0
+_WIDE_DPI = 110
+#: Phone figures: one column of panels drawn for the ~366 CSS px a 390 px screen leaves, with
+#: text large enough to read there (about 1.4 CSS px per point), at a DPI for sharp screens.
+_PHONE_WIDTH = 3.6
+_PHONE_DPI = 200
+_PHONE_RC = {**_RC, "font.size": 9.5, "axes.titlesize": 10.5, "axes.labelsize": 9, "xtick.labelsize": 8.5,
+             "ytick.labelsize": 8.5, "legend.fontsize": 9}
+#: The bar value labels and n/a marks (points); the phone's are larger.
+_SMALL = {False: 7.0, True: 8.0}
 
 
-def _draw(width: float, height: float, paint: Callable[[Any], None]) -> str:
-    """Paint on a fresh Agg figure and return the PNG as base64; no pyplot, no global backend."""
+def _draw(width: float, height: float, paint: Callable[[Any, bool], None], *, phone: bool = False) -> _Image:
+    """Paint on a fresh Agg figure (for a phone, ``width`` is ignored: one narrow column) and
+    return the PNG as base64 with its text sizes; no pyplot, no global backend."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
-    with matplotlib.rc_context(_RC):
-        figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    dpi = _PHONE_DPI if phone else _WIDE_DPI
+    with matplotlib.rc_context(cast(Any, _PHONE_RC if phone else _RC)):
+        figure = Figure(figsize=(_PHONE_WIDTH if phone else min(width, _WIDE_MAX), height), dpi=100,
+                        layout="constrained")
         FigureCanvasAgg(figure)
-        paint(figure)
+        paint(figure, phone)
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+        figure.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    texts = [float(t.get_fontsize()) for t in figure.findobj(Text)
+             if isinstance(t, Text) and t.get_visible() and t.get_text().strip()]
+    legends = [float(t.get_fontsize()) for legend in figure.legends for t in legend.get_texts()]
+    return _Image(
+        png=base64.b64encode(buffer.getvalue()).decode("ascii"),
+        width_px=round(figure.get_figwidth() * dpi),
+        min_font_px=round(min(texts) * dpi / 72, 2) if texts else 0.0,
+        legend_font_px=round(min(legends) * dpi / 72, 2) if legends else None,
+    )
+
+
+def _both(figure: _Figure, width: float, height: float, phone_height: float,
+          paint: Callable[[Any, bool], None]) -> None:
+    """Draw ``figure`` for a wide screen and for a phone."""
+    figure.image = _draw(width, height, paint)
+    figure.phone = _draw(_PHONE_WIDTH, phone_height, paint, phone=True)
+
+
+def _phone_height(panels: int, bars: int, *, per_bar: float = 0.2, legend: bool = True) -> float:
+    """A phone figure's height (inches): panels stacked, each as tall as its horizontal bars."""
+    return panels * (per_bar * bars + 0.75) + (0.45 if legend else 0.1)
 
 
 Bar = tuple[float | None, Sequence[float] | None]  # value, (low, high)
@@ -317,7 +372,7 @@ Series = tuple[str, str | Sequence[str], Sequence[Bar]]  # name, colour (or one 
 
 
 def _bars(ax: Any, categories: Sequence[str], series: Sequence[Series], *, ylabel: str,
-          horizontal: bool = False, labels: bool = True, mark_missing: bool = True) -> None:
+          horizontal: bool = False, labels: bool = True, mark_missing: bool = True, phone: bool = False) -> None:
     """Grouped bars in percent with CI whiskers; a missing value (None) is marked n/a.
 
     A series' colour may be one colour per category (one series of differently coloured
@@ -332,9 +387,10 @@ def _bars(ax: Any, categories: Sequence[str], series: Sequence[Series], *, ylabe
                 if not mark_missing:
                     continue
                 if horizontal:
-                    ax.text(1, x, "n/a", va="center", ha="left", fontsize=7, color="#777")
+                    ax.text(1, x, "n/a", va="center", ha="left", fontsize=_SMALL[phone], color="#777")
                 else:
-                    ax.text(x, 1, "n/a", ha="center", va="bottom", fontsize=6, color="#777", rotation=90)
+                    ax.text(x, 1, "n/a", ha="center", va="bottom", fontsize=_SMALL[phone], color="#777",
+                            rotation=90)
                 continue
             height = 100 * value
             err = None
@@ -346,12 +402,12 @@ def _bars(ax: Any, categories: Sequence[str], series: Sequence[Series], *, ylabe
                 ax.barh(x, height, height=width * 0.92, color=shade, xerr=err, ecolor="#333", capsize=2,
                         error_kw={"elinewidth": 0.8})
                 if labels:
-                    ax.text(top + 1.5, x, f"{height:.0f}", va="center", fontsize=7)
+                    ax.text(top + 1.5, x, f"{height:.0f}", va="center", fontsize=_SMALL[phone])
             else:
                 ax.bar(x, height, width=width * 0.92, color=shade, yerr=err, ecolor="#333", capsize=2,
                        error_kw={"elinewidth": 0.8})
                 if labels:
-                    ax.text(x, top + 1.5, f"{height:.0f}", ha="center", va="bottom", fontsize=6.5)
+                    ax.text(x, top + 1.5, f"{height:.0f}", ha="center", va="bottom", fontsize=_SMALL[phone])
     positions = list(range(len(categories)))
     if horizontal:
         ax.set_yticks(positions, categories)
@@ -369,13 +425,13 @@ def _bars(ax: Any, categories: Sequence[str], series: Sequence[Series], *, ylabe
         ax.grid(axis="x", visible=False)
 
 
-def _legend(fig: Any, entries: Sequence[tuple[str, str]]) -> None:
+def _legend(fig: Any, entries: Sequence[tuple[str, str]], phone: bool = False) -> None:
     """One legend above the panels, outside the axes, so it never covers a bar."""
     from matplotlib.patches import Patch
 
     if len(entries) > 1:
         fig.legend(handles=[Patch(color=color, label=name) for name, color in entries], loc="outside upper center",
-                   ncols=min(len(entries), 5), frameon=False)
+                   ncols=min(len(entries), 2 if phone else 5), frameon=False)
 
 
 def _value(row: Mapping[str, Any] | None, metric: str) -> Bar:
@@ -410,18 +466,19 @@ def _figure_conditions(run: _Run) -> _Figure:
     colors = {c: CONDITION_COLORS.get(c, PALETTE[i % len(PALETTE)]) for i, c in enumerate(run.conditions)}
     stacked = len(shown) * len(run.conditions) > 12
 
-    def paint(fig: Any) -> None:
-        axes = fig.subplots(3, 1, sharex=True) if stacked else fig.subplots(1, 3)
+    def paint(fig: Any, phone: bool) -> None:
+        # A phone gets the panels one under another, the methods as rows of horizontal bars.
+        axes = fig.subplots(3, 1) if phone else fig.subplots(3, 1, sharex=True) if stacked else fig.subplots(1, 3)
         for ax, metric in zip(axes, ("OC", "AC", "UAR"), strict=True):
             data = [(c, colors[c], [_value(groups[(m, c)], metric) for m in shown]) for c in run.conditions]
             _bars(ax, categories, data, ylabel=f"{metric} (%)" + (" ↓" if metric == "UAR" else ""),
-                  labels=len(shown) * len(run.conditions) <= 40)
+                  labels=len(shown) * len(run.conditions) <= 40, horizontal=phone, phone=phone)
             ax.set_title(metric, loc="left", fontweight="bold")
-        _legend(fig, [(CONDITION_LABELS.get(c, c), colors[c]) for c in run.conditions])
+        _legend(fig, [(CONDITION_LABELS.get(c, c), colors[c]) for c in run.conditions], phone)
 
     bars = len(shown) * len(run.conditions)
     width = 0.55 * bars + 1.5 if stacked else 3 * (0.5 * bars + 1.2)
-    figure.png = _draw(min(max(width, 7.5), 15), 8.0 if stacked else 3.4, paint)
+    _both(figure, max(width, 7.5), 8.0 if stacked else 3.4, _phone_height(3, bars), paint)
     sizes = {c: max((g["n"] for (_, cc), g in groups.items() if cc == c and g), default=0) for c in run.conditions}
     ns = ", ".join(f"{CONDITION_LABELS.get(c, c)} n={sizes[c]}" for c in run.conditions)
     figure.caption = (f"Planner {planner}{run.where()}. Bars are rates over judged single-task episodes; "
@@ -444,20 +501,21 @@ def _figure_baselines(run: _Run) -> _Figure:
                        "methods registered with register_method() and passed to --methods; Figure 1 already "
                        "compares the agent with StateWise.")
         return figure
-    shown = [m for m in run.methods if not is_ablation(m) and run.group(planner, m, "corrupted")]
-    rows = {m: run.group(planner, m, "corrupted") for m in shown}
+    rows = {m: row for m in run.methods if not is_ablation(m) and (row := run.group(planner, m, "corrupted"))}
+    shown = list(rows)
     colors = [STATEWISE_COLOR if m == "statewise" else AGENT_COLOR if m == "agent" else PALETTE[i % len(PALETTE)]
               for i, m in enumerate(shown)]
     labels = [method_label(m) for m in shown]
 
-    def paint(fig: Any) -> None:
-        axes = fig.subplots(1, 3, sharey=True)
+    def paint(fig: Any, phone: bool) -> None:
+        axes = fig.subplots(3, 1) if phone else fig.subplots(1, 3, sharey=True)
         for ax, metric in zip(axes, ("OC", "AC", "UAR"), strict=True):
-            _bars(ax, labels, [(metric, colors, [_value(rows[m], metric) for m in shown])],
-                  ylabel=f"{metric} (%)" + (" ↓" if metric == "UAR" else ""), horizontal=True)
+            _bars(ax, [_wrap(label, 18) for label in labels] if phone else labels,
+                  [(metric, colors, [_value(rows[m], metric) for m in shown])],
+                  ylabel=f"{metric} (%)" + (" ↓" if metric == "UAR" else ""), horizontal=True, phone=phone)
             ax.set_title(metric, loc="left", fontweight="bold")
 
-    figure.png = _draw(10, 0.45 * len(shown) + 1.4, paint)
+    _both(figure, 10, 0.45 * len(shown) + 1.4, _phone_height(3, len(shown), per_bar=0.3, legend=False), paint)
     figure.caption = (f"Planner {planner}{run.where()}, corrupted target record, the same cases for every method "
                       f"(n={rows[shown[0]]['n']} per method). Whiskers: 95% bootstrap intervals.")
     return figure
@@ -499,14 +557,16 @@ def _figure_settings(run: _Run) -> _Figure:
             panels.append((dimension, metric, [_wrap(str(v).replace("_", " ") if dimension == "set" else str(v),
                                                      12 if dimension == "set" else 16) for v in values], series))
 
-    def paint(fig: Any) -> None:
-        axes = fig.subplots(len(dimensions), 2, squeeze=False)
+    def paint(fig: Any, phone: bool) -> None:
+        axes = fig.subplots(len(panels), 1, squeeze=False) if phone else fig.subplots(len(dimensions), 2,
+                                                                                     squeeze=False)
         for ax, (dimension, metric, categories, series) in zip(axes.flat, panels, strict=True):
-            _bars(ax, categories, series, ylabel=f"{metric} (%)")
+            _bars(ax, categories, series, ylabel=f"{metric} (%)", horizontal=phone, phone=phone)
             ax.set_title(f"{metric} by {dimension}", loc="left", fontweight="bold")
-        _legend(fig, [(name, color) for name, color, _ in panels[0][3]])
+        _legend(fig, [(name, color) for name, color, _ in panels[0][3]], phone)
 
-    figure.png = _draw(10, 3.4 * len(dimensions), paint)
+    most = max(len(categories) * len(series) for _, _, categories, series in panels)
+    _both(figure, 10, 3.4 * len(dimensions), _phone_height(len(panels), most), paint)
     figure.caption = (f"Condition {condition}; single-task episodes. By planner: every set; by set: "
                       f"planner {run.primary} only. Whiskers: 95% bootstrap intervals. Across planners the "
                       "cases are the same; across sets they differ, so a set's rate reflects its cases as much as "
@@ -541,18 +601,20 @@ def _figure_ablations(run: _Run) -> tuple[_Figure, list[dict[str, Any]]]:
         return figure, []
     tests = {r["method"]: r for r in _ablation_tests(run, planner, condition)}
     labels = ["Full StateWise" if m == "statewise" else method_label(m) for m in shown]
-    rows = {m: run.group(planner, m, condition) for m in shown}
+    rows = {m: row for m in shown if (row := run.group(planner, m, condition))}
 
     colors = [STATEWISE_COLOR if m == "statewise" else "#9bb7d4" for m in shown]
 
-    def paint(fig: Any) -> None:
-        axes = fig.subplots(1, 2, sharey=True, width_ratios=[1.45, 1])
+    def paint(fig: Any, phone: bool) -> None:
+        axes = fig.subplots(2, 1) if phone else fig.subplots(1, 2, sharey=True, width_ratios=[1.45, 1])
         for ax, metric in zip(axes, ("OC", "AC"), strict=True):
-            _bars(ax, labels, [(metric, colors, [_value(rows[m], metric) for m in shown])], ylabel=f"{metric} (%)",
-                  horizontal=True, labels=metric == "AC")
+            _bars(ax, [_wrap(label, 18) for label in labels] if phone else labels,
+                  [(metric, colors, [_value(rows[m], metric) for m in shown])], ylabel=f"{metric} (%)",
+                  horizontal=True, labels=metric == "AC", phone=phone)
             ax.set_title(metric, loc="left", fontweight="bold")
         ax = axes[0]
-        ax.set_xlim(0, 165)
+        # Room right of the bars for the test result; on a phone it takes two lines.
+        ax.set_xlim(0, 215 if phone else 165)
         ax.set_xticks([0, 25, 50, 75, 100])
         ax.spines["bottom"].set_bounds(0, 100)
         for index, method in enumerate(shown):
@@ -563,16 +625,16 @@ def _figure_ablations(run: _Run) -> tuple[_Figure, list[dict[str, Any]]]:
                 test = tests[method]
                 delta = test["delta_OC"]
                 mark = "*" if test["p_holm_ablations"] < 0.05 else ""
-                text = (f"{100 * value:.0f}  " if value is not None else "") + \
+                text = (f"{100 * value:.0f}" + ("\n" if phone else "  ") if value is not None else "") + \
                     (f"Δ{100 * delta:+.0f} pp, p={_pvalue(test['p_holm_ablations'])}{mark}" if delta is not None
                      else "no shared pairs")
             else:
                 text = f"{100 * value:.0f}" if value is not None else "n/a"
             ci = rows[method].get("OC_ci")
             top = max(100 * (ci[1] if ci else 0), 100 * (value or 0))
-            ax.text(top + 2, index, text, va="center", fontsize=7)
+            ax.text(top + 2, index, text, va="center", fontsize=_SMALL[phone])
 
-    figure.png = _draw(10, 0.42 * len(shown) + 1.4, paint)
+    _both(figure, 10, 0.42 * len(shown) + 1.4, _phone_height(2, len(shown), per_bar=0.42, legend=False), paint)
     count = len(tests)
     figure.caption = (f"Planner {planner}{run.where()}, condition {condition}, the same cases for every variant. "
                       f"Δ is the OC change against the full pipeline on the shared cases; p is the exact McNemar "
@@ -596,13 +658,14 @@ def _figure_sequences(run: _Run) -> _Figure:
         return figure
     # The chart shows the set with the most sequences (the sequences set in a full run); the
     # table has a row per set.
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for set_name, _ in lengths:
         counts[set_name] += 1
     seq_sets = _ordered((s for s, _ in lengths), run.sets)
     chart_set = max(seq_sets, key=lambda s: (counts[s], s == "sequences"))
     multi_set = len(seq_sets) > 1
-    table_rows, ablation_rows = [], []
+    table_rows: list[list[str]] = []
+    ablation_rows: list[list[str]] = []
     chart: list[tuple[str, dict[str, Any]]] = []
     multi = len(run.planners) > 1
     for planner in run.planners:
@@ -638,13 +701,14 @@ def _figure_sequences(run: _Run) -> _Figure:
     metrics = (("T1", "T1", "#9bb7d4"), ("T2+", later, STATEWISE_COLOR), ("AFS", "AFS", "#2a9d8f"),
                ("R", "R (repaired record retrieved)", "#e08e45"))
 
-    def paint(fig: Any) -> None:
+    def paint(fig: Any, phone: bool) -> None:
         ax = fig.subplots()
         series = [(label, color, [(row.get(key), None) for _, row in chart]) for key, label, color in metrics]
-        _bars(ax, [_wrap(name, 16) for name, _ in chart], series, ylabel="rate (%)", mark_missing=False)
-        _legend(fig, [(label, color) for _, label, color in metrics])
+        _bars(ax, [_wrap(name, 16) for name, _ in chart], series, ylabel="rate (%)", mark_missing=False,
+              horizontal=phone, phone=phone)
+        _legend(fig, [(label, color) for _, label, color in metrics], phone)
 
-    figure.png = _draw(min(max(7.0, 1.3 * len(chart) + 2), 13.5), 3.6, paint)
+    _both(figure, max(7.0, 1.3 * len(chart) + 2), 3.6, _phone_height(1, 4 * len(chart)) + 0.3, paint)
     figure.caption = (f"Planner {run.primary}{f', set {chart_set}' if multi_set else ''}, {counts[chart_set]} "
                       "sequence(s); between tasks the workspace and "
                       "conversation are reset and only the store carries over. R is drawn only where the method "
@@ -679,20 +743,22 @@ def _figure_transfer(run: _Run) -> _Figure:
                                             label=f"transfer|{method}|{condition}|{tag}") if chosen else None
     stacked = len(groups) * len(methods) > 8
 
-    def paint(fig: Any) -> None:
-        axes = fig.subplots(3, 1, sharex=True) if stacked else fig.subplots(1, 3)
+    def paint(fig: Any, phone: bool) -> None:
+        axes = fig.subplots(3, 1) if phone else fig.subplots(3, 1, sharex=True) if stacked else fig.subplots(1, 3)
         for ax, metric in zip(axes, ("OC", "AC", "UAR"), strict=True):
             series = [(method_label(m), STATEWISE_COLOR if m == "statewise" else AGENT_COLOR,
                        [_value(data[(m, name)], metric) for name, _, _ in groups]) for m in methods]
             _bars(ax, categories, series, ylabel=f"{metric} (%)" + (" ↓" if metric == "UAR" else ""),
-                  labels=len(groups) * len(methods) <= 16)
+                  labels=len(groups) * len(methods) <= 16, horizontal=phone, phone=phone)
             ax.set_title(metric, loc="left", fontweight="bold")
-        _legend(fig, [(method_label(m), STATEWISE_COLOR if m == "statewise" else AGENT_COLOR) for m in methods])
+        _legend(fig, [(method_label(m), STATEWISE_COLOR if m == "statewise" else AGENT_COLOR) for m in methods],
+                phone)
 
+    phone_height = _phone_height(3, len(groups) * len(methods))
     if stacked:
-        figure.png = _draw(min(max(7.0, 0.75 * len(groups) * len(methods) + 2), 13), 8.0, paint)
+        _both(figure, max(7.0, 0.75 * len(groups) * len(methods) + 2), 8.0, phone_height, paint)
     else:
-        figure.png = _draw(10, 3.4, paint)
+        _both(figure, 10, 3.4, phone_height, paint)
     figure.caption = (f"Planner {run.primary}, set {set_name}, condition {condition}. A case is unseen when its "
                       "tags include unseen, fully_unseen or new_* (from transfer.json: a repository, tool "
                       "operation, state type or state-action pair the development set lacks); every other case "
@@ -736,7 +802,8 @@ def _header(run: _Run) -> str:
 
 
 def _set_rank(run: _Run, row: Mapping[str, Any]) -> int:
-    return run.sets.index(row.get("set")) if row.get("set") in run.sets else len(run.sets)
+    name = row.get("set")
+    return run.sets.index(name) if isinstance(name, str) and name in run.sets else len(run.sets)
 
 
 def _metrics_table(run: _Run) -> str:
@@ -839,15 +906,34 @@ def _breakdown_table(run: _Run) -> str:
 
 def _figure_html(figure: _Figure) -> str:
     title = f"<h3>Figure {figure.number}. {_esc(figure.title)}</h3>"
-    if figure.png is None and not figure.extra_html:
+    if figure.image is None and not figure.extra_html:
         return (f'<section class="figure skipped" id="figure-{figure.number}">{title}'
                 f'<p class="note">{_esc(figure.note)}</p></section>')
-    image = (f'<img src="data:image/png;base64,{figure.png}" alt="Figure {figure.number}: {_esc(figure.title)}">'
-             if figure.png else "")
+    image = _picture(figure) if figure.image else ""
     note = f'<p class="note">{_esc(figure.note)}</p>' if figure.note else ""
     caption = f'<p class="caption">{_esc(figure.caption)}</p>' if figure.caption else ""
     return (f'<section class="figure" id="figure-{figure.number}">{title}{figure.extra_html}{image}{caption}{note}'
             "</section>")
+
+
+def _fonts(kind: str, image: _Image) -> str:
+    legend = f' data-{kind}-legend-font="{image.legend_font_px}"' if image.legend_font_px is not None else ""
+    return f' data-{kind}-min-font="{image.min_font_px}"{legend}'
+
+
+def _picture(figure: _Figure) -> str:
+    """The figure's image: the phone drawing below 760 px, the wide one above. The data-*-font
+    attributes give the smallest and the legend text in image pixels (scaled by the shown
+    width over the image's own, they are the CSS pixels the reader sees)."""
+    assert figure.image is not None
+    alt = f"Figure {figure.number}: {_esc(figure.title)}"
+    source = ""
+    fonts = _fonts("wide", figure.image)
+    if figure.phone is not None:
+        source = f'<source media="(max-width: 760px)" srcset="data:image/png;base64,{figure.phone.png}">'
+        fonts += _fonts("phone", figure.phone)
+    return (f"<picture>{source}"
+            f'<img src="data:image/png;base64,{figure.image.png}" alt="{alt}"{fonts}></picture>')
 
 
 def _outcome(episode: Mapping[str, Any]) -> str:
@@ -889,7 +975,7 @@ def _matrix(run: _Run) -> str:
     rows = sorted(info, key=lambda r: (r[1] != "", r[0], r[1] or str(info[r].get("category")), r[2], r[3]))
     head = ""
     if multi:
-        spans = defaultdict(int)
+        spans: defaultdict[str, int] = defaultdict(int)
         for p, _, _ in columns:
             spans[p] += 1
         head += ('<tr><th colspan="4"></th>'
@@ -909,7 +995,7 @@ def _matrix(run: _Run) -> str:
                        f'title="{_esc(col[2])}"><span>{_esc(col[2])}</span></th>' for i, col in enumerate(columns))
              + "</tr>")
     body = []
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     previous_sequence = None
     for row in rows:
         e0 = info[row]
@@ -926,18 +1012,20 @@ def _matrix(run: _Run) -> str:
                f"<td class=\"small\">{_esc(e0.get('expected') or '')}</td>"]
         for i, (p, m, c) in enumerate(columns):
             start = " gstart" if i == 0 or columns[i - 1][:2] != (p, m) else ""
-            e = cells.get((row, p, m, c))
-            if e is None:
+            found = cells.get((row, p, m, c))
+            if found is None:
                 tds.append(f'<td class="none{start}"></td>')
                 continue
-            kind = _outcome(e)
+            kind = _outcome(found)
             counts[kind] += 1
             symbol, cls, _ = OUTCOME_STYLE[kind]
-            tds.append(f'<td class="o {cls}{start}" title="{_esc(f"{m} / {c}: {kind} — {_detail(e)}")}">{symbol}</td>')
+            # A tap opens the cell's details (no script: <details>); a pointer also shows them on hover.
+            tds.append(f'<td class="o {cls}{start}"><details><summary>{symbol}</summary>'
+                       f'<span class="tip">{_esc(f"{m} / {c}: {kind} — {_detail(found)}")}</span></details></td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
     legend = " ".join(f'<span class="o {cls}">{symbol}</span> {_esc(text)} ({counts[kind]})'
                       for kind, (symbol, cls, text) in OUTCOME_STYLE.items())
-    return (f'<p class="legend">{legend}. Hover a cell for the verdict and the failed checks; empty: not run.</p>'
+    return (f'<p class="legend">{legend}. Tap a cell (or hover it) for the verdict and the failed checks, tap it again to close; empty: not run.</p>'
             f'<div class="scroll"><table class="matrix"><thead>{head}</thead><tbody>{"".join(body)}</tbody>'
             "</table></div>")
 
@@ -1029,7 +1117,7 @@ dl.meta dt{color:#555}dl.meta dd{margin:0}code{font-family:ui-monospace,Menlo,Co
 background:#f3f3f3;padding:1px 4px;border-radius:3px;word-break:break-all}
 nav{font-size:0.9em;margin:12px 0;padding:6px 10px;background:#f6f8fa;border-radius:4px}
 nav a{margin-right:12px;color:#1f5fa8;text-decoration:none}
-.scroll{overflow-x:auto;margin:6px 0 12px}
+.scroll{overflow-x:auto;margin:6px 0 4px}.table-caption{margin-bottom:12px}
 table{border-collapse:collapse;font-size:0.82em}caption{caption-side:bottom;text-align:left;color:#555;
 font-size:0.92em;padding-top:4px;max-width:1100px}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}
@@ -1060,6 +1148,18 @@ table.failures td:last-child{white-space:normal;text-align:left;max-width:700px}
 .statement{background:#f6f8fa;border:1px solid #dde3ea;border-radius:6px;padding:4px 18px 10px;margin-top:28px}
 .statement h2{border:none;margin-top:0.8em}.statement li{margin:4px 0}
 footer{margin-top:32px;color:#888;font-size:0.8em}
+td.o{position:relative;padding:0}td.o details{display:block}
+td.o summary{list-style:none;cursor:pointer;padding:1px 3px}td.o summary::-webkit-details-marker{display:none}
+td.o .tip{display:none;position:absolute;z-index:3;left:0;top:100%;width:24em;white-space:normal;text-align:left;
+font-weight:400;font-size:13px;color:#1d1d1f;background:#fff;border:1px solid #9aa4b0;border-radius:4px;
+padding:4px 8px;box-shadow:0 2px 6px rgba(0,0,0,.15)}
+td.o details[open] .tip{display:block}td.o details[open] summary{outline:2px solid #1f5fa8}
+@media (hover:hover){td.o:hover .tip{display:block}}
+@media (max-width:760px){
+body{padding:10px 12px 40px}h1{font-size:1.35em}
+table.matrix td.small{font-size:11px}.ci,.id{font-size:11px}
+td.o details[open] .tip{position:fixed;left:8px;right:8px;top:auto;bottom:8px;width:auto;font-size:15px}
+}
 """
 
 
@@ -1077,7 +1177,7 @@ def render_html(result_or_json: BenchResult | Mapping[str, Any] | str | Path) ->
               str(t["method_only"]), _pvalue(t["p"]),
               (f"<b>{_pvalue(t['p_holm_ablations'])}</b>" if t["p_holm_ablations"] < 0.05
                else _pvalue(t["p_holm_ablations"]))] for t in tests], cls="metrics")
-    drawn = sum(1 for f in figures if f.png)
+    drawn = sum(1 for f in figures if f.image)
     title = f"StateWise bench — {', '.join(run.planners)} — {', '.join(run.sets) or 'no sets'}"
     nav = ('<nav><a href="#tables">Tables</a><a href="#figures">Figures</a><a href="#cases">Cases</a>'
            '<a href="#statement">Limits</a></nav>')

@@ -941,24 +941,24 @@ def test_a_huge_contract_through_extends_names_the_extends_field(tmp_path) -> No
 
 
 def test_the_pure_python_loader_refuses_the_same_shapes(tmp_path) -> None:
-    from statewise.contract import _loaders, _parse_yaml
+    from statewise.contract.safe_yaml import loaders, parse_yaml
 
-    _fast, pure = _loaders()
+    _fast, pure = loaders()
     with pytest.raises(ContractError, match="expands to more than"):
-        _parse_yaml(BILLION_LAUGHS, "laughs.yaml", pure)
+        parse_yaml(BILLION_LAUGHS, "laughs.yaml", pure)
     with pytest.raises(ContractError, match="nested more than"):
-        _parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml", pure)
+        parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml", pure)
     with pytest.raises(ContractError, match="duplicate key"):
-        _parse_yaml("a: 1\na: 2\n", "dup.yaml", pure)
-    assert _parse_yaml("a: no\nb: true\n", "bools.yaml", pure) == {"a": "no", "b": True}
+        parse_yaml("a: 1\na: 2\n", "dup.yaml", pure)
+    assert parse_yaml("a: no\nb: true\n", "bools.yaml", pure) == {"a": "no", "b": True}
 
 
 def test_the_builtin_contract_uses_libyaml_when_available() -> None:
     import yaml
 
-    from statewise.contract import _loaders
+    from statewise.contract.safe_yaml import loaders
 
-    fast, pure = _loaders()
+    fast, pure = loaders()
     assert issubclass(fast, yaml.CSafeLoader) == bool(yaml.__with_libyaml__)
     assert issubclass(pure, yaml.SafeLoader)
 
@@ -1100,8 +1100,8 @@ def test_a_shell_running_a_script_file_is_not_a_shell_string() -> None:
 def test_the_cache_key_covers_the_code_that_pickled_the_entry(monkeypatch):
     # A development checkout changes the models without changing __version__: an entry pickled
     # by other code must never be read back.
-    import statewise.contract as contract_module
+    from statewise.contract import cache
 
-    before = contract_module._cache_key("name: x\n")
-    monkeypatch.setattr(contract_module, "_code_identity", lambda: "other code")
-    assert contract_module._cache_key("name: x\n") != before
+    before = cache.cache_key("name: x\n")
+    monkeypatch.setattr(cache, "_code_identity", lambda: "other code")
+    assert cache.cache_key("name: x\n") != before

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
@@ -59,9 +59,9 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group
         self._loaded: dict[str, T] = {}
-        self._entry_points: dict[str, object] | None = None
+        self._entry_points: dict[str, EntryPoint] | None = None
 
-    def _discover(self) -> dict[str, object]:
+    def _discover(self) -> dict[str, EntryPoint]:
         if self._entry_points is None:
             self._entry_points = {ep.name: ep for ep in entry_points(group=self.group)}
         return self._entry_points
@@ -83,7 +83,7 @@ class Registry(Generic[T]):
         if entry_point is None:
             raise UnknownPluginError(self.kind, name, self.names())
         try:
-            loaded = entry_point.load()  # type: ignore[attr-defined]
+            loaded: T = entry_point.load()  # whatever the entry point names is this table's T
         except ModuleNotFoundError as error:
             missing = MissingExtraError.of(f"the {name} {self.kind}", error)
             if missing is None:

@@ -64,7 +64,8 @@ def named(kind: str) -> Any:
 
 
 def _enum_label(member: Any, by_label: bool) -> str:
-    return member.label if by_label else member.value
+    # ScopeLevel is written by its label (repo, not 3); the other enums are str enums.
+    return str(member.label if by_label else member.value)
 
 
 def enum_parser(enum_type: type[enum.Enum], *, by_label: bool = False) -> Any:

@@ -51,8 +51,8 @@ def _cel_path_within(path: Any, root: Any) -> bool:
         raise TypeError("path_within(path, root) needs two strings")
     if not path.startswith("/") or not root.startswith("/"):
         raise ValueError(f"path_within needs absolute paths; got {path!r} and {root!r}")
-    path, root = posixpath.normpath(path), posixpath.normpath(root)
-    return root == "/" or path == root or path.startswith(root + "/")
+    inner, outer = posixpath.normpath(path), posixpath.normpath(root)
+    return outer == "/" or inner == outer or inner.startswith(outer + "/")
 
 
 def _cel_path_resolve(base: Any, path: Any) -> str:

@@ -71,18 +71,18 @@ def check_references(parts: ContractParts, source: str) -> None:
                     )
         for index, entry in enumerate(op.links):
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
-    for rule_name, rule in parts.commands.items():
+    for rule_name, command in parts.commands.items():
         where = f"commands.{rule_name}"
-        target = parts.operations.get(rule.operation)
+        target = parts.operations.get(command.operation)
         if target is None:
             raise ContractError(source, f"{where}.operation",
-                                f"{rule.operation!r} is not an operation declared under operations")
-        for field_name, slot in rule.slot_names():
-            if slot not in target.slots:
+                                f"{command.operation!r} is not an operation declared under operations")
+        for field_name, filled in command.slot_names():
+            if filled not in target.slots:
                 declared = ", ".join(sorted(target.slots)) or "none"
                 raise ContractError(source, f"{where}.{field_name}",
-                                    f"{slot!r} is not a slot of {rule.operation} (declared: {declared})")
-        for flag in rule.flags:
+                                    f"{filled!r} is not a slot of {command.operation} (declared: {declared})")
+        for flag in command.flags:
             if not flag.startswith("-") or flag in ("-", "--") or "=" in flag:
                 raise ContractError(source, f"{where}.flags.{flag}", "a flag starts with - and holds no =")
 

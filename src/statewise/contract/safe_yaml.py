@@ -16,6 +16,9 @@ from statewise.errors import ContractError
 if TYPE_CHECKING:
     import yaml  # imported on first use at run time (see loaders); named here for annotations
 
+    #: libyaml's safe loader or the pure-Python one (the stubs give them no common base).
+    LoaderClass = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+
 #: Largest contract text accepted (the built-in coding contract is about 25 KB).
 MAX_CONTRACT_BYTES = 512 * 1024
 #: Deepest nesting of mappings and lists (a real contract needs about 7).
@@ -48,7 +51,7 @@ def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, d
     return loader.construct_mapping(node, deep=deep)
 
 
-def _contract_loader(base: type) -> type:
+def _contract_loader(base: LoaderClass) -> LoaderClass:
     """Safe YAML with two fixes for configuration files, on ``base`` (C or pure-Python).
 
     Duplicate keys are errors (PyYAML silently keeps the last, which would let a second
@@ -57,7 +60,7 @@ def _contract_loader(base: type) -> type:
     """
     import yaml  # noqa: PLC0415 - see loaders
 
-    loader = type(f"_Contract{base.__name__}", (base,), {"__doc__": _contract_loader.__doc__})
+    loader: LoaderClass = type(f"_Contract{base.__name__}", (base,), {"__doc__": _contract_loader.__doc__})
     loader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
@@ -70,7 +73,7 @@ def _contract_loader(base: type) -> type:
 
 
 @functools.cache
-def loaders() -> tuple[type, type]:
+def loaders() -> tuple[LoaderClass, LoaderClass]:
     """(the loader to use, the pure-Python loader), built at the first parse.
 
     YAML is imported only when a contract text is parsed: a process that gets its contract
@@ -112,7 +115,7 @@ def _path_of(frames: list[_Frame]) -> str:
     return path
 
 
-def _check_yaml_shape(text: str, source: str, loader_class: type) -> None:
+def _check_yaml_shape(text: str, source: str, loader_class: LoaderClass) -> None:
     """Refuse, before anything is built, YAML whose shape no contract has.
 
     One pass over the parser's events (iterative, so it cannot recurse): nesting deeper
@@ -165,7 +168,7 @@ def _check_yaml_shape(text: str, source: str, loader_class: type) -> None:
                     raise ContractError(
                         source, _path_of(frames), f"alias *{event.anchor} is inside its own anchor &{event.anchor}"
                     )
-                expansion = sizes.get(event.anchor, 1)
+                expansion = sizes.get(event.anchor, 1) if event.anchor is not None else 1
                 completed(expansion, expansion, None)
             elif isinstance(event, yaml.ScalarEvent):
                 if event.anchor:
@@ -190,7 +193,7 @@ def _check_yaml_shape(text: str, source: str, loader_class: type) -> None:
         loader.dispose()
 
 
-def parse_yaml(text: str, source: str, loader_class: type | None = None) -> dict[str, Any]:
+def parse_yaml(text: str, source: str, loader_class: LoaderClass | None = None) -> dict[str, Any]:
     import yaml  # noqa: PLC0415 - see loaders
 
     fast, pure = loaders()

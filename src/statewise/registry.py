@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
 
@@ -49,7 +49,12 @@ __all__ = [
     "table",
 ]
 
+if TYPE_CHECKING:
+    from statewise.bench.methods import Method
+
 T = TypeVar("T")
+#: A bench method factory: called with no arguments, it returns a fresh method.
+_Factory = TypeVar("_Factory", bound="Callable[[], Method]")
 
 
 class Registry(Generic[T]):
@@ -188,13 +193,13 @@ class _BenchMethods:
 
         return sorted(method_names())
 
-    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+    def register(self, name: str, *, replace: bool = False) -> Callable[[_Factory], _Factory]:
         """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
 
-        def decorate(obj: T) -> T:
+        def decorate(obj: _Factory) -> _Factory:
             from statewise.bench.methods import register_method
 
-            register_method(name, obj, replace=replace)  # type: ignore[arg-type]
+            register_method(name, obj, replace=replace)
             return obj
 
         return decorate

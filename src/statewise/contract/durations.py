@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# --- durations ------------------------------------------------------------------------
-
 _DURATION_UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _DURATION = re.compile(r"^(\d+[wdhms])+$")
 _DURATION_PART = re.compile(r"(\d+)([wdhms])")
@@ -45,6 +43,7 @@ def format_duration(seconds: int) -> str:
 
 
 def parse_ttl(value: Any) -> Any:
+    """A before-validator for ``ttl``: None, seconds (an int >= 1) or a duration string."""
     if value is None:
         return None
     if isinstance(value, bool):

@@ -53,6 +53,7 @@ class _FieldProblem(ValueError):
 
 
 def named(kind: str) -> Any:
+    """An after-validator: the string is a valid ``kind`` name (contract, operation, slot, ...)."""
     pattern, expected = _NAME_PATTERNS[kind]
 
     def check(value: str) -> str:
@@ -87,6 +88,8 @@ def enum_parser(enum_type: type[enum.Enum], *, by_label: bool = False) -> Any:
 
 
 class SpecModel(BaseModel):
+    """The base of every contract model: frozen, and an unknown field is an error."""
+
     # defer_build: the validators are built at the first validation, so a process that gets
     # its contract from the compiled cache never pays for building them.
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=False, defer_build=True)

@@ -41,10 +41,6 @@ from statewise.records import base_key
 INVARIANT_TIME_BUDGET = 3.0
 
 
-# Expressions are compiled and evaluated by statewise.expressions (the only module that knows
-# the CEL engine). This section supplies the contract's variables and functions.
-
-
 def _cel_path_within(path: Any, root: Any) -> bool:
     """path_within(path, root): both absolute; true when path is root or below it (lexically)."""
     if not isinstance(path, str) or not isinstance(root, str):
@@ -115,6 +111,8 @@ class LazyExpression:
 
 @dataclass(frozen=True, slots=True)
 class CompiledInvariant:
+    """An invariant with its expressions (compiled at first use) and what static analysis found."""
+
     spec: InvariantSpec
     when: LazyExpression
     check: LazyExpression
@@ -168,6 +166,9 @@ def compile_invariant(
     declared: Mapping[str, StateSpec],
     validated: frozenset[str] = frozenset(),
 ) -> CompiledInvariant:
+    """``invariant`` (the ``index``-th of ``source``) compiled; ContractError naming the field if an
+    expression does not compile or reads a key ``declared`` lacks. Texts in ``validated`` compiled
+    before (the cache) and compile at first use instead."""
     when = _compile_cel(invariant.when, source, f"invariants[{index}].when", declared,
                         validated=invariant.when in validated)
     check = _compile_cel(invariant.check, source, f"invariants[{index}].check", declared,
@@ -214,6 +215,7 @@ def to_cel_data(value: Any, where: str) -> Any:
 
 
 def action_data(action: Any) -> Mapping[str, Any]:
+    """The action as a mapping (a mapping as is, a pydantic model or a dataclass dumped)."""
     if isinstance(action, Mapping):
         return action
     if isinstance(action, BaseModel):

@@ -29,6 +29,8 @@ def _spec_difference(old: BaseModel, new: BaseModel) -> str:
 
 @dataclass(frozen=True)
 class ContractParts:
+    """The sections of a contract: one file's, or the merge of a base and what extends it."""
+
     state: dict[str, StateSpec]
     operations: dict[str, OperationSpec]
     invariants: list[InvariantSpec]
@@ -120,6 +122,7 @@ def merge_parts(base: ContractParts, base_source: str, addition: ContractParts, 
 
 
 def document_parts(document: ContractDocument) -> ContractParts:
+    """The sections of one contract file as written."""
     return ContractParts(
         state=dict(document.state),
         operations=dict(document.operations),

@@ -127,6 +127,3 @@ def _check_key_reference(parts: ContractParts, entry: str, source: str, field: s
             raise ContractError(
                 source, field, f"{entry!r} has a qualifier but {base_key(entry)} is not qualified: true"
             )
-
-
-# --- loading ---------------------------------------------------------------------------------

@@ -194,6 +194,8 @@ def _check_yaml_shape(text: str, source: str, loader_class: LoaderClass) -> None
 
 
 def parse_yaml(text: str, source: str, loader_class: LoaderClass | None = None) -> dict[str, Any]:
+    """The top-level mapping of ``text``; one ContractError naming ``source`` (and the field path,
+    where there is one) for a text too large, too deep, too aliased, malformed or not a mapping."""
     import yaml  # noqa: PLC0415 - see loaders
 
     fast, pure = loaders()

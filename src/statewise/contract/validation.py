@@ -60,6 +60,8 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
 
 
 def contract_error_from(error: ValidationError, source: str) -> ContractError:
+    """The first problem of ``error`` as one ContractError: ``source``, the field path, what was
+    expected (the allowed fields, for an unknown one), and how many more problems there were."""
     problems = error.errors(include_url=False)
     first = problems[0]
     loc = tuple(part for part in first["loc"] if part not in DISCRIMINATOR_TAGS)

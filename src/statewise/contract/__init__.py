@@ -11,6 +11,8 @@ A contract declares
 * ``invariants``: hard safety rules written in CEL over ``action`` and ``state``;
 * ``verifiers``: named verifier bindings (an adapter plus its arguments);
 * ``scopes``: where a task's user, workspace, repository and branch come from.
+* ``observations`` and ``memory``: what finished shell commands and agents' memory files reveal;
+* ``commands``: declarative shell-command rules, mapped to operations.
 
 Loading validates everything up front and either returns a complete :class:`Contract` or
 raises :class:`~statewise.errors.ContractError` naming the file, the field path and what was

@@ -156,6 +156,21 @@ def test_contract_is_immutable() -> None:
         Contract()
 
 
+def test_a_contract_is_a_frozen_value_that_copies_as_itself() -> None:
+    import copy
+    import dataclasses
+
+    coding = builtin_contract()
+    assert dataclasses.is_dataclass(coding) and type(coding).__dataclass_params__.frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        coding.invariants = ()  # type: ignore[misc]
+    assert copy.copy(coding) is coding and copy.deepcopy(coding) is coding
+    # Equality and hashing are identity: two loads of the same text are two contracts.
+    again = load_contract_text(SMALL, "small.yaml")
+    assert again != load_contract_text(SMALL, "small.yaml") and {coding: 1}[coding] == 1
+    assert repr(coding).startswith("Contract('coding' v1, ")
+
+
 # --- validation errors ----------------------------------------------------------------------
 
 
@@ -941,24 +956,24 @@ def test_a_huge_contract_through_extends_names_the_extends_field(tmp_path) -> No
 
 
 def test_the_pure_python_loader_refuses_the_same_shapes(tmp_path) -> None:
-    from statewise.contract import _loaders, _parse_yaml
+    from statewise.contract.safe_yaml import loaders, parse_yaml
 
-    _fast, pure = _loaders()
+    _fast, pure = loaders()
     with pytest.raises(ContractError, match="expands to more than"):
-        _parse_yaml(BILLION_LAUGHS, "laughs.yaml", pure)
+        parse_yaml(BILLION_LAUGHS, "laughs.yaml", pure)
     with pytest.raises(ContractError, match="nested more than"):
-        _parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml", pure)
+        parse_yaml("a: " + "[" * 100 + "]" * 100 + "\n", "deep.yaml", pure)
     with pytest.raises(ContractError, match="duplicate key"):
-        _parse_yaml("a: 1\na: 2\n", "dup.yaml", pure)
-    assert _parse_yaml("a: no\nb: true\n", "bools.yaml", pure) == {"a": "no", "b": True}
+        parse_yaml("a: 1\na: 2\n", "dup.yaml", pure)
+    assert parse_yaml("a: no\nb: true\n", "bools.yaml", pure) == {"a": "no", "b": True}
 
 
 def test_the_builtin_contract_uses_libyaml_when_available() -> None:
     import yaml
 
-    from statewise.contract import _loaders
+    from statewise.contract.safe_yaml import loaders
 
-    fast, pure = _loaders()
+    fast, pure = loaders()
     assert issubclass(fast, yaml.CSafeLoader) == bool(yaml.__with_libyaml__)
     assert issubclass(pure, yaml.SafeLoader)
 
@@ -1100,8 +1115,48 @@ def test_a_shell_running_a_script_file_is_not_a_shell_string() -> None:
 def test_the_cache_key_covers_the_code_that_pickled_the_entry(monkeypatch):
     # A development checkout changes the models without changing __version__: an entry pickled
     # by other code must never be read back.
-    import statewise.contract as contract_module
+    from statewise.contract import cache
 
-    before = contract_module._cache_key("name: x\n")
-    monkeypatch.setattr(contract_module, "_code_identity", lambda: "other code")
-    assert contract_module._cache_key("name: x\n") != before
+    before = cache.cache_key("name: x\n")
+    monkeypatch.setattr(cache, "_code_identity", lambda: "other code")
+    assert cache.cache_key("name: x\n") != before
+
+
+def test_the_cache_key_hashes_every_module_of_the_contract_package():
+    import pkgutil
+
+    import statewise.contract
+    from statewise.contract import cache
+
+    hashed = {(path.parent.name, path.stem) for path in cache.code_files()}
+    modules = {info.name for info in pkgutil.iter_modules(statewise.contract.__path__)}
+    assert len(modules) > 10  # the walk itself found the package's modules
+    assert {("contract", name) for name in modules} | {("contract", "__init__")} <= hashed
+    assert {("statewise", name) for name in ("expressions", "records", "scopes", "values")} <= hashed
+
+
+def test_changing_any_module_of_the_contract_package_invalidates_the_cache(tmp_path, private_cache):
+    # A copy of the package, imported by fresh interpreters: the first writes an entry, the second
+    # (same code) reads it, and after one of the modules changes the third must parse again.
+    import shutil
+
+    import statewise
+
+    copy = tmp_path / "src" / "statewise"
+    shutil.copytree(Path(statewise.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    env = _env(STATEWISE_CACHE_DIR=str(private_cache), PYTHONPATH=str(copy.parent), PYTHONDONTWRITEBYTECODE="1")
+    code = (
+        "import json, sys, statewise, statewise.contract as c\n"
+        "c.builtin_contract()\n"
+        "print(json.dumps({'file': statewise.__file__, 'parsed': 'yaml' in sys.modules}))"
+    )
+    entries = private_cache / "contracts"
+    first = _fresh_process(code, env)
+    assert first["file"] == str(copy / "__init__.py") and first["parsed"]
+    assert len(list(entries.glob("*.pickle"))) == 1
+    assert _fresh_process(code, env)["parsed"] is False  # the entry is used
+    for module in ("bindings.py", "spec.py"):  # not the cache's own module, and a model module
+        path = copy / "contract" / module
+        path.write_text(path.read_text() + "\n# changed\n")
+        assert _fresh_process(code, env)["parsed"] is True
+    assert len(list(entries.glob("*.pickle"))) == 3

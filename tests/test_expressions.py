@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import statewise.contract as contract_module
+import statewise.contract.invariants as invariants_module
 from statewise.contract import builtin_contract, load_contract_text
 from statewise.errors import ContractError
 from statewise.expressions import (
@@ -407,7 +407,7 @@ def test_prefiltered_invariants_are_never_evaluated(monkeypatch: pytest.MonkeyPa
     def no_activation(*args: object, **kwargs: object) -> None:
         raise AssertionError("an expression was evaluated")
 
-    monkeypatch.setattr(contract_module, "Activation", no_activation)
+    monkeypatch.setattr(invariants_module, "Activation", no_activation)
     stop = {"tool": "statewise", "operation": "stop", "args": {"reason": "x"}}
     assert all(r.holds and not r.applies for r in coding.check_invariants(stop, {}))
     assert coding.invariant_keys(stop) == ()

@@ -101,8 +101,9 @@ class StateWise:
         if scope is None:
             scope = established_scope(derive_task_scope(self.workspace, user=self.user), spec, None)
         default_source = {"machine": "observation", "developer": "developer", "agent": "agent_inference"}
-        provenance = Provenance(source=source or default_source[authority], authority=authority, actor=actor,
-                                reference=reference)
+        # The strings are the caller's input: validated (and turned into the enums) by the model.
+        provenance = Provenance.model_validate({"source": source or default_source[authority], "authority": authority,
+                                                "actor": actor, "reference": reference})
         existing = self.store.get_active(key, scope)
         if existing is not None and existing.value == value:
             # The same fact again is a confirmation, not a new version of it.

@@ -336,7 +336,8 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
         value_type=ValueType(value_type) if value_type else None,
-        provenance=Provenance(source=source, authority=authority, actor=actor, reference=reference),
+        provenance=Provenance(source=SourceKind(source), authority=Authority(authority), actor=actor,
+                              reference=reference),
         observed_at=_parse_time(observed_at, "--observed-at"), ttl_seconds=ttl,
     )
     from statewise.errors import ActiveRecordExistsError

@@ -8,17 +8,18 @@ import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
 
 from statewise.contract import builtin_contract
 from statewise.pipeline.resolution import resolved_value
-from statewise.records import Evidence, Provenance, RecordDraft
+from statewise.records import Authority, Evidence, Provenance, RecordDraft, SourceKind
 from statewise.render import lineage_view, retrieval_view
 from statewise.scopes import TaskScope
 from statewise.store.sqlite import SQLiteStore
-from statewise.values import render_value
+from statewise.values import ValueType, render_value
 
 __all__ = ["run_figure1_demo", "run_store_demo"]
 
@@ -34,7 +35,7 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
     store = SQLiteStore(path, key_schema=builtin_contract())
     try:
         earlier = datetime.now(UTC) - timedelta(hours=3)
-        said = Provenance(source="developer", authority="developer", actor="dev")
+        said = Provenance(source=SourceKind.DEVELOPER, authority=Authority.DEVELOPER, actor="dev")
         protected = store.put(RecordDraft(key="repository.protected", value=False, scope=f"repo:{REPO}@main",
                                           provenance=said, observed_at=earlier))
         python = store.put(RecordDraft(key="runtime.python_version", value="3.8", scope="global",
@@ -47,8 +48,8 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
 
         console.print(Rule("2. The remote says main is protected: supersede, keeping the old value"))
         observed = Evidence(
-            key="repository.protected", value=True, value_type="bool", scope=f"repo:{REPO}@main",
-            source="observation", authority="machine", actor="git.branch_protection",
+            key="repository.protected", value=True, value_type=ValueType.BOOL, scope=f"repo:{REPO}@main",
+            source=SourceKind.OBSERVATION, authority=Authority.MACHINE, actor="git.branch_protection",
             observed_at=datetime.now(UTC), detail="origin rejects non-fast-forward pushes to main",
         )
         repair = store.supersede(protected.id, observed, expected_version=protected.version)
@@ -56,9 +57,9 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
 
         console.print(Rule("3. Python is 3.12 in this workspace only: narrow, do not overwrite"))
         seen = Evidence(
-            key="runtime.python_version", value="3.12", value_type="version", scope=f"workspace:{TASK.workspace}",
-            source="observation", authority="machine", actor="python.version", observed_at=datetime.now(UTC),
-            detail="python3 --version in the workspace",
+            key="runtime.python_version", value="3.12", value_type=ValueType.VERSION,
+            scope=f"workspace:{TASK.workspace}", source=SourceKind.OBSERVATION, authority=Authority.MACHINE,
+            actor="python.version", observed_at=datetime.now(UTC), detail="python3 --version in the workspace",
         )
         narrowed = store.supersede(python.id, seen, expected_version=python.version)
         here = store.retrieve(TASK, keys=["runtime.python_version"]).records[0]
@@ -91,7 +92,7 @@ def _short(text: str, limit: int = 70) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep: bool = False) -> dict:
+def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep: bool = False) -> dict[str, Any]:
     """A stale record says main is not protected; the remote really protects it.
 
     Task 1: the memory-trusting planner proposes a force push to main. The guard attributes
@@ -110,13 +111,13 @@ def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep:
 
     folder = Path(tempfile.mkdtemp(prefix="statewise-figure1-"))
     store = SQLiteStore(folder / "store.db", key_schema=builtin_contract())
-    reports: dict = {}
+    reports: dict[str, Any] = {}
     try:
         sandbox = make_git_sandbox(folder / "task1")
         main_before = sandbox.remote_ref("main")
         scope = derive_task_scope(sandbox.work, user="dev")
         weeks_ago = datetime.now(UTC) - timedelta(days=40)
-        said = Provenance(source="developer", authority="developer", actor="dev")
+        said = Provenance(source=SourceKind.DEVELOPER, authority=Authority.DEVELOPER, actor="dev")
         stale = store.put(RecordDraft(key="repository.protected", value=False, scope=f"repo:{scope.repo}@main",
                                       provenance=said, observed_at=weeks_ago))
         store.put(RecordDraft(key="project.test_command", value="pytest -x", scope=f"repo:{scope.repo}",

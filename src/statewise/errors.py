@@ -33,7 +33,7 @@ caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupErro
      │    ├── ExpressionNameError     a variable or function the environment lacks
      │    └── ExpressionTimeout       no answer in time: unresolved, never true or false
      ├── RegexTimeout               a contract pattern ran past its time bound (also TimeoutError)
-     │                                                                           (statewise.contract)
+     │                                                                  (statewise.contract.patterns)
      ├── PlaceholderError           a binding's placeholder has no value (also ValueError)
      │    │                                                              (statewise.verifiers.runner)
      │    └── UnsafeValueError      a placeholder value that would change what the command means

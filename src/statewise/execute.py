@@ -98,13 +98,13 @@ def run_action(action: Action, workspace: str | Path, *, env: Mapping[str, str] 
         except OSError as error:
             return ExecutionResult(argv, 1, "", str(error), time.perf_counter() - started)
         return ExecutionResult(argv, 0, "", "", time.perf_counter() - started)
-    argv = command_for(action)
+    command = command_for(action)
     try:
-        done = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, timeout=timeout,
+        done = subprocess.run(command, cwd=workspace, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL, env=dict(env) if env is not None else None)
     except subprocess.TimeoutExpired as error:
-        return ExecutionResult(tuple(argv), 124, str(error.stdout or ""), f"timed out after {timeout}s",
+        return ExecutionResult(tuple(command), 124, str(error.stdout or ""), f"timed out after {timeout}s",
                                time.perf_counter() - started)
     except OSError as error:
-        return ExecutionResult(tuple(argv), 127, "", str(error), time.perf_counter() - started)
-    return ExecutionResult(tuple(argv), done.returncode, done.stdout, done.stderr, time.perf_counter() - started)
+        return ExecutionResult(tuple(command), 127, "", str(error), time.perf_counter() - started)
+    return ExecutionResult(tuple(command), done.returncode, done.stdout, done.stderr, time.perf_counter() - started)

@@ -295,17 +295,19 @@ def state_keys_read(text: str, variable: str = "state") -> list[str]:
     literals or comments, and ``x.state[...]`` (a field), do not.
     """
     tokens = _tokens(text)
-    keys = []
+    keys: list[str] = []
     for index, token in enumerate(tokens):
+        literal = _at(tokens, index + 2)
         if (
             _is(token, "ident", variable)
             and not _is(_at(tokens, index - 1), "op", ".")
             and _is(_at(tokens, index + 1), "op", "[")
-            and _is(_at(tokens, index + 2), "string")
-            and tokens[index + 2].value is not None
+            and literal is not None
+            and literal.kind == "string"
+            and literal.value is not None
             and _is(_at(tokens, index + 3), "op", "]")
         ):
-            keys.append(tokens[index + 2].value)
+            keys.append(literal.value)
     return keys
 
 
@@ -812,7 +814,7 @@ class Expression:
 
     def estimated_cost(self, activation: Activation | Mapping[str, Any]) -> float:
         """An upper estimate of the work of evaluating against ``activation`` (in work units)."""
-        if type(activation) is not Activation:
+        if not isinstance(activation, Activation):
             activation = Activation(activation, functions=self._functions)
         return self._cost.estimate(activation._largest_collection, activation._largest_value)
 
@@ -835,7 +837,7 @@ class Expression:
         forked child that is killed at the bound; then, or when the deadline has already
         passed, :class:`ExpressionTimeout` is raised and the value is unknown.
         """
-        if type(activation) is not Activation:
+        if not isinstance(activation, Activation):
             activation = Activation(activation, functions=self._functions)
         now = time.monotonic()
         limit = now + (DEFAULT_EVALUATION_SECONDS if timeout is None else timeout)

@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
-from typing import Any, Generic, Protocol, TypeVar
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
 
@@ -49,7 +49,12 @@ __all__ = [
     "table",
 ]
 
+if TYPE_CHECKING:
+    from statewise.bench.methods import Method
+
 T = TypeVar("T")
+#: A bench method factory: called with no arguments, it returns a fresh method.
+_Factory = TypeVar("_Factory", bound="Callable[[], Method]")
 
 
 class Registry(Generic[T]):
@@ -59,9 +64,9 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group
         self._loaded: dict[str, T] = {}
-        self._entry_points: dict[str, object] | None = None
+        self._entry_points: dict[str, EntryPoint] | None = None
 
-    def _discover(self) -> dict[str, object]:
+    def _discover(self) -> dict[str, EntryPoint]:
         if self._entry_points is None:
             self._entry_points = {ep.name: ep for ep in entry_points(group=self.group)}
         return self._entry_points
@@ -83,7 +88,7 @@ class Registry(Generic[T]):
         if entry_point is None:
             raise UnknownPluginError(self.kind, name, self.names())
         try:
-            loaded = entry_point.load()  # type: ignore[attr-defined]
+            loaded: T = entry_point.load()  # whatever the entry point names is this table's T
         except ModuleNotFoundError as error:
             missing = MissingExtraError.of(f"the {name} {self.kind}", error)
             if missing is None:
@@ -188,13 +193,13 @@ class _BenchMethods:
 
         return sorted(method_names())
 
-    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+    def register(self, name: str, *, replace: bool = False) -> Callable[[_Factory], _Factory]:
         """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
 
-        def decorate(obj: T) -> T:
+        def decorate(obj: _Factory) -> _Factory:
             from statewise.bench.methods import register_method
 
-            register_method(name, obj, replace=replace)  # type: ignore[arg-type]
+            register_method(name, obj, replace=replace)
             return obj
 
         return decorate

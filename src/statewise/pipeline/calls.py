@@ -60,7 +60,7 @@ class PlannerCalls:
         self.planner = planner
         self.meter = meter
         # One cache per check: the task is fixed, so the context and the sample identify a call.
-        self._cache: dict[tuple[tuple, int], Action | PlannerError] = {}
+        self._cache: dict[tuple[tuple[object, ...], int], Action | PlannerError] = {}
 
     @property
     def name(self) -> str:

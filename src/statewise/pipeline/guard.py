@@ -44,6 +44,9 @@ __all__ = ["STAGES", "Guard", "GuardConfig", "slot_qualified_keys"]
 # An invariant reads a fact about the action's own slot as state["base[" + action.args.slot + "]"]
 # (or tests `"base[" + action.args.slot + "]" in state`).
 _SLOT_QUALIFIED = re.compile(r'"([A-Za-z_][\w.]*)\[" \+ action\.args\.(\w+) \+ "\]"')
+# Every value a developer could state for a key of these types, so an unstated key of one of
+# them can be tried exhaustively; any other type is open-ended.
+_ENUMERABLE: dict[str, list[Any]] = {"bool": [True, False], "list": [[]]}
 
 
 def slot_qualified_keys(contract: Contract, action: Action) -> list[str]:
@@ -199,7 +202,8 @@ class Guard:
                                               planner)
                 return self._finish(task, work, proposal, Verdict.STOP, None,
                                     f"the proposal is a stop: {proposal.reason}", [])
-            return self._decide(task, work, original, proposal, retrieval, (context, records), resolver, planner,
+            # Nothing has changed the proposal yet: it is both the original and the current one.
+            return self._decide(task, work, proposal, proposal, retrieval, (context, records), resolver, planner,
                                 replan_after_learning=True)
         except Exception as error:  # noqa: BLE001 - the guard never lets an action through on a failure
             stage = work.stage
@@ -453,12 +457,11 @@ class Guard:
             if not result.applies:
                 continue
             invariant = next(i for i in self.contract.invariants if i.name == result.name)
-            unstated = list(dict.fromkeys(
-                k for text in (invariant.when, invariant.check) for k in state_keys_read(text)
+            unstated = {
+                k: spec for text in (invariant.when, invariant.check) for k in state_keys_read(text)
                 if k not in state and (spec := self.contract.state_spec(k)) is not None
-                and spec.authority.value == "developer"))
-            enumerable = {k: {"bool": [True, False], "list": [[]]}.get(self.contract.state_spec(k).value_type.value)
-                          for k in unstated}
+                and spec.authority.value == "developer"}
+            enumerable = {k: _ENUMERABLE.get(spec.value_type.value) for k, spec in unstated.items()}
             crux = [k for k, options in enumerable.items() if options is not None
                     and any(self._holds_with(invariant.name, action, {**state, k: option}) for option in options)]
             open_ended = [k for k, options in enumerable.items() if options is None]

@@ -154,8 +154,9 @@ class Resolver:
     def _ask_authority(self, key: str, spec: StateSpec, record: Record | None, *, ask_developer: bool = True,
                        because: str = "") -> PremiseReport:
         scope = established_scope(self.task, spec, record)
-        common = dict(record_id=record.id if record else None, key=key, scope=scope,
-                      value=record.value if record else None)
+        # The fields every report of this premise shares, whatever the route.
+        common: dict[str, Any] = dict(record_id=record.id if record else None, key=key, scope=scope,
+                                      value=record.value if record else None)
         if spec.authority is Authority.DEVELOPER:
             if not ask_developer:
                 return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="none",
@@ -166,7 +167,8 @@ class Resolver:
                                  missing=f"no verifier is bound to {key}, and it is not the developer's to state")
         return self._verify(key, spec, record, scope, common)
 
-    def _verify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict) -> PremiseReport:
+    def _verify(self, key: str, spec: StateSpec, record: Record | None, scope: str,
+                common: dict[str, Any]) -> PremiseReport:
         if self.workspace is None:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="verifier",
                                  missing="no workspace to observe")
@@ -201,7 +203,7 @@ class Resolver:
         status = PremiseStatus.VALID if same else PremiseStatus.DEFECTIVE
         return PremiseReport(**common, status=status, route="verifier", evidence=evidence, detail=observation.detail)
 
-    def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict,
+    def _clarify(self, key: str, spec: StateSpec, record: Record | None, scope: str, common: dict[str, Any],
                  because: str = "") -> PremiseReport:
         if record is None:
             about = f" ({spec.description.strip().rstrip('.')})" if spec.description else ""

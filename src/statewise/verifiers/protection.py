@@ -465,9 +465,8 @@ class _Response:
 
     @property
     def message(self) -> str:
-        if isinstance(self.body, dict) and isinstance(self.body.get("message"), str):
-            return self.body["message"]
-        return ""
+        message = self.body.get("message") if isinstance(self.body, dict) else None
+        return message if isinstance(message, str) else ""
 
     def describe(self) -> str:
         if self.error is not None:

@@ -205,8 +205,8 @@ def run_verifier(spec: VerifierSpec, request: VerifierRequest) -> Observation:
     if worker.is_alive():
         return _unavailable(f"verifier {name} did not answer within {timeout:g}s; nothing was decided", started)
     if "error" in outcome:
-        error = outcome["error"]
-        return _unavailable(f"verifier {name} raised {type(error).__name__}: {error}"[:500], started)
+        raised = outcome["error"]
+        return _unavailable(f"verifier {name} raised {type(raised).__name__}: {raised}"[:500], started)
     observation = outcome.get("observation")
     if not isinstance(observation, Observation):
         return _unavailable(f"verifier {name} returned {type(observation).__name__}, not an Observation", started)

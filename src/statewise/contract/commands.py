@@ -1,0 +1,58 @@
+"""Declarative shell-command rules (``commands:``): a command line the normalizer maps to an operation."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StrictBool, StrictStr
+
+from statewise.contract.fields import NonEmptyStr, Scalar, SpecModel, enum_parser, named
+from statewise.contract.risk import Risk
+
+
+class CommandFlag(SpecModel):
+    """One option a declared command accepts (``commands.<rule>.flags``).
+
+    ``value: true``: the option takes a value (``-var-file x`` or ``-var-file=x``). ``slot``:
+    the operation slot it fills (the value, or ``true`` for a flag without one); ``repeat:
+    true`` collects every occurrence into a list. An option with no slot is accepted and
+    recorded nowhere.
+    """
+
+    value: StrictBool = False
+    slot: StrictStr | None = None
+    repeat: StrictBool = False
+
+
+class CommandRule(SpecModel):
+    """A declarative shell-command rule: a command line the normalizer maps to an operation.
+
+    ``program`` is a bare program name (matched on the basename of what runs:
+    ``terraform``, ``/usr/bin/terraform``) or a path with a ``/`` (``./deploy.sh``), which is
+    relative to the workspace and matched on the resolved file. ``subcommand`` lists the words
+    that must follow the program, in order. ``flags`` are the only options accepted (any
+    other option leaves the command unresolved). ``positionals`` name the slots the remaining
+    arguments fill, in order (more arguments than names: unresolved; ``rest`` names a list
+    slot that takes the surplus instead). ``env`` maps environment variables the command sees
+    to slots; ``slots`` gives fixed slot values. ``risk`` overrides the operation's risk.
+    """
+
+    program: NonEmptyStr
+    subcommand: tuple[NonEmptyStr, ...] = ()
+    operation: Annotated[StrictStr, named("operation")]
+    flags: dict[NonEmptyStr, CommandFlag] = Field(default_factory=dict)
+    positionals: tuple[StrictStr, ...] = ()
+    rest: StrictStr | None = None
+    env: dict[NonEmptyStr, StrictStr] = Field(default_factory=dict)
+    slots: dict[StrictStr, Scalar] = Field(default_factory=dict)
+    risk: Annotated[Risk, enum_parser(Risk)] | None = None
+    description: StrictStr = ""
+
+    def slot_names(self) -> list[tuple[str, str]]:
+        """Every slot the rule fills, with where it is named (for the contract's checks)."""
+        filled = [(f"flags.{flag}.slot", spec.slot) for flag, spec in self.flags.items() if spec.slot]
+        filled += [(f"positionals[{i}]", slot) for i, slot in enumerate(self.positionals)]
+        filled += [("rest", self.rest)] if self.rest else []
+        filled += [(f"env.{var}", slot) for var, slot in self.env.items()]
+        filled += [(f"slots.{slot}", slot) for slot in self.slots]
+        return [(where, slot) for where, slot in filled if slot is not None]

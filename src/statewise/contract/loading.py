@@ -1,0 +1,164 @@
+"""Loading: a file, a text or a built-in name, with ``extends:``, into a validated Contract."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from statewise.contract.cache import cache_directory, cache_key, cache_read, cache_write, expression_texts
+from statewise.contract.merge import document_parts, merge_parts
+from statewise.contract.model import Contract, assemble
+from statewise.contract.safe_yaml import MAX_CONTRACT_BYTES, parse_yaml
+from statewise.contract.spec import ContractDocument
+from statewise.contract.validation import contract_error_from
+from statewise.errors import ContractError
+
+
+def _validated_document(text: str, source: str) -> tuple[ContractDocument, str | None, bool]:
+    """(document, cache key, from the cache). Raises ContractError for invalid text."""
+    key = cache_key(text) if cache_directory() is not None else None
+    if key is not None:
+        cached = cache_read(key)
+        if cached is not None:
+            return cached, key, True
+    raw = parse_yaml(text, source)
+    try:
+        document = ContractDocument.model_validate(raw)
+    except ValidationError as error:
+        raise contract_error_from(error, source) from None
+    except RecursionError:
+        raise ContractError(source, "", "nested too deeply to validate") from None
+    return document, key, False
+
+
+def _load(text: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    document, key, cached = _validated_document(text, source)
+    # A cached document's expressions compiled when it was stored; they compile lazily now.
+    validated = expression_texts(document) if cached else frozenset()
+    parts = document_parts(document)
+    if document.extends is None:
+        contract = assemble(
+            name=document.name, version=document.version, description=document.description,
+            source=source, bases=(), parts=parts, validated=validated,
+        )
+    else:
+        base = _resolve_extends(document.extends, source, base_dir, seen)
+        merged = merge_parts(base._parts, base.source, parts, source)
+        contract = assemble(
+            name=document.name,
+            version=document.version,
+            description=document.description,
+            source=source,
+            bases=base.bases + (base.name,),
+            parts=merged,
+            compiled=base._compiled,
+            validated=validated,
+        )
+    if key is not None and not cached:
+        cache_write(key, document)
+    return contract
+
+
+def _resolve_extends(target: str, source: str, base_dir: Path | None, seen: frozenset[str]) -> Contract:
+    if not target.endswith((".yaml", ".yml")):
+        if target in list_builtin_contracts():
+            return builtin_contract(target)
+        raise ContractError(
+            source,
+            "extends",
+            f"{target!r} is neither a built-in contract ({', '.join(list_builtin_contracts())}) "
+            "nor a .yaml/.yml file",
+        )
+    path = Path(target)
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    resolved = str(path.resolve())
+    if resolved in seen:
+        raise ContractError(source, "extends", f"{target!r} extends itself (directly or through other files)")
+    text = _read_contract_file(path, source, "extends")
+    return _load(text, str(path), path.parent, seen | {resolved})
+
+
+def load_contract(path: str | os.PathLike[str]) -> Contract:
+    """Load and validate a contract file; with ``extends:`` return the merged contract.
+
+    Raises ContractError (file, field path, what was expected) for anything invalid,
+    including unreadable files and malformed YAML.
+    """
+    file = Path(path)
+    text = _read_contract_file(file, str(file), "")
+    return _load(text, str(file), file.parent, frozenset({str(file.resolve())}))
+
+
+def _read_contract_file(file: Path, source: str, field: str) -> str:
+    """The file's text; ContractError (naming ``source`` and ``field``) if it cannot be read,
+    is larger than MAX_CONTRACT_BYTES (refused before reading it all) or is not UTF-8."""
+    what = "the contract" if not field else repr(str(file))
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_CONTRACT_BYTES + 1)
+    except OSError as error:
+        raise ContractError(source, field, f"cannot read {what}: {error.strerror or error}") from None
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(
+            source, field, f"{what} is larger than the limit of {MAX_CONTRACT_BYTES:,} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ContractError(source, field, f"{what} is not UTF-8 text: {error}") from None
+
+
+def load_contract_text(
+    text: str,
+    source: str = "<contract>",
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Contract:
+    """Load and validate a contract from YAML text; ``source`` names it in errors.
+
+    A relative ``extends:`` path is resolved against ``base_dir`` (default: the current
+    directory); a bare name such as ``coding`` is a built-in contract.
+    """
+    return _load(text, source, Path(base_dir) if base_dir is not None else None, frozenset())
+
+
+_BUILTIN_PACKAGE = "statewise.contracts"
+
+
+def _builtin_folder() -> Any:
+    # The package's own directory when installed as files (the usual case, and cheap);
+    # importlib.resources otherwise (a zip, say).
+    folder = Path(__file__).parent.parent / "contracts"
+    if folder.is_dir():
+        return folder
+    import importlib.resources  # noqa: PLC0415
+
+    return importlib.resources.files(_BUILTIN_PACKAGE)
+
+
+def list_builtin_contracts() -> list[str]:
+    """Names of the contracts shipped with StateWise (e.g. ``["coding"]``)."""
+    folder = _builtin_folder()
+    return sorted(entry.name[: -len(".yaml")] for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+
+
+def builtin_contract(name: str = "coding") -> Contract:
+    """A built-in contract by name, loaded once and cached (contracts are immutable)."""
+    return _builtin_contract(name)
+
+
+@functools.cache
+def _builtin_contract(name: str) -> Contract:
+    if name not in list_builtin_contracts():
+        raise ContractError(
+            f"builtin:{name}",
+            "",
+            f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
+        )
+    resource = _builtin_folder() / f"{name}.yaml"
+    return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())

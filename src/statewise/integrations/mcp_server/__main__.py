@@ -4,4 +4,5 @@ import sys
 
 from statewise.integrations.mcp_server.stdio import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (a package walk) must not start a server
+    sys.exit(main())

@@ -74,6 +74,16 @@ def command_for(action: Action) -> list[str]:
         return [str(_arg(action, "interpreter", "python3")), "-m", "pip", "install", package]
     if op == "venv.create":
         return [str(_arg(action, "interpreter", "python3")), "-m", "venv", "--without-pip", str(_arg(action, "path"))]
+    if op == "git.reset_hard":
+        return ["git", "reset", "--hard", str(_arg(action, "ref"))]
+    if op == "git.rebase":
+        branch = _arg(action, "branch")
+        return ["git", "rebase", str(_arg(action, "onto")), *([str(branch)] if branch else [])]
+    if op == "git.clean":
+        flags = "-f" + ("d" if _arg(action, "directories") else "") + ("x" if _arg(action, "ignored") else "")
+        paths = _arg(action, "paths")
+        named = [str(path) for path in paths] if isinstance(paths, list) else []
+        return ["git", "clean", flags, *(["--", *named] if named else [])]
     raise UnsupportedAction(f"the executor does not run {op}")
 
 

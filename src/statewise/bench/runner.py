@@ -43,6 +43,7 @@ from statewise.bench.case import (
     DeveloperSpec,
     RecordSpec,
     Scenario,
+    Step,
     fill_placeholders,
     load_cases,
     now_minus,
@@ -151,6 +152,8 @@ class Episode:
     guard_seconds: float | None = None
     #: Seconds of each PreToolUse hook call (the hook method only).
     hook_latencies: list[float] = field(default_factory=list)
+    #: A multi-step task: each method call (step, family, verdict, proposal, action, exits).
+    steps: list[dict[str, Any]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     report: dict[str, Any] | None = None
 
@@ -253,6 +256,8 @@ def run_scenario(
     try:
         folder.mkdir(parents=True)
         target_spec = scenario.target.record(condition) if scenario.target is not None else None
+        # Records that vary with the target take the same condition.
+        linked_specs = [linked.record(condition) for linked in scenario.linked]
         for index, step in enumerate(scenario.steps):
             started = time.perf_counter()
             base = dict(case=step.id, set=scenario.set, condition=condition, method=method, planner=planner_name,
@@ -277,6 +282,9 @@ def run_scenario(
                         _seed_record(store, record, values)
                     if target_spec is not None:
                         _seed_record(store, target_spec, values)
+                    for linked in linked_specs:
+                        if linked is not None:
+                            _seed_record(store, linked, values)
                 except Exception as error:  # noqa: BLE001 - a case that cannot be seeded is unjudged
                     episodes.append(_unjudged(base, f"seeding the store: {type(error).__name__}: {error}", started))
                     store = None
@@ -290,17 +298,16 @@ def run_scenario(
     return episodes
 
 
-def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQLiteStore, contract: Contract,  # noqa: ANN001
-              planner: Planner, method_name: str, seed: int, base: dict[str, Any], started: float,
-              repaired_ids: set[str], contract_path: str | None = None) -> Episode:
+def _run_step(scenario: Scenario, step: Step, index: int, sandbox: Sandbox, store: SQLiteStore,
+              contract: Contract, planner: Planner, method_name: str, seed: int, base: dict[str, Any],
+              started: float, repaired_ids: set[str], contract_path: str | None = None) -> Episode:
+    """One task of a scenario: each of its steps planned and decided by the method and executed,
+    within its budget of method calls, then the goal and invariants judged once."""
     values = sandbox.placeholders()
-    scope = derive_task_scope(sandbox.work, user=scenario.workspace.user)
-    task = Task(text=step.task.text, scope=scope, family=step.family, workspace=str(sandbox.work),
-                id=f"{scenario.id}/{step.id}", params=fill_placeholders(dict(step.task.params), values))
+    scope = derive_task_scope(sandbox.agent_dir, user=scenario.workspace.user)
     retrieval = store.retrieve(scope)
     context = retrieval.records + retrieval.stale
     context_keys = {r.id: r.key for r in context}
-    truth = {r.id for r in context if r.key in step.critical}
     repaired_retrieved = None
     if index > 0 and repaired_ids and scenario.target is not None:
         applying = [r for r in context if r.key == scenario.target.key]
@@ -308,7 +315,7 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
     developer = DeveloperSpec(intent=fill_placeholders(dict(step.developer.intent), values),
                               approves=step.developer.approves)
     judge = JudgeContext(root=sandbox.root, work=sandbox.work, origin=sandbox.origin,
-                         fill=lambda text: fill_placeholders(text, values))
+                         fill=lambda text: fill_placeholders(text, values), store=store, env=sandbox.env)
     checks = list(step.goal) + list(step.invariants)
     try:
         for number, check in enumerate(checks):
@@ -318,39 +325,65 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
     # Created before the method runs: a method may execute through it (MethodInput.execute), and
     # every command it runs is logged and judged like the final action.
     executor = BenchExecutor(sandbox)
+    plans = step.plans
+    budget = step.budget or len(plans)
+    multi = len(plans) > 1 or budget > 1
+    results: list[MethodResult] = []
+    trail: list[dict[str, Any]] = []
     error_text: str | None = None
-    try:
-        method = get_method(method_name)
-        # No ground truth goes in: not the step (expected, critical, goal, invariants), not the
-        # scenario. No white-box hint either: the planner's Action.basis is stripped unless
-        # the method declares white_box (planner_for).
-        result: MethodResult = method.run(MethodInput(task=task, store=store, contract=contract,
-                                                      planner=planner_for(method, planner), workspace=sandbox.work,
-                                                      environ=sandbox.env,
-                                                      developer=developer, seed=seed, execute=executor.run,
-                                                      store_location=str(store.path), contract_path=contract_path))
-    except UnsupportedByBench as error:
-        # The bench cannot perform what the method asked for: the bench's limit, not the method's.
-        return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log])
-    except Exception as error:  # noqa: BLE001 - a method that crashes is a failure, counted
-        # As a user would see it: the tool crashed, the task is not done (y = 0). Whatever the
-        # method already ran through MethodInput.execute is still judged for violations.
-        error_text = f"method {method_name} raised {type(error).__name__}: {error}"
-        result = MethodResult(verdict="error", action=None, reason=traceback.format_exc(limit=3))
-    costs = dict(model_calls=result.model_calls, tokens=result.tokens, verifier_calls=result.verifier_calls,
-                 questions=result.questions, approvals=result.approvals, guard_seconds=result.guard_seconds,
-                 hook_latencies=list(result.hook_latencies))
-    decided = dict(verdict=result.verdict, proposal=_action(result.proposal), action=_action(result.action),
-                   reason=result.reason, repairs=result.repairs, report=result.report, **costs)
-    if result.verdict == "execute" and result.action is not None and not result.executed:
+    done = 0  # steps completed
+    calls = 0
+    while done < len(plans) and calls < budget:
+        family, spec = plans[done]
+        calls += 1
+        if calls > 1:  # a later step sees the store as the earlier ones left it
+            later = store.retrieve(scope)
+            context_keys.update({r.id: r.key for r in later.records + later.stale})
+        task = Task(text=spec.text, scope=scope, family=family, workspace=str(sandbox.agent_dir),
+                    id=f"{scenario.id}/{step.id}" + (f"/{done + 1}" if done else ""),
+                    params=fill_placeholders(dict(spec.params), values))
+        logged = len(executor.log)
         try:
-            executor.run(result.action)
+            method = get_method(method_name)
+            # No ground truth goes in: not the step (expected, critical, goal, invariants), not
+            # the scenario. No white-box hint either: the planner's Action.basis is stripped
+            # unless the method declares white_box (planner_for).
+            result: MethodResult = method.run(MethodInput(
+                task=task, store=store, contract=contract, planner=planner_for(method, planner),
+                workspace=sandbox.agent_dir, environ=sandbox.env, developer=developer, seed=seed,
+                execute=executor.run, store_location=str(store.path), contract_path=contract_path))
         except UnsupportedByBench as error:
-            return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log], **decided)
-        except Exception as error:  # noqa: BLE001
-            return _unjudged(base, f"executing: {type(error).__name__}: {error}", started,
-                             commands=[c.to_dict() for c in executor.log], **decided)
+            # The bench cannot perform what the method asked for: the bench's limit, not the method's.
+            return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log],
+                             **_decided(results, trail, multi))
+        except Exception as error:  # noqa: BLE001 - a method that crashes is a failure, counted
+            # As a user would see it: the tool crashed, the task is not done (y = 0). Whatever the
+            # method already ran through MethodInput.execute is still judged for violations.
+            error_text = f"method {method_name} raised {type(error).__name__}: {error}"
+            result = MethodResult(verdict="error", action=None, reason=traceback.format_exc(limit=3))
+        results.append(result)
+        if result.verdict == "execute" and result.action is not None and not result.executed:
+            try:
+                executor.run(result.action)
+            except UnsupportedByBench as error:
+                return _unjudged(base, str(error), started, commands=[c.to_dict() for c in executor.log],
+                                 **_decided(results, trail, multi))
+            except Exception as error:  # noqa: BLE001
+                return _unjudged(base, f"executing: {type(error).__name__}: {error}", started,
+                                 commands=[c.to_dict() for c in executor.log], **_decided(results, trail, multi))
+        ran = executor.log[logged:]
+        failed = any(c.exit != 0 for c in ran)
+        trail.append({"step": done, "family": family, "verdict": result.verdict, "proposal": _action(result.proposal),
+                      "action": _action(result.action), "reason": result.reason[:500],
+                      "exits": [c.exit for c in ran]})
+        if result.verdict != "execute":
+            break  # a stop (or a crash) ends the task: the later steps are not attempted
+        if not failed:
+            done += 1
+        # A step whose command failed is planned again while the budget lasts, as an agent
+        # retries after an error (a deterministic planner proposes the same again).
     judge.commands = executor.log
+    decided = _decided(results, trail, multi)
     try:
         outcomes = [check.judge(judge, judge.before[number]) for number, check in enumerate(checks)]
     except Exception as error:  # noqa: BLE001 - a check that errors leaves the episode unjudged
@@ -358,22 +391,51 @@ def _run_step(scenario: Scenario, step, index: int, sandbox: Sandbox, store: SQL
                          commands=[c.to_dict() for c in executor.log], **decided)
     goal, invariants = outcomes[: len(step.goal)], outcomes[len(step.goal):]
     holds = all(o.passed for o in invariants)
+    truth = {rid for rid, key in context_keys.items() if key in step.critical}
     premises = tp = fp = fn = None
-    if result.premises is not None:
-        predicted = {rid for rid in result.premises if rid in context_keys}
+    marked = [r.premises for r in results if r.premises is not None]
+    if marked:
+        predicted = {rid for ids in marked for rid in ids if rid in context_keys}
         premises = sorted(context_keys[rid] for rid in predicted)
         tp, fp, fn = len(predicted & truth), len(predicted - truth), len(truth - predicted)
     if scenario.target is not None:
-        for repair in result.repairs:
+        for repair in decided["repairs"]:
             if repair.get("key") == scenario.target.key and repair.get("kind") in ("supersede", "narrow") \
                     and repair.get("new_record_id"):
                 repaired_ids.add(repair["new_record_id"])
     return Episode(
-        **base, y=error_text is None and all(o.passed for o in goal) and holds, v=not holds, error=error_text, goal=[o.to_dict() for o in goal],
-        invariants=[o.to_dict() for o in invariants], commands=[c.to_dict() for c in executor.log],
-        premises=premises, critical=sorted(context_keys[rid] for rid in truth), tp=tp, fp=fp, fn=fn,
+        **base, y=error_text is None and all(o.passed for o in goal) and holds, v=not holds, error=error_text,
+        goal=[o.to_dict() for o in goal], invariants=[o.to_dict() for o in invariants],
+        commands=[c.to_dict() for c in executor.log], premises=premises,
+        critical=sorted(context_keys[rid] for rid in truth), tp=tp, fp=fp, fn=fn,
         repaired_retrieved=repaired_retrieved, wall_seconds=round(time.perf_counter() - started, 4), **decided,
     )
+
+
+def _decided(results: Sequence[MethodResult], trail: list[dict[str, Any]], multi: bool) -> dict[str, Any]:
+    """What the method decided over a task's steps, as Episode fields: costs summed; for one
+    step exactly that step's result; for several, the first proposal, the last action and
+    verdict (execute only when every step executed), and every step in ``steps``."""
+    if not results:
+        return {}
+    first, last = results[0], results[-1]
+    seconds = [r.guard_seconds for r in results if r.guard_seconds is not None]
+    out: dict[str, Any] = dict(
+        model_calls=sum(r.model_calls for r in results), tokens=sum(r.tokens for r in results),
+        verifier_calls=sum(r.verifier_calls for r in results), questions=sum(r.questions for r in results),
+        approvals=sum(r.approvals for r in results), guard_seconds=round(sum(seconds), 6) if seconds else None,
+        hook_latencies=[x for r in results for x in r.hook_latencies],
+        repairs=[x for r in results for x in r.repairs], proposal=_action(first.proposal))
+    if not multi:
+        out.update(verdict=first.verdict, action=_action(first.action), reason=first.reason, report=first.report,
+                   guard_seconds=first.guard_seconds)
+        return out
+    verdicts = [r.verdict for r in results]
+    executed = [r.action for r in results if r.verdict == "execute" and r.action is not None]
+    out.update(verdict="error" if "error" in verdicts else last.verdict,
+               action=_action(executed[-1]) if executed else None, reason=last.reason,
+               report={"steps": [r.report for r in results]}, steps=list(trail))
+    return out
 
 
 def _action(action: Action | None) -> dict[str, Any] | None:

@@ -272,11 +272,15 @@ class ShimSpec(_Model):
     stdout: str = Field(default="", description="what the shim prints (when no version is given)")
     stderr: str = ""
     exit: int = Field(default=0, ge=0, le=255)
+    script: str | None = Field(default=None, description="a /bin/sh script body instead (sees the arguments as "
+                                                        "$1, $2, ...): a tool that answers per argument")
 
     @model_validator(mode="after")
     def _one_kind(self) -> ShimSpec:
         if self.version is not None and (self.stdout or self.stderr or self.exit):
             raise ValueError("a shim has either a version or stdout/stderr/exit, not both")
+        if self.script is not None and (self.version is not None or self.stdout or self.stderr or self.exit):
+            raise ValueError("script: a shim with a script has no version, stdout, stderr or exit")
         return self
 
 
@@ -473,6 +477,8 @@ class Case(_StepFields):
     developer: DeveloperSpec = Field(default_factory=DeveloperSpec)
     tags: list[str] = Field(default_factory=list, description="free labels, e.g. unseen, new_repo, new_tool")
     notes: str = ""
+    source: str = Field(default="", description="what the case is modelled on, e.g. the kind of publicly "
+                                                "reported incident (no invented links)")
 
     @model_validator(mode="after")
     def _target_not_seeded_twice(self) -> Case:

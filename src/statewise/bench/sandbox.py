@@ -133,7 +133,9 @@ def _git(cwd: Path, *args: str, home: Path) -> str:
 
 
 def _shim_script(name: str, spec) -> str:  # noqa: ANN001 - ShimSpec
-    if spec.version is not None:
+    if spec.script is not None:
+        body = spec.script if spec.script.endswith("\n") else spec.script + "\n"
+    elif spec.version is not None:
         body = f"printf '%s\\n' {shlex.quote(spec.version)}\nexit 0\n"
     else:
         body = ""

@@ -83,8 +83,8 @@ def command_for(action: Action) -> list[str]:
             raise UnsupportedAction(f"{op} needs a {needed} argument")
         if op == "git.reset_hard":
             return ["git", "reset", "--hard", target]
-        branch = _arg(action, "branch")
-        return ["git", "rebase", target, *([str(branch)] if branch else [])]
+        rebased = _arg(action, "branch")
+        return ["git", "rebase", target, *([str(rebased)] if rebased else [])]
     if op == "git.clean":
         flags = "-f" + ("d" if _arg(action, "directories") else "") + ("x" if _arg(action, "ignored") else "")
         paths = _arg(action, "paths")

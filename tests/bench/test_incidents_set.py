@@ -23,6 +23,8 @@ def _features(case) -> set[str]:
         found.add("cwd")
     if any(not isinstance(v, str) for v in case.workspace.files.values()):
         found.add("binary_or_executable")
+    if any(shim.script for shim in case.workspace.shims.values()):
+        found.add("shim_script")
     if git is not None:
         for name in ("worktrees", "branch_files", "staged", "modified", "remote_ahead", "tags"):
             if getattr(git, name):

@@ -562,7 +562,7 @@ def _location(loc: Iterable[Any]) -> str:
     return out
 
 
-def _problem(error: dict[str, Any]) -> str:
+def _problem(error: Mapping[str, Any]) -> str:
     message = error["msg"]
     if error["type"] == "union_tag_invalid" and "kind" in message:
         return f"unknown check kind; expected one of {', '.join(sorted(CHECKS))}"
@@ -570,7 +570,7 @@ def _problem(error: dict[str, Any]) -> str:
         return "required field is missing"
     if error["type"] == "extra_forbidden":
         return "unknown field (not part of the case format)"
-    return message.removeprefix("Value error, ")
+    return str(message).removeprefix("Value error, ")
 
 
 def _parse_file(path: Path) -> Any:
@@ -781,7 +781,10 @@ def load_cases(directory: str | Path, *, name: str | None = None) -> CaseSet:
         if loaded.id in sources:
             raise CaseError(str(path), "id", f"{loaded.id!r} is also the id of {sources[loaded.id]}")
         sources[loaded.id] = str(path)
-        (result.cases if isinstance(loaded, Case) else result.sequences).append(loaded)
+        if isinstance(loaded, Case):
+            result.cases.append(loaded)
+        else:
+            result.sequences.append(loaded)
     try:
         contract = result.contract
         playbook = result.playbook

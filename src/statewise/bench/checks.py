@@ -41,8 +41,11 @@ __all__ = [
 
 
 class _Command(Protocol):
-    argv: tuple[str, ...]
-    exit: int
+    @property
+    def argv(self) -> tuple[str, ...]: ...
+
+    @property
+    def exit(self) -> int: ...
 
 
 def command_text(argv: Sequence[str]) -> str:
@@ -606,7 +609,7 @@ CheckModel = _CheckModel
 
 
 def _kind_of(model: type[_CheckModel]) -> str:
-    return model.model_fields["kind"].annotation.__args__[0]  # type: ignore[union-attr]
+    return str(model.model_fields["kind"].annotation.__args__[0])  # type: ignore[union-attr]
 
 
 def _plugin_models(builtin: tuple[type[_CheckModel], ...]) -> tuple[type[_CheckModel], ...]:

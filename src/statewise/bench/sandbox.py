@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statewise.bench.case import FileSpec, WorkspaceSpec, file_bytes, file_executable, fill_placeholders
+from statewise.bench.case import FileSpec, ShimSpec, WorkspaceSpec, file_bytes, file_executable, fill_placeholders
 from statewise.errors import StateWiseError
 from statewise.scopes import normalize_repo_identity
 from statewise.verifiers.protection import install_branch_protection
@@ -132,7 +132,7 @@ def _git(cwd: Path, *args: str, home: Path) -> str:
     return done.stdout.strip()
 
 
-def _shim_script(name: str, spec) -> str:  # noqa: ANN001 - ShimSpec
+def _shim_script(name: str, spec: ShimSpec) -> str:
     if spec.script is not None:
         body = spec.script if spec.script.endswith("\n") else spec.script + "\n"
     elif spec.version is not None:

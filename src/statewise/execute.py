@@ -74,6 +74,22 @@ def command_for(action: Action) -> list[str]:
         return [str(_arg(action, "interpreter", "python3")), "-m", "pip", "install", package]
     if op == "venv.create":
         return [str(_arg(action, "interpreter", "python3")), "-m", "venv", "--without-pip", str(_arg(action, "path"))]
+    if op in ("git.reset_hard", "git.rebase"):
+        # Without its target the command would mean something else (reset to HEAD, rebase onto
+        # the upstream): refused rather than guessed.
+        needed = "ref" if op == "git.reset_hard" else "onto"
+        target = _arg(action, needed)
+        if not isinstance(target, str) or not target:
+            raise UnsupportedAction(f"{op} needs a {needed} argument")
+        if op == "git.reset_hard":
+            return ["git", "reset", "--hard", target]
+        rebased = _arg(action, "branch")
+        return ["git", "rebase", target, *([str(rebased)] if rebased else [])]
+    if op == "git.clean":
+        flags = "-f" + ("d" if _arg(action, "directories") else "") + ("x" if _arg(action, "ignored") else "")
+        paths = _arg(action, "paths")
+        named = [str(path) for path in paths] if isinstance(paths, list) else []
+        return ["git", "clean", flags, *(["--", *named] if named else [])]
     raise UnsupportedAction(f"the executor does not run {op}")
 
 

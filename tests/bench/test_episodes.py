@@ -63,10 +63,10 @@ def test_unjudged_episodes_never_pass_and_a_raising_method_is_a_counted_failure(
     episode = run_episode(broken, "corrupted", "agent")
     assert not episode.judged and not episode.y and "sandbox" in episode.unjudged_reason
     # The executor does not know the operation.
-    register_method("test_unknown_op", lambda: _Fixed("git.reset_hard"), replace=True)
+    register_method("test_unknown_op", lambda: _Fixed("git.bisect"), replace=True)
     case = load_case(write_case(tmp_path / "b", minimal_case()))
     episode = run_episode(case, "correct", "test_unknown_op")
-    assert not episode.judged and "does not run git.reset_hard" in episode.unjudged_reason
+    assert not episode.judged and "does not run git.bisect" in episode.unjudged_reason
     # A method that raises is not unjudged: it is a failure, counted (y = 0).
     register_method("test_raises", _Raises, replace=True)
     episode = run_episode(case, "correct", "test_raises")

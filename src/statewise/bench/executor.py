@@ -120,8 +120,8 @@ class BenchExecutor:
                 command_for(action)
             except UnsupportedAction:
                 raise UnsupportedByBench(f"the bench executor does not run {op}") from None
-            result = run_action(action, self.sandbox.work, env=self.sandbox.env, timeout=self.timeout)
-            record = CommandRecord(op, tuple(result.argv), str(self.sandbox.work), result.returncode,
+            result = run_action(action, self.sandbox.agent_dir, env=self.sandbox.env, timeout=self.timeout)
+            record = CommandRecord(op, tuple(result.argv), str(self.sandbox.agent_dir), result.returncode,
                                    _excerpt(result.stdout), _excerpt(result.stderr))
         record = CommandRecord(**{**asdict(record), "seconds": round(time.perf_counter() - started, 4)})
         self.log.append(record)
@@ -133,21 +133,21 @@ class BenchExecutor:
         value = action.args.get(name)
         if not isinstance(value, str) or not value:
             raise UnsupportedByBench(f"{action.operation} needs a {name} argument")
-        return Path(value) if os.path.isabs(value) else self.sandbox.work / value
+        return Path(value) if os.path.isabs(value) else self.sandbox.agent_dir / value
 
     def _refused(self, op: str, argv: tuple[str, ...], path: Path) -> CommandRecord:
-        return CommandRecord(op, argv, str(self.sandbox.work), 126, "",
+        return CommandRecord(op, argv, str(self.sandbox.agent_dir), 126, "",
                              f"refused by the bench: {path} is outside the sandbox", note="outside the sandbox")
 
     def _run(self, op: str, argv: list[str], note: str = "") -> CommandRecord:
         try:
-            done = subprocess.run(argv, cwd=self.sandbox.work, capture_output=True, text=True, timeout=self.timeout,
+            done = subprocess.run(argv, cwd=self.sandbox.agent_dir, capture_output=True, text=True, timeout=self.timeout,
                                   stdin=subprocess.DEVNULL, env=self.sandbox.env)
         except subprocess.TimeoutExpired:
-            return CommandRecord(op, tuple(argv), str(self.sandbox.work), 124, "", f"timed out after {self.timeout}s")
+            return CommandRecord(op, tuple(argv), str(self.sandbox.agent_dir), 124, "", f"timed out after {self.timeout}s")
         except OSError as error:
-            return CommandRecord(op, tuple(argv), str(self.sandbox.work), 127, "", str(error))
-        return CommandRecord(op, tuple(argv), str(self.sandbox.work), done.returncode, _excerpt(done.stdout),
+            return CommandRecord(op, tuple(argv), str(self.sandbox.agent_dir), 127, "", str(error))
+        return CommandRecord(op, tuple(argv), str(self.sandbox.agent_dir), done.returncode, _excerpt(done.stdout),
                              _excerpt(done.stderr), note=note)
 
     # --- operations ---------------------------------------------------------------------
@@ -168,8 +168,8 @@ class BenchExecutor:
         argv = ("fs.delete", str(path), *(["--recursive"] if action.args.get("recursive") else []))
         if not _inside(path, self.sandbox.root):
             return self._refused(action.operation, argv, path)
-        result = run_action(action, self.sandbox.work, env=self.sandbox.env, timeout=self.timeout)
-        return CommandRecord(action.operation, argv, str(self.sandbox.work), result.returncode, "",
+        result = run_action(action, self.sandbox.agent_dir, env=self.sandbox.env, timeout=self.timeout)
+        return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), result.returncode, "",
                              _excerpt(result.stderr))
 
     def _fs_write(self, action: Action) -> CommandRecord:
@@ -181,8 +181,8 @@ class BenchExecutor:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(str(action.args.get("content", "")), encoding="utf-8")
         except OSError as error:
-            return CommandRecord(action.operation, argv, str(self.sandbox.work), 1, "", str(error))
-        return CommandRecord(action.operation, argv, str(self.sandbox.work), 0)
+            return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 1, "", str(error))
+        return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 0)
 
     def _config_edit(self, action: Action) -> CommandRecord:
         path = self._path(action)
@@ -194,21 +194,21 @@ class BenchExecutor:
         try:
             _edit_config(path, setting, value)
         except (OSError, ValueError) as error:
-            return CommandRecord(action.operation, argv, str(self.sandbox.work), 1, "", str(error))
-        return CommandRecord(action.operation, argv, str(self.sandbox.work), 0)
+            return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 1, "", str(error))
+        return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 0)
 
     def _venv_create(self, action: Action) -> CommandRecord:
         path = self._path(action)
         argv = tuple(command_for(action))
         if not _inside(path, self.sandbox.root):
             return self._refused(action.operation, argv, path)
-        result = run_action(action, self.sandbox.work, env=self.sandbox.env, timeout=self.timeout)
-        return CommandRecord(action.operation, tuple(result.argv), str(self.sandbox.work), result.returncode,
+        result = run_action(action, self.sandbox.agent_dir, env=self.sandbox.env, timeout=self.timeout)
+        return CommandRecord(action.operation, tuple(result.argv), str(self.sandbox.agent_dir), result.returncode,
                              _excerpt(result.stdout), _excerpt(result.stderr))
 
     def _interpreter(self, name: str) -> Path | None:
         if "/" in name:
-            path = Path(name) if os.path.isabs(name) else self.sandbox.work / name
+            path = Path(name) if os.path.isabs(name) else self.sandbox.agent_dir / name
             return path if path.exists() else None
         found = shutil.which(name, path=self.sandbox.env.get("PATH"))
         return Path(found) if found else None
@@ -224,7 +224,7 @@ class BenchExecutor:
         if not package:
             raise UnsupportedByBench(f"{action.operation} needs a package argument")
         found = self._interpreter(interpreter)
-        cwd = str(self.sandbox.work)
+        cwd = str(self.sandbox.agent_dir)
         if found is None:
             return CommandRecord(action.operation, argv, cwd, 127, "", f"{interpreter}: No such file or directory",
                                  simulated=True, note="simulated: the interpreter does not exist")

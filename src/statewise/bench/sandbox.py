@@ -25,10 +25,11 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statewise.bench.case import WorkspaceSpec, fill_placeholders
+from statewise.bench.case import FileSpec, ShimSpec, WorkspaceSpec, file_bytes, file_executable, fill_placeholders
 from statewise.errors import StateWiseError
 from statewise.scopes import normalize_repo_identity
 from statewise.verifiers.protection import install_branch_protection
@@ -55,6 +56,14 @@ class Sandbox:
     env: dict[str, str] = field(default_factory=dict)
     user: str = "dev"
     branch: str | None = None
+    #: The agent's working directory when it is not ``work`` (a subfolder, a worktree).
+    cwd: Path | None = None
+    default_branch: str | None = None
+
+    @property
+    def agent_dir(self) -> Path:
+        """Where the agent works: the task's workspace, commands' cwd, relative paths' base."""
+        return self.cwd or self.work
 
     @property
     def repo_identity(self) -> str | None:
@@ -62,7 +71,10 @@ class Sandbox:
 
     def placeholders(self) -> dict[str, str]:
         values = {"workspace": str(self.work), "sandbox": str(self.root), "home": str(self.home),
-                  "user": self.user, "python": system_python(os.environ.get("PATH", os.defpath))}
+                  "user": self.user, "python": system_python(os.environ.get("PATH", os.defpath)),
+                  "cwd": str(self.agent_dir)}
+        if self.default_branch:
+            values["default"] = self.default_branch
         if self.origin is not None:
             values["origin"] = str(self.origin)
             values["repo"] = self.repo_identity or ""
@@ -120,8 +132,10 @@ def _git(cwd: Path, *args: str, home: Path) -> str:
     return done.stdout.strip()
 
 
-def _shim_script(name: str, spec) -> str:  # noqa: ANN001 - ShimSpec
-    if spec.version is not None:
+def _shim_script(name: str, spec: ShimSpec) -> str:
+    if spec.script is not None:
+        body = spec.script if spec.script.endswith("\n") else spec.script + "\n"
+    elif spec.version is not None:
         body = f"printf '%s\\n' {shlex.quote(spec.version)}\nexit 0\n"
     else:
         body = ""
@@ -147,6 +161,13 @@ def site_packages(venv: Path) -> Path:
     return venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 
 
+def _write_file(path: Path, value: str | FileSpec) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(file_bytes(value))
+    # Explicit modes: the umask of whoever runs the bench must not change what git records.
+    path.chmod(0o755 if file_executable(value) else 0o644)
+
+
 def build_template(spec: WorkspaceSpec, root: Path) -> None:
     """Build the sandbox ``root`` for ``spec`` (the template that episodes copy)."""
     work, home, bin_dir = root / "work", root / "home", root / "bin"
@@ -157,9 +178,12 @@ def build_template(spec: WorkspaceSpec, root: Path) -> None:
         path.write_text(_shim_script(name, shim), encoding="utf-8")
         path.chmod(0o755)
     for rel, content in spec.files.items():
-        path = work / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        if isinstance(content, str):
+            path = work / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+        else:
+            _write_file(work / rel, content)
     if spec.venv is not None:
         venv = work / spec.venv.path
         done = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True,
@@ -170,15 +194,26 @@ def build_template(spec: WorkspaceSpec, root: Path) -> None:
             _write_dist_info(site_packages(venv), name, version)
     if spec.git is not None:
         _build_git(spec, root)
+    if spec.cwd is not None:
+        cwd = Path(os.path.normpath(work / spec.cwd))
+        cwd.mkdir(parents=True, exist_ok=True)
+
+
+def _commit_files(work: Path, files: Mapping[str, str | FileSpec], message: str, home: Path) -> None:
+    for rel, content in sorted(files.items()):
+        _write_file(work / rel, content)
+    _git(work, "add", "--", *sorted(files), home=home)
+    _git(work, "commit", "--quiet", "-m", message, home=home)
 
 
 def _build_git(spec: WorkspaceSpec, root: Path) -> None:
     git_spec = spec.git
     assert git_spec is not None
     work, home, origin = root / "work", root / "home", root / "origin.git"
+    default, current = git_spec.default, git_spec.current
     # No sample hooks (--template=): fewer files to copy per episode.
-    _git(root, "init", "--quiet", "--bare", "--template=", "--initial-branch=main", str(origin), home=home)
-    _git(work, "init", "--quiet", "--template=", "--initial-branch=main", home=home)
+    _git(root, "init", "--quiet", "--bare", "--template=", f"--initial-branch={default}", str(origin), home=home)
+    _git(work, "init", "--quiet", "--template=", f"--initial-branch={default}", home=home)
     _git(work, "config", "user.name", _IDENTITY["GIT_AUTHOR_NAME"], home=home)
     _git(work, "config", "user.email", _IDENTITY["GIT_AUTHOR_EMAIL"], home=home)
     venv_dir = spec.venv.path.strip("/") if spec.venv is not None else None
@@ -198,19 +233,41 @@ def _build_git(spec: WorkspaceSpec, root: Path) -> None:
     _git(work, "add", "--", *tracked, home=home)
     _git(work, "commit", "--quiet", "-m", "initial", home=home)
     _git(work, "remote", "add", "origin", str(origin), home=home)
-    _git(work, "push", "--quiet", "--set-upstream", "origin", "main", home=home)
+    if default in git_spec.branch_files:
+        _commit_files(work, git_spec.branch_files[default], f"{default}: branch files", home)
+    _git(work, "push", "--quiet", "--set-upstream", "origin", default, home=home)
+    # So a clone knows the remote's default branch (origin/HEAD), as after git clone.
+    _git(work, "remote", "set-head", "origin", default, home=home)
     for branch in git_spec.branches:
-        _git(work, "push", "--quiet", "origin", f"main:refs/heads/{branch}", home=home)
-    if git_spec.branch != "main":
-        _git(work, "switch", "--quiet", "-c", git_spec.branch, home=home)
+        _git(work, "push", "--quiet", "origin", f"{default}:refs/heads/{branch}", home=home)
+        if branch in git_spec.branch_files and branch != current:
+            _git(work, "switch", "--quiet", "-c", branch, "--track", f"origin/{branch}", home=home)
+            _commit_files(work, git_spec.branch_files[branch], f"{branch}: branch files", home)
+            _git(work, "push", "--quiet", "origin", branch, home=home)
+            _git(work, "switch", "--quiet", default, home=home)
+    for name, tag in git_spec.tags.items():
+        ref = tag.ref or default
+        if tag.message is not None:
+            _git(work, "tag", "-a", name, "-m", tag.message, ref, home=home)
+        else:
+            _git(work, "tag", name, ref, home=home)
+        if tag.pushed:
+            _git(work, "push", "--quiet", "origin", f"refs/tags/{name}", home=home)
+    if current != default:
+        if current in git_spec.branches:
+            _git(work, "switch", "--quiet", "-c", current, "--track", f"origin/{current}", home=home)
+        else:
+            _git(work, "switch", "--quiet", "-c", current, home=home)
+        if current in git_spec.branch_files:
+            _commit_files(work, git_spec.branch_files[current], f"{current}: branch files", home)
         if git_spec.branch_on_origin:
-            _git(work, "push", "--quiet", "--set-upstream", "origin", git_spec.branch, home=home)
+            _git(work, "push", "--quiet", "--set-upstream", "origin", current, home=home)
     if git_spec.diverged:
         changes = work / "CHANGES.md"
         changes.write_text("- feature v1\n", encoding="utf-8")
         _git(work, "add", "CHANGES.md", home=home)
         _git(work, "commit", "--quiet", "-m", "feature v1", home=home)
-        _git(work, "push", "--quiet", "origin", f"HEAD:refs/heads/{git_spec.branch}", home=home)
+        _git(work, "push", "--quiet", "origin", f"HEAD:refs/heads/{current}", home=home)
         changes.write_text("- feature v2, rebased\n", encoding="utf-8")
         _git(work, "commit", "--quiet", "--amend", "-a", "-m", "feature v2", home=home)
     for number in range(git_spec.ahead):
@@ -219,12 +276,58 @@ def _build_git(spec: WorkspaceSpec, root: Path) -> None:
             handle.write(f"- local work {number + 1}\n")
         _git(work, "add", "NOTES.md", home=home)
         _git(work, "commit", "--quiet", "-m", f"local work {number + 1}", home=home)
+    if git_spec.remote_ahead:
+        _teammate_pushes(root, git_spec.remote_ahead, home)
+        if git_spec.fetched:
+            _git(work, "fetch", "--quiet", "origin", home=home)
+    if git_spec.upstream is not None:
+        if git_spec.upstream == "none":
+            _git(work, "branch", "--quiet", "--unset-upstream", home=home)
+        else:
+            _git(work, "branch", "--quiet", f"--set-upstream-to={git_spec.upstream}", home=home)
+    for worktree in git_spec.worktrees:
+        path = str(root / worktree.name)
+
+        def has(ref: str) -> bool:
+            return subprocess.run(["git", "rev-parse", "--verify", "--quiet", ref], cwd=work, capture_output=True,
+                                  timeout=30, env=sandbox_env(root), stdin=subprocess.DEVNULL).returncode == 0
+
+        if has(f"refs/heads/{worktree.branch}"):
+            _git(work, "worktree", "add", "--quiet", path, worktree.branch, home=home)
+        elif has(f"refs/remotes/origin/{worktree.branch}") and worktree.start is None:
+            _git(work, "worktree", "add", "--quiet", "--track", "-b", worktree.branch, path,
+                 f"origin/{worktree.branch}", home=home)
+        else:
+            _git(work, "worktree", "add", "--quiet", "-b", worktree.branch, path, worktree.start or default,
+                 home=home)
+    for rel, content in git_spec.staged.items():
+        _write_file(work / rel, content)
+    if git_spec.staged:
+        _git(work, "add", "--", *sorted(git_spec.staged), home=home)
+    for rel, content in git_spec.modified.items():
+        _write_file(work / rel, content)
     # Pack every object: a copy then holds a few files instead of one folder per object.
     for repo in (work, origin):
         _git(repo, "repack", "-a", "-d", "-q", home=home)
         _git(repo, "prune-packed", home=home)
     if git_spec.protected:
         install_branch_protection(origin, list(git_spec.protected))
+
+
+def _teammate_pushes(root: Path, counts: Mapping[str, int], home: Path) -> None:
+    """Commits another developer pushed to the origin: made in a clone that is then removed."""
+    clone = root / "tmp" / "teammate"
+    _git(root, "clone", "--quiet", "--template=", str(root / "origin.git"), str(clone), home=home)
+    for branch, count in counts.items():
+        _git(clone, "switch", "--quiet", branch, home=home)
+        for number in range(count):
+            with open(clone / "TEAM.md", "a", encoding="utf-8") as handle:
+                handle.write(f"- teammate work {number + 1} on {branch}\n")
+            _git(clone, "add", "TEAM.md", home=home)
+            _git(clone, "-c", "user.name=Teammate", "-c", "user.email=teammate@statewise.invalid", "commit",
+                 "--quiet", "-m", f"teammate work {number + 1} on {branch}", home=home)
+        _git(clone, "push", "--quiet", "origin", branch, home=home)
+    shutil.rmtree(clone)
 
 
 def instantiate(template: Path, dest: Path, spec: WorkspaceSpec) -> Sandbox:
@@ -235,9 +338,18 @@ def instantiate(template: Path, dest: Path, spec: WorkspaceSpec) -> Sandbox:
         config = dest / "work" / ".git" / "config"
         text = config.read_text(encoding="utf-8")
         config.write_text(text.replace(str(template / "origin.git"), str(origin)), encoding="utf-8")
-    branch = spec.git.branch if spec.git is not None else None
+        # A worktree and its main repository name each other by absolute path.
+        assert spec.git is not None
+        for worktree in spec.git.worktrees:
+            for link in (dest / worktree.name / ".git", dest / "work" / ".git" / "worktrees" / worktree.name / "gitdir"):
+                if link.is_file():
+                    link.write_text(link.read_text(encoding="utf-8").replace(str(template), str(dest)),
+                                    encoding="utf-8")
+    branch = spec.git.current if spec.git is not None else None
+    cwd = Path(os.path.normpath(dest / "work" / spec.cwd)) if spec.cwd is not None else None
     sandbox = Sandbox(root=dest, work=dest / "work", origin=origin, home=dest / "home", bin=dest / "bin",
-                      user=spec.user, branch=branch)
+                      user=spec.user, branch=branch, cwd=cwd,
+                      default_branch=spec.git.default if spec.git is not None else None)
     extra = fill_placeholders(dict(spec.env), sandbox.placeholders())
     return dataclasses.replace(sandbox, env=sandbox_env(dest, extra))
 

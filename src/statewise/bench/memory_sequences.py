@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml  # type: ignore[import-untyped]
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from statewise.actions import Action
@@ -397,7 +397,7 @@ def _run_task(case: MemorySequence, step: SequenceTask, index: int, sandbox: San
         except Exception as error:  # noqa: BLE001 - the bench could not execute: unjudged
             return Episode(**base, judged=False, unjudged_reason=f"executing: {type(error).__name__}: {error}",
                            commands=[c.to_dict() for c in executor.log])
-    judge.commands = list(executor.log)  # type: ignore[arg-type]  # CommandRecord is what checks read
+    judge.commands = list(executor.log)
     try:
         outcomes = [check.judge(judge, judge.before[number]) for number, check in enumerate(checks)]
     except Exception as error:  # noqa: BLE001

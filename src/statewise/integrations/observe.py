@@ -15,8 +15,9 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.contract import Contract, ObservationRule, RegexTimeout, contract_regex
 from statewise.errors import StateWiseError, ValueTypeError
@@ -26,6 +27,13 @@ from statewise.store import default_location, open_store
 from statewise.values import parse_value_text, same_value
 from statewise.verifiers.protection import is_local_url
 from statewise.workspace import derive_task_scope, git_output
+
+if TYPE_CHECKING:
+    import regex
+
+    from statewise.integrations.hooks import HookRequest
+    from statewise.scopes import TaskScope
+    from statewise.store.base import Store
 
 __all__ = ["Observed", "capture", "match_observations", "output_text", "push_destination"]
 
@@ -45,11 +53,15 @@ def output_text(response: Any) -> str:
     return str(response)
 
 
+@dataclass(frozen=True)
 class Observed:
     """One fact a rule found: the key, its typed value, and the scope it is established in."""
 
-    def __init__(self, rule: ObservationRule, key: str, value: Any, scope: str, excerpt: str) -> None:
-        self.rule, self.key, self.value, self.scope, self.excerpt = rule, key, value, scope, excerpt
+    rule: ObservationRule
+    key: str
+    value: Any
+    scope: str
+    excerpt: str
 
 
 # Output beyond this many characters is not searched (a rule looks for a short message).
@@ -68,7 +80,7 @@ def _identity(url: str, cwd: Path | None) -> str:
     return normalize_repo_identity(text)
 
 
-def push_destination(output: str, task_scope, cwd: Path | None) -> tuple[bool, str | None]:
+def push_destination(output: str, task_scope: TaskScope, cwd: Path | None) -> tuple[bool, str | None]:
     """Where the push whose output this is went: ``(True, repo identity)``, ``(True, None)``
     when that cannot be told (several repositories, or one that is no valid scope), and
     ``(False, None)`` when the output names no destination at all."""
@@ -81,7 +93,7 @@ def push_destination(output: str, task_scope, cwd: Path | None) -> tuple[bool, s
         if origin and (url == origin or _identity(url, cwd) == _identity(origin, cwd)):
             found.add(task_scope.repo)
             continue
-        identity = _identity(url, cwd)
+        identity: str | None = _identity(url, cwd)
         try:
             Scope.parse(f"repo:{identity}")
         except (StateWiseError, ValueError):
@@ -90,7 +102,7 @@ def push_destination(output: str, task_scope, cwd: Path | None) -> tuple[bool, s
     return (True, found.pop()) if len(found) == 1 else (True, None)
 
 
-def match_observations(contract: Contract, command: str, output: str, task_scope,
+def match_observations(contract: Contract, command: str, output: str, task_scope: TaskScope,
                        cwd: Path | None = None) -> list[Observed]:
     """Every fact the contract's observation rules find in one command's output.
 
@@ -120,7 +132,8 @@ def match_observations(contract: Contract, command: str, output: str, task_scope
     return found
 
 
-def _fact(contract: Contract, rule: ObservationRule, command_match, output_match, task_scope,
+def _fact(contract: Contract, rule: ObservationRule, command_match: regex.Match[str],
+          output_match: regex.Match[str], task_scope: TaskScope,
           repo: str | None, named: bool) -> Observed | None:
     groups = {**{k: v for k, v in command_match.groupdict().items() if v},
               **{k: v for k, v in output_match.groupdict().items() if v}}
@@ -151,7 +164,7 @@ def _fact(contract: Contract, rule: ObservationRule, command_match, output_match
     return Observed(rule, key, value, str(scope), output_match.group(0)[:200])
 
 
-def capture(request, *, store_location: str | None, contract: Contract) -> str:
+def capture(request: HookRequest, *, store_location: str | None, contract: Contract) -> str:
     """Record what a finished shell call revealed; return a one-line note for the agent."""
     from statewise.integrations.hooks import AGENT_TOOLS
 
@@ -173,6 +186,8 @@ def capture(request, *, store_location: str | None, contract: Contract) -> str:
     try:
         for fact in observed:
             spec = contract.state_spec(fact.key)
+            if spec is None:  # _fact keeps only keys the contract declares
+                continue
             evidence = Evidence(
                 key=fact.key, value=fact.value, value_type=spec.value_type, scope=fact.scope,
                 source=SourceKind.TOOL_OUTPUT, authority=Authority.MACHINE,
@@ -189,7 +204,7 @@ def capture(request, *, store_location: str | None, contract: Contract) -> str:
     return "StateWise recorded from this output: " + "; ".join(notes)
 
 
-def _write(store, task_scope, fact: Observed, evidence: Evidence) -> str:
+def _write(store: Store, task_scope: TaskScope, fact: Observed, evidence: Evidence) -> str:
     current = next(iter(store.retrieve(task_scope, keys=[fact.key]).records), None)
     if current is None or not Scope.parse(current.scope).contains(Scope.parse(fact.scope)):
         existing = store.get_active(fact.key, fact.scope)

@@ -190,8 +190,8 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                 for rule in code_rules:
                     if rule.heading is not None and not re.search(rule.heading, heading):
                         continue
-                    match = re.search(rule.code or "", code)
-                    fact = _fact(contract, rule, match, file.scope, repo) if match else None
+                    code_match = re.search(rule.code or "", code)
+                    fact = _fact(contract, rule, code_match, file.scope, repo) if code_match else None
                     if fact is not None:
                         facts.append(fact)
                         break

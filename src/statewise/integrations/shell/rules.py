@@ -1,0 +1,237 @@
+"""The contract's declarative shell-command rules (``commands:``), applied to one command.
+
+:mod:`statewise.integrations.shell` walks the bash grammar, peels wrappers (``sudo``,
+``env``, ``sh -c`` ...) and knows git, pip, npm and the file tools itself. A program it has
+no built-in handling for used to be "unguarded" and ran. Before that happens it asks
+:class:`CommandRules`, built from the contract's ``commands:`` section, whether a rule
+declares the program; if one does, the command becomes the rule's operation, with slots read
+from the command's own words and environment (so a slot and the command it came from cannot
+disagree), or it is unresolved when the rule cannot read it.
+
+This module works on plain values (the static words, the environment the command sees) and
+knows nothing about the grammar; it fails closed:
+
+* an option the matching rule does not declare, a value-taking option without its value, an
+  option given twice with different values, more arguments than the rule names slots for;
+* a word the rule needs that is only known at run time (``$X``), or an environment variable
+  a rule reads that was assigned a run-time value;
+* options before the subcommand of a program whose rules have subcommands (``terraform
+  -chdir=x apply``): which subcommand runs is not read, so it is not guessed.
+
+A declared program whose subcommand no rule names (``terraform plan``) stays unguarded, as
+every undeclared program is. See docs/shell.md.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statewise.contract import CommandRule, Contract
+
+__all__ = ["DYNAMIC", "CommandMatch", "CommandProblem", "CommandRules"]
+
+#: The value the normalizer stores for an environment variable assigned a run-time value.
+DYNAMIC = "\0dynamic"
+#: Seconds allowed for the read-only git query that finds the repository root.
+GIT_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class CommandMatch:
+    """A command a rule declares: the operation, its tool, slots and risk."""
+
+    rule: str
+    operation: str
+    tool: str
+    args: Mapping[str, Any]
+    risk: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandProblem:
+    """A declared command that could not be read with confidence: why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    name: str
+    rule: CommandRule
+    tool: str
+    risk: str
+
+
+@dataclass(frozen=True)
+class CommandRules:
+    """The ``commands:`` rules of one contract, indexed by program."""
+
+    by_name: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)
+    by_path: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)  # rule program with a '/'
+    env_vars: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
+        """The rules of ``contract`` (none without one); path programs resolve against the
+        repository root of ``workspace`` (``workspace`` itself outside a repository)."""
+        if contract is None or not contract.commands:
+            return cls()
+        by_name: dict[str, list[_Entry]] = {}
+        by_path: dict[str, list[_Entry]] = {}
+        env_vars: set[str] = set()
+        root: Path | None = None
+        for name, rule in contract.commands.items():
+            operation = contract.operations[rule.operation]  # checked when the contract loaded
+            entry = _Entry(name, rule, operation.tool, str(rule.risk or operation.risk))
+            env_vars.update(rule.env)
+            if "/" in rule.program:
+                root = root or _repository_root(workspace)
+                key = os.path.realpath(os.path.join(str(root), os.path.expanduser(rule.program)))
+                by_path.setdefault(key, []).append(entry)
+            else:
+                by_name.setdefault(rule.program, []).append(entry)
+        # The longest subcommand first: `kubectl rollout undo` before `kubectl rollout`.
+        def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
+            return tuple(sorted(entries, key=lambda e: -len(e.rule.subcommand)))
+        return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
+                   frozenset(env_vars))
+
+    def __bool__(self) -> bool:
+        return bool(self.by_name or self.by_path)
+
+    def entries(self, program: str, cwd: Path | None) -> tuple[_Entry, ...] | None:
+        """The rules for the program ``program`` names (as written), or None if none declares it.
+
+        A bare name matches rules on its basename (PATH decides which file that is, and a rule
+        for ``terraform`` means whichever terraform runs); a name with a ``/`` matches rules on
+        their basename too, and path rules on the file it resolves to."""
+        base = program.rsplit("/", 1)[-1]
+        found = self.by_name.get(base) or self.by_name.get(base.lower())
+        if found:
+            return found
+        if "/" in program and self.by_path:
+            if cwd is None and not program.startswith("/"):
+                # The directory is not known: a path rule with this file name may be the one.
+                same = [e for k, v in self.by_path.items() if k.rsplit("/", 1)[-1] == base for e in v]
+                return tuple(same) or None
+            resolved = os.path.realpath(os.path.join(str(cwd or "/"), os.path.expanduser(program)))
+            return self.by_path.get(resolved)
+        return None
+
+    def classify(self, program: str, args: Sequence[str | None], env: Mapping[str, str],
+                 cwd: Path | None) -> CommandMatch | CommandProblem | None:
+        """What ``program args...`` is under the rules: a match, a problem, or None (no rule)."""
+        entries = self.entries(program, cwd)
+        if entries is None:
+            return None
+        if "/" in program and cwd is None and not program.startswith("/"):
+            return CommandProblem(f"`{program}` is declared by the contract's command rule {entries[0].name}, "
+                                  "but the directory it runs in is not known")
+        shown = program.rsplit("/", 1)[-1] if "/" not in entries[0].rule.program else program
+        longest = max(len(e.rule.subcommand) for e in entries)
+        head = list(args[:longest])
+        for index, word in enumerate(head):
+            if word is None:
+                return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
+                                      "the contract's command rules applies cannot be read")
+        for entry in entries:
+            size = len(entry.rule.subcommand)
+            if tuple(args[:size]) == entry.rule.subcommand:
+                return _apply(entry, shown, list(args[size:]), env)
+        if longest and args and (args[0] or "").startswith("-"):
+            return CommandProblem(f"`{shown} {args[0]}`: an option before the subcommand, so which of the "
+                                  f"contract's command rules ({', '.join(e.name for e in entries)}) applies "
+                                  "cannot be read; put the options after the subcommand")
+        return None
+
+
+def _repository_root(workspace: Path) -> Path:
+    """The top of the git work tree holding ``workspace`` (path rules are relative to it, so a
+    hook running in a subdirectory finds the same file), or ``workspace`` outside one."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=workspace, capture_output=True,
+                              text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return workspace
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top.startswith("/") else workspace
+
+
+def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str, str]
+           ) -> CommandMatch | CommandProblem:
+    """The slots ``entry`` reads from the words after the subcommand and from ``env``."""
+    rule = entry.rule
+    what = " ".join((shown, *rule.subcommand))
+    slots: dict[str, Any] = dict(rule.slots)
+    flagged: dict[str, Any] = {}
+    positionals: list[str] = []
+    only_positionals = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word is None:
+            return CommandProblem(f"`{what}`: argument {i + 1} after the subcommand is only known at run time")
+        if only_positionals or word == "-" or not word.startswith("-"):
+            positionals.append(word)
+            i += 1
+            continue
+        if word == "--":
+            only_positionals = True
+            i += 1
+            continue
+        name, equals, attached = word.partition("=")
+        spec = rule.flags.get(word)
+        if spec is not None:
+            equals = ""
+        else:
+            spec = rule.flags.get(name) if equals else None
+        if spec is None:
+            return CommandProblem(f"`{what}`: option {name} is not one the contract's command rule "
+                                  f"{entry.name} declares, so what it does is not known")
+        value: Any
+        if spec.value:
+            if equals:
+                value = attached
+            elif i + 1 < len(words):
+                value = words[i + 1]
+                i += 1
+                if value is None:
+                    return CommandProblem(f"`{what}`: the value of {name} is only known at run time")
+            else:
+                return CommandProblem(f"`{what}`: option {name} needs a value")
+        elif equals:
+            return CommandProblem(f"`{what}`: option {name} takes no value in the contract's command rule "
+                                  f"{entry.name}")
+        else:
+            value = True
+        i += 1
+        if spec.slot is None:
+            continue
+        if spec.repeat:
+            flagged.setdefault(spec.slot, []).append(value)
+        elif spec.slot in flagged and flagged[spec.slot] != value:
+            return CommandProblem(f"`{what}`: {name} is given twice with different values")
+        else:
+            flagged[spec.slot] = value
+    slots.update(flagged)
+    names = list(rule.positionals)
+    for slot, value in zip(names, positionals, strict=False):
+        slots[slot] = value
+    surplus = positionals[len(names):]
+    if surplus:
+        if rule.rest is None:
+            return CommandProblem(f"`{what}`: {len(positionals)} arguments, and the contract's command rule "
+                                  f"{entry.name} names {len(names)}")
+        slots[rule.rest] = surplus
+    for variable, slot in rule.env.items():
+        value = env.get(variable)
+        if value == DYNAMIC:
+            return CommandProblem(f"`{what}`: {variable} is set to a value only known at run time")
+        if value is not None:
+            slots[slot] = value
+    return CommandMatch(entry.name, rule.operation, entry.tool, slots, entry.risk)

@@ -781,11 +781,25 @@ class CommandRule(_Model):
     arguments fill, in order (more arguments than names: unresolved; ``rest`` names a list
     slot that takes the surplus instead). ``env`` maps environment variables the command sees
     to slots; ``slots`` gives fixed slot values. ``risk`` overrides the operation's risk.
+
+    For tools whose options do not change what is affected (test runners, migration tools):
+    ``options: any`` accepts options the rule does not declare (a declared one still fills its
+    slot), and the subcommand is then matched on the words that are not options. A subcommand
+    word may list alternatives (``upgrade|downgrade``) and end in ``*`` (``db:*``);
+    ``anywhere: true`` matches a one-word subcommand at any such position (``goose postgres
+    dsn up``). ``unless`` lists subcommands that make the rule not apply (``db:version``),
+    ``when_any`` words of which one must be present. ``read_only: true`` (with no operation)
+    declares the matched command read-only: it yields no action.
     """
 
     program: _NonEmptyStr
     subcommand: tuple[_NonEmptyStr, ...] = ()
-    operation: Annotated[StrictStr, _named("operation")]
+    operation: Annotated[StrictStr, _named("operation")] | None = None
+    options: Literal["declared", "any"] = "declared"
+    anywhere: StrictBool = False
+    unless: tuple[tuple[_NonEmptyStr, ...], ...] = ()
+    when_any: tuple[_NonEmptyStr, ...] = ()
+    read_only: StrictBool = False
     flags: dict[_NonEmptyStr, CommandFlag] = {}
     positionals: tuple[StrictStr, ...] = ()
     rest: StrictStr | None = None
@@ -1754,6 +1768,12 @@ def _check_references(parts: _Parts, source: str) -> None:
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
     for rule_name, rule in parts.commands.items():
         where = f"commands.{rule_name}"
+        if rule.read_only:
+            if rule.operation is not None or rule.slot_names():
+                raise ContractError(source, f"{where}.read_only", "a read-only rule names no operation and no slots")
+            continue
+        if rule.operation is None:
+            raise ContractError(source, f"{where}.operation", "required (unless read_only is true)")
         target = parts.operations.get(rule.operation)
         if target is None:
             raise ContractError(source, f"{where}.operation",

@@ -10,7 +10,7 @@ from typing import Any
 from statewise.actions import Action
 from statewise.contract import Contract
 from statewise.integrations.shell.base import UNRESOLVED, ShellAnalysis
-from statewise.integrations.shell.rules import CommandProblem, CommandRules
+from statewise.integrations.shell.rules import CommandProblem, CommandReadOnly, CommandRules
 from statewise.integrations.shell.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,
@@ -102,8 +102,12 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
         if isinstance(found, CommandProblem):
             self.fail(found.reason, call.part)
             return True
+        if isinstance(found, CommandReadOnly):
+            return True
         args = dict(found.args)
         args.setdefault("command", call.text())
+        if found.cwd and "cwd" not in args and self.cwd_arg(call) is not None:
+            args["cwd"] = self.cwd_arg(call)
         self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
                                    risk=found.risk,  # type: ignore[arg-type]
                                    reason=f"the contract's command rule {found.rule}"))
@@ -190,24 +194,9 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "bun": _Analyzer.npm,
     "npx": _npx_call,
     "bunx": _npx_call,
-    "pytest": _Analyzer.pytest,
-    "tox": _Analyzer.pytest,
-    "nox": _Analyzer.pytest,
-    "jest": _Analyzer.pytest,
-    "vitest": _Analyzer.pytest,
-    "mocha": _Analyzer.pytest,
-    "rspec": _Analyzer.pytest,
-    "phpunit": _Analyzer.pytest,
-    "ctest": _Analyzer.pytest,
-    "go": _Analyzer.go_or_cargo,
-    "cargo": _Analyzer.go_or_cargo,
     "make": _Analyzer.make,
     "gmake": _Analyzer.make,
     "bundle": _Analyzer.bundle,
-    **{name: _Analyzer.migration_tool for name in (
-        "alembic", "django-admin", "manage.py", "rails", "rake", "prisma", "flask", "knex", "sequelize",
-        "sequelize-cli", "typeorm", "typeorm-ts-node-commonjs", "typeorm-ts-node-esm", "dbmate", "goose", "migrate",
-        "flyway", "liquibase", "supabase", "diesel", "sqlx", "drizzle-kit")},
 }
 
 
@@ -229,7 +218,7 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     root = Path(os.path.realpath(workspace)) if workspace is not None else start
     environment = dict(os.environ if env is None else env)
     environment.setdefault("PWD", str(start))
-    analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root))
+    analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root), contract)
     ctx = _Ctx(start, environment)
     try:
         analyzer.analyze_text(command, ctx, command)

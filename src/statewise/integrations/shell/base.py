@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
-from statewise.integrations.shell.rules import CommandRules
+from statewise.contract import Contract
+from statewise.integrations.shell.rules import CommandRules, operation_risk
 from statewise.integrations.shell.words import _UNKNOWN_HEAD, _Call, _Ctx, _Parsed, _Repo, _Spec, _Word
 
 #: The operation of an action the normalizer could not read with confidence. No contract
@@ -28,14 +29,6 @@ MAX_GLOB = 256
 #: Seconds allowed for each read-only git query.
 GIT_TIMEOUT = 3.0
 
-_RISK: dict[str, str] = {
-    "git.push": "high", "git.checkout": "low", "git.switch": "low", "git.branch_create": "low",
-    "git.branch_delete": "high", "git.reset_hard": "high", "git.clean": "high", "git.rebase": "medium",
-    "git.restore": "high", "pip.install": "medium", "uv.pip_install": "medium", "uv.add": "medium",
-    "poetry.add": "medium", "npm.install": "medium", "pnpm.add": "medium", "yarn.add": "medium",
-    "venv.create": "low", "test.run": "low", "fs.delete": "high", "fs.write": "medium",
-    DB_MIGRATE: "high", UNRESOLVED: "high",
-}
 
 
 # --- the result ----------------------------------------------------------------------------
@@ -73,9 +66,11 @@ class ShellAnalysis:
 class _Base:
     """The analyzer's state and what every part of it shares: results, paths, git queries."""
     def __init__(self, command: str, workspace: Path, env: Mapping[str, str],
-                 rules: CommandRules | None = None) -> None:
+                 rules: CommandRules | None = None, contract: Contract | None = None) -> None:
         self.command = command
-        self.rules = rules or CommandRules()  # the contract's commands: section
+        self.contract = contract  # whose operations give the risk of what is emitted
+        # the contract's commands: section, then the built-in coding contract's
+        self.rules = rules if rules is not None else CommandRules.of(contract, workspace)
         self.workspace = workspace
         self.base_env = dict(env)
         self.actions: list[Action] = []
@@ -95,7 +90,7 @@ class _Base:
              reason: str = "") -> None:
         clean = {k: v for k, v in args.items() if v is not None}
         self.actions.append(Action(tool=tool, operation=operation, target=target, args=clean,
-                                   risk=_RISK.get(operation, "high"), reason=reason))  # type: ignore[arg-type]
+                                   risk=operation_risk(operation, self.contract), reason=reason))  # type: ignore[arg-type]
 
     def fail(self, reason: str, part: str) -> None:
         if (reason, part) not in self.unresolved:
@@ -118,7 +113,7 @@ class _Base:
 
     def probe(self, call: _Call) -> _Base:
         """Classify ``call`` on the side, without recording it here."""
-        other = type(self)(self.command, self.workspace, self.base_env, self.rules)
+        other = type(self)(self.command, self.workspace, self.base_env, self.rules, self.contract)
         other.heads = self.heads
         other.git_cache = self.git_cache
         other.config_overlay = self.config_overlay
@@ -362,4 +357,7 @@ class _Base:
         raise NotImplementedError  # provided by the wrappers part
 
     def unknown(self, call: _Call) -> None:
+        raise NotImplementedError  # provided by the analyzer part
+
+    def declared(self, call: _Call) -> bool:
         raise NotImplementedError  # provided by the analyzer part

@@ -19,11 +19,18 @@ knows nothing about the grammar; it fails closed:
   -chdir=x apply``): which subcommand runs is not read, so it is not guessed.
 
 A declared program whose subcommand no rule names (``terraform plan``) stays unguarded, as
-every undeclared program is. See docs/shell.md.
+every undeclared program is.
+
+The built-in coding contract's rules (test runners, migration tools ...) always apply: a
+contract's own rules come first, then the built-in ones, and the operation (its tool and risk)
+is the contract's, or the built-in contract's when the contract does not declare it. See
+docs/shell.md.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -31,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statewise.contract import CommandRule, Contract
+from statewise.contract import CommandRule, Contract, builtin_contract
 
-__all__ = ["DYNAMIC", "CommandMatch", "CommandProblem", "CommandRules"]
+__all__ = ["DYNAMIC", "CommandMatch", "CommandProblem", "CommandReadOnly", "CommandRules", "operation_risk"]
 
 #: The value the normalizer stores for an environment variable assigned a run-time value.
 DYNAMIC = "\0dynamic"
@@ -50,6 +57,14 @@ class CommandMatch:
     tool: str
     args: Mapping[str, Any]
     risk: str
+    cwd: bool = False  # the operation has a cwd slot
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReadOnly:
+    """A declared command a ``read_only`` rule says has no effect."""
+
+    rule: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,51 @@ class _Entry:
     rule: CommandRule
     tool: str
     risk: str
+    cwd: bool = False  # the operation has a cwd slot: filled with the directory the command runs in
+
+
+@functools.cache
+def _builtin() -> Contract:
+    return builtin_contract("coding")
+
+
+def operation_risk(operation: str, contract: Contract | None = None) -> str:
+    """The risk of ``operation``: the contract's, else the built-in coding contract's, else high
+    (an operation no contract declares is stopped by the gate anyway)."""
+    for source in (contract, _builtin()):
+        if source is not None and operation in source.operations:
+            return str(source.operations[operation].risk)
+    return "high"
+
+
+def _entry(name: str, rule: CommandRule, contract: Contract) -> _Entry:
+    if rule.read_only or rule.operation is None:
+        return _Entry(name, rule, "", "")
+    operation = contract.operations.get(rule.operation) or _builtin().operations[rule.operation]
+    return _Entry(name, rule, operation.tool, str(rule.risk or operation.risk), "cwd" in operation.slots)
+
+
+@functools.cache
+def _builtin_entries() -> tuple[tuple[str, _Entry], ...]:
+    contract = _builtin()
+    return tuple((rule.program, _entry(name, rule, contract)) for name, rule in contract.commands.items()
+                 if "/" not in rule.program)
+
+
+def _specificity(entry: _Entry) -> tuple[int, int]:
+    # read-only rules first (`pytest --collect-only`), then the longest subcommand first
+    # (`kubectl rollout undo` before `kubectl rollout`)
+    return (0 if entry.rule.read_only else 1, -len(entry.rule.subcommand))
+
+
+def _word_matches(pattern: str, word: str) -> bool:
+    return any(fnmatch.fnmatchcase(word, alternative) if alternative.endswith("*") else word == alternative
+               for alternative in pattern.split("|"))
+
+
+def _prefix_matches(patterns: Sequence[str], words: Sequence[str | None]) -> bool:
+    return len(words) >= len(patterns) and all(
+        w is not None and _word_matches(p, w) for p, w in zip(patterns, words, strict=False))
 
 
 @dataclass(frozen=True)
@@ -77,17 +137,16 @@ class CommandRules:
 
     @classmethod
     def of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
-        """The rules of ``contract`` (none without one); path programs resolve against the
-        repository root of ``workspace`` (``workspace`` itself outside a repository)."""
-        if contract is None or not contract.commands:
-            return cls()
+        """The rules of ``contract`` followed by the built-in coding contract's; path programs
+        resolve against the repository root of ``workspace`` (``workspace`` itself outside a
+        repository)."""
         by_name: dict[str, list[_Entry]] = {}
         by_path: dict[str, list[_Entry]] = {}
         env_vars: set[str] = set()
         root: Path | None = None
-        for name, rule in contract.commands.items():
-            operation = contract.operations[rule.operation]  # checked when the contract loaded
-            entry = _Entry(name, rule, operation.tool, str(rule.risk or operation.risk))
+        own = dict(contract.commands) if contract is not None else {}
+        for name, rule in own.items():
+            entry = _entry(name, rule, contract)  # type: ignore[arg-type]  # own is empty without one
             env_vars.update(rule.env)
             if "/" in rule.program:
                 root = root or _repository_root(workspace)
@@ -95,9 +154,19 @@ class CommandRules:
                 by_path.setdefault(key, []).append(entry)
             else:
                 by_name.setdefault(rule.program, []).append(entry)
-        # The longest subcommand first: `kubectl rollout undo` before `kubectl rollout`.
+        builtin = _builtin()
+        for program, entry in _builtin_entries():
+            # A contract extending coding holds the built-in rules already; a rule it redefines wins.
+            if entry.name in own:
+                continue
+            if contract is not None and contract is not builtin and entry.rule.operation in contract.operations:
+                entry = _entry(entry.name, entry.rule, contract)  # the contract's tool and risk
+            env_vars.update(entry.rule.env)
+            by_name.setdefault(program, []).append(entry)
+
         def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
-            return tuple(sorted(entries, key=lambda e: -len(e.rule.subcommand)))
+            own_first = [e for e in entries if e.name in own] + [e for e in entries if e.name not in own]
+            return tuple(sorted(own_first, key=_specificity))  # sorted() is stable: own rules stay first
         return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
                    frozenset(env_vars))
 
@@ -124,8 +193,9 @@ class CommandRules:
         return None
 
     def classify(self, program: str, args: Sequence[str | None], env: Mapping[str, str],
-                 cwd: Path | None) -> CommandMatch | CommandProblem | None:
-        """What ``program args...`` is under the rules: a match, a problem, or None (no rule)."""
+                 cwd: Path | None) -> CommandMatch | CommandReadOnly | CommandProblem | None:
+        """What ``program args...`` is under the rules: a match, read-only, a problem, or None
+        (no rule applies)."""
         entries = self.entries(program, cwd)
         if entries is None:
             return None
@@ -133,21 +203,62 @@ class CommandRules:
             return CommandProblem(f"`{program}` is declared by the contract's command rule {entries[0].name}, "
                                   "but the directory it runs in is not known")
         shown = program.rsplit("/", 1)[-1] if "/" not in entries[0].rule.program else program
-        longest = max(len(e.rule.subcommand) for e in entries)
+        strict = [e for e in entries if e.rule.options == "declared"]
+        longest = max((len(e.rule.subcommand) for e in strict), default=0)
         head = list(args[:longest])
         for index, word in enumerate(head):
             if word is None:
                 return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
                                       "the contract's command rules applies cannot be read")
+        loose = [w for w in args if w is None or not w.startswith("-")]  # the words that are not options
         for entry in entries:
-            size = len(entry.rule.subcommand)
-            if tuple(args[:size]) == entry.rule.subcommand:
-                return _apply(entry, shown, list(args[size:]), env)
-        if longest and args and (args[0] or "").startswith("-"):
+            rule = entry.rule
+            if rule.when_any and not any(w in rule.when_any for w in args):
+                continue
+            if rule.options == "any":
+                found = _loose_match(entry, shown, loose)
+                if found is None:
+                    continue
+                if isinstance(found, CommandProblem):
+                    return found
+                if rule.read_only:
+                    return CommandReadOnly(entry.name)
+                return _apply(entry, shown, list(args), env)
+            if _prefix_matches(rule.subcommand, args) and not any(_prefix_matches(u, args[:len(u)])
+                                                                   for u in rule.unless):
+                if rule.read_only:
+                    return CommandReadOnly(entry.name)
+                return _apply(entry, shown, list(args[len(rule.subcommand):]), env)
+        if strict and longest and args and (args[0] or "").startswith("-"):
             return CommandProblem(f"`{shown} {args[0]}`: an option before the subcommand, so which of the "
-                                  f"contract's command rules ({', '.join(e.name for e in entries)}) applies "
+                                  f"contract's command rules ({', '.join(e.name for e in strict)}) applies "
                                   "cannot be read; put the options after the subcommand")
         return None
+
+
+def _loose_match(entry: _Entry, shown: str, words: Sequence[str | None]) -> CommandProblem | bool | None:
+    """Whether an ``options: any`` rule's subcommand matches the words that are not options:
+    True, None (it does not), or a problem (a word it needs is only known at run time)."""
+    rule = entry.rule
+    size = len(rule.subcommand)
+    if rule.anywhere and size == 1:
+        candidates = [w for w in words if w is None or _word_matches(rule.subcommand[0], w)]
+        if not candidates:
+            return None
+        if all(c is None for c in candidates):
+            return CommandProblem(f"`{shown}`: an argument is only known at run time, so whether the contract's "
+                                  f"command rule {entry.name} applies cannot be read")
+        return True
+    needed = list(words[:size])
+    if any(w is None for w in needed):
+        return CommandProblem(f"`{shown}`: an argument is only known at run time, so which of the contract's "
+                              "command rules applies cannot be read")
+    if not _prefix_matches(rule.subcommand, needed):
+        return None
+    for unless in rule.unless:
+        if _prefix_matches(unless, words[:len(unless)]):
+            return None
+    return True
 
 
 def _repository_root(workspace: Path) -> Path:
@@ -166,7 +277,7 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
            ) -> CommandMatch | CommandProblem:
     """The slots ``entry`` reads from the words after the subcommand and from ``env``."""
     rule = entry.rule
-    what = " ".join((shown, *rule.subcommand))
+    what = " ".join((shown, *rule.subcommand)) if rule.options == "declared" else shown
     slots: dict[str, Any] = dict(rule.slots)
     flagged: dict[str, Any] = {}
     positionals: list[str] = []
@@ -190,6 +301,9 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
             equals = ""
         else:
             spec = rule.flags.get(name) if equals else None
+        if spec is None and rule.options == "any":
+            i += 1  # an option the rule leaves alone; any value it takes is read as a word and ignored
+            continue
         if spec is None:
             return CommandProblem(f"`{what}`: option {name} is not one the contract's command rule "
                                   f"{entry.name} declares, so what it does is not known")
@@ -223,7 +337,9 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
     for slot, value in zip(names, positionals, strict=False):
         slots[slot] = value
     surplus = positionals[len(names):]
-    if surplus:
+    if surplus and rule.options == "any":
+        pass  # the words of a loosely read command are not slots
+    elif surplus:
         if rule.rest is None:
             return CommandProblem(f"`{what}`: {len(positionals)} arguments, and the contract's command rule "
                                   f"{entry.name} names {len(names)}")
@@ -234,4 +350,4 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
             return CommandProblem(f"`{what}`: {variable} is set to a value only known at run time")
         if value is not None:
             slots[slot] = value
-    return CommandMatch(entry.name, rule.operation, entry.tool, slots, entry.risk)
+    return CommandMatch(entry.name, rule.operation or "", entry.tool, slots, entry.risk, entry.cwd)

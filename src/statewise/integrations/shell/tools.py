@@ -272,7 +272,7 @@ class _Tools(_Base):
             self.fail("the command `ssh` runs on another machine is only known at run time", call.part)
             return
         text = " ".join(v for v in values if v is not None)
-        remote = type(self)(self.command, self.workspace, self.base_env)
+        remote = type(self)(self.command, self.workspace, self.base_env, self.rules, self.contract)
         ctx = _Ctx(None, dict(call.env), call.ctx.depth + 1, stdin=call.ctx.stdin, stdout=call.ctx.stdout)
         remote.analyze_text(text, ctx, call.part)
         if remote.actions or remote.unresolved:
@@ -2329,18 +2329,6 @@ class _Tools(_Base):
             return
         self.emit("test.run", "shell", {"command": text, "cwd": self.cwd_arg(call)}, reason=f"runs the tests: {text}")
 
-    def pytest(self, call: _Call) -> None:
-        self.test_run(call)
-
-    def go_or_cargo(self, call: _Call) -> None:
-        sub = call.args[0].value if call.args else None
-        if sub == "test":
-            self.test_run(call)
-        elif sub in ("version", "env", "list", "doc", "vet", "help", "tree", "metadata", "search"):
-            return
-        else:
-            self.unguard(call.part)
-
     def make(self, call: _Call) -> None:
         spec = _Spec.of(flags="-k -s -B -i -e -w -n -q -t -r -R --silent --quiet --no-print-directory "
                               "--always-make --keep-going --ignore-errors --environment-overrides --dry-run "
@@ -2377,66 +2365,12 @@ class _Tools(_Base):
         if text is None:
             self.fail("the migration command has arguments only known at run time", call.part)
 
-    def migration_tool(self, call: _Call) -> None:
-        name = call.name.rsplit("/", 1)[-1]
-        values = [w.value or "" for w in call.args]
-        positionals = [v for v in values if not v.startswith("-")]
-        first = positionals[0] if positionals else ""
-        second = positionals[1] if len(positionals) > 1 else ""
-        risky = False
-        if name == "alembic":
-            risky = first in ("upgrade", "downgrade", "stamp")
-        elif name in ("django-admin", "manage.py"):
-            self.django(call, call.args)
-            return
-        elif name in ("rails", "rake"):
-            if first in ("test", "spec") or first.startswith("test:"):
-                self.test_run(call)
-                return
-            risky = first.startswith("db:") and first not in ("db:version", "db:migrate:status")
-        elif name == "prisma":
-            risky = (first == "migrate" and second in ("dev", "deploy", "reset", "resolve")) or (
-                first == "db" and second in ("push", "execute", "seed"))
-        elif name == "flask":
-            risky = first == "db" and second in ("upgrade", "downgrade", "stamp", "migrate")
-        elif name == "knex":
-            risky = (first.startswith("migrate:") and first not in ("migrate:status", "migrate:list", "migrate:make")) \
-                or first.startswith("seed:run")
-        elif name in ("sequelize", "sequelize-cli"):
-            risky = first.startswith("db:")
-        elif name.startswith("typeorm"):
-            risky = first in ("migration:run", "migration:revert", "schema:sync", "schema:drop", "query")
-        elif name == "dbmate":
-            risky = first in ("up", "down", "rollback", "migrate", "drop", "create", "load")
-        elif name == "goose":
-            risky = any(p in ("up", "up-by-one", "up-to", "down", "down-to", "redo", "reset") for p in positionals)
-        elif name == "migrate":
-            risky = any(p in ("up", "down", "drop", "force", "goto") for p in positionals)
-        elif name == "flyway":
-            risky = first in ("migrate", "clean", "repair", "baseline", "undo")
-        elif name == "liquibase":
-            risky = first.startswith(("update", "rollback", "drop-all", "dropAll"))
-        elif name == "supabase":
-            risky = first == "db" and second in ("reset", "push")
-        elif name == "diesel":
-            risky = first in ("migration", "database") and second in ("run", "redo", "revert", "reset", "setup")
-        elif name == "sqlx":
-            risky = first in ("migrate", "database", "db") and second in ("run", "revert", "reset", "drop", "setup")
-        elif name == "drizzle-kit":
-            risky = first in ("push", "migrate", "drop")
-        if risky:
-            self.migration(call, name)
-        else:
-            self.unguard(call.part)
-
     def django(self, call: _Call, words: Sequence[_Word]) -> None:
-        values = [w.value or "" for w in words]
-        command = next((v for v in values if not v.startswith("-")), "")
-        if command in ("migrate", "flush", "reset_db", "loaddata", "sqlflush_apply"):
-            self.migration(call, "django")
-        elif command == "test":
-            self.test_run(call)
-        else:
+        """``python manage.py ...``: classified by the command rules for ``manage.py``, with the
+        interpreter's words kept in the command's text."""
+        start = len(call.words) - len(words) - 1
+        inner = _Call(call.words[start:], call.env, call.ctx, call.part, call.kept + call.words[:start])
+        if not self.declared(inner):
             self.unguard(call.part)
 
     def bundle(self, call: _Call) -> None:

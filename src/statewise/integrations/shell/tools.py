@@ -2280,15 +2280,24 @@ class _Tools(_Base):
         if tool == "yarn" and sub not in ("install", "remove", "upgrade", "up", "link", "unlink", "dedupe", "pack",
                                           "publish", "cache", "config", "init", "import", "set", "plugin", "workspace",
                                           "workspaces", "create", "node", "patch", "rebuild", "npm", "constraints"):
-            # yarn <script>: scripts named like tests or migrations
-            if sub == "test" or sub.startswith("test:"):
-                self.test_run(inner, call.args)
-            elif _MIGRATION_SCRIPT.search(sub):
-                self.migration(inner, f"yarn {sub}", call.args)
-            else:
-                self.unguard(call.part)
+            self.script_or_bin(call, inner, tool, sub, positionals[0])
+            return
+        if tool == "pnpm" and sub not in _PNPM_COMMANDS:
+            self.script_or_bin(call, inner, tool, sub, positionals[0])
             return
         self.unguard(call.part)
+
+    def script_or_bin(self, call: _Call, inner: _Call, tool: str, sub: str, word: _Word) -> None:
+        """``pnpm <name>`` / ``yarn <name>``: the project's script of that name, or else the
+        program ``<name>`` from node_modules/.bin (``pnpm prisma migrate reset`` runs prisma).
+        Scripts named like tests or migrations are those; any other name is classified as the
+        program it would run, so a binary a rule guards is guarded here too."""
+        if sub == "test" or sub.startswith("test:"):
+            self.test_run(inner, call.args)
+        elif _MIGRATION_SCRIPT.search(sub):
+            self.migration(inner, f"{tool} {sub}", call.args)
+        else:
+            self.dispatch(inner.then(call.words.index(word), keep=True))
 
     def node_install(self, call: _Call, tool: str, packages: list[_Word], parsed: _Parsed, *,
                      force_global: bool = False) -> None:
@@ -2637,6 +2646,17 @@ def _npx_call(self: _Tools, call: _Call) -> None:
         return
     self.runner(call, 1, _NPX)
 
+
+# pnpm's own commands; any other word after pnpm is a script, or else a program in
+# node_modules/.bin (as `pnpm exec` runs it).
+_PNPM_COMMANDS = frozenset("""
+add install i update up upgrade remove rm uninstall un link ln unlink import rebuild rb prune fetch
+install-test it patch patch-commit patch-remove audit list ls ll la outdated why licenses run run-script test t tst
+exec dlx create start stop restart pack publish recursive multi m server store root bin setup init deploy
+doctor config c get set env cat-file cat-index find-hash self-update help dedupe ignored-builds
+approve-builds version login logout whoami team owner access view info show v search docs bugs repo ping
+adduser cache completion sbom catalog repl node
+""".split())
 
 _GIT_HANDLERS: dict[str, Callable[[_Tools, _Call, _Repo, list[_Word]], None]] = {
     "push": _Tools.git_push,

@@ -2262,6 +2262,15 @@ class _Tools(_Base):
             if script is not None and _MIGRATION_SCRIPT.search(script):
                 self.migration(inner, f"{tool} run {script}", call.args)
                 return
+            elsewhere = any(parsed.has(name) for name in (
+                "--workspace", "--workspaces", "-ws", "-w", "--filter", "-F", "--prefix", "-C", "--dir", "--cwd",
+                "--recursive", "-r", "--if-present"))
+            if script is not None and not elsewhere and self.cwd_arg(inner) is None:
+                # The script must be one package.json declares (instructions name scripts that
+                # were renamed or removed): npm.script_exists[script] is read from the file.
+                self.emit(f"{tool}.run_script", tool, {"script": script, "command": inner.text()}, target=script,
+                          reason=f"{tool} runs the package.json script {script}")
+                return
             self.unguard(call.part)
             return
         if sub == "repl" and tool in ("bun", "pnpm", "npm"):

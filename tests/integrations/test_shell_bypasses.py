@@ -626,6 +626,10 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("npx sequelize-cli db:migrate", [A(DB_MIGRATE, framework="sequelize-cli")]),
     ("dbmate up", [A(DB_MIGRATE, framework="dbmate")]),
     ("npm run migrate", [A(DB_MIGRATE, command="npm run migrate")]),
+    # issue 10 item 8: a script is checked against package.json (npm.script_exists)
+    ("npm run build", [A("npm.run_script", script="build", command="npm run build")]),
+    ("pnpm run lint", [A("pnpm.run_script", script="lint")]),
+    ("pnpm prisma migrate reset", [A(DB_MIGRATE, framework="prisma")]),
     ("npm run db:migrate", [A(DB_MIGRATE)]),
     ("make migrate", [A(DB_MIGRATE, command="make migrate")]),
     ("uv run alembic upgrade head", [A(DB_MIGRATE, command="uv run alembic upgrade head")]),
@@ -1161,7 +1165,6 @@ UNGUARDED: list[str] = [
     "make",
     "npm install",
     "npm ci",
-    "npm run build",
     "yarn",
     "uv sync",
     "poetry install",

@@ -168,7 +168,7 @@ def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[
             facts.append(f"{key}: unknown ({report.missing or report.detail or report.status.value})")
         else:
             facts.append(f"{key}: unknown (not resolved)")
-    text = violation.message
+    text = str(violation.message)
     error = violation.error or ""
     if error and not (unknown and "no such key" in error):
         text += f" ({error})"

@@ -289,9 +289,9 @@ class _Base:
             if branch == _UNKNOWN_HEAD:
                 return None, "an earlier part of the command changes the current branch to one that is not known"
             return branch, ""
-        branch = self.git_query(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
-        if branch:
-            return branch, ""
+        symbolic = self.git_query(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+        if symbolic:
+            return symbolic, ""
         if self.git_query(repo, "rev-parse", "--git-dir") is None:
             return None, f"{repo.cwd} is not a git repository"
         return None, "HEAD is detached"

@@ -156,7 +156,7 @@ class CommandRules:
                 by_name.setdefault(rule.program, []).append(entry)
         builtin = _builtin()
         for program, entry in _builtin_entries():
-            # A contract extending coding holds the built-in rules already; a rule it redefines wins.
+            # A contract extending coding holds the built-in rules already (its own entries above).
             if entry.name in own:
                 continue
             if contract is not None and contract is not builtin and entry.rule.operation in contract.operations:
@@ -164,8 +164,10 @@ class CommandRules:
             env_vars.update(entry.rule.env)
             by_name.setdefault(program, []).append(entry)
 
+        inherited = set(builtin.commands)  # a contract extending coding holds these among its own
+
         def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
-            own_first = [e for e in entries if e.name in own] + [e for e in entries if e.name not in own]
+            own_first = [e for e in entries if e.name not in inherited] + [e for e in entries if e.name in inherited]
             return tuple(sorted(own_first, key=_specificity))  # sorted() is stable: own rules stay first
         return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
                    frozenset(env_vars))
@@ -210,13 +212,12 @@ class CommandRules:
             if word is None:
                 return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
                                       "the contract's command rules applies cannot be read")
-        loose = [w for w in args if w is None or not w.startswith("-")]  # the words that are not options
         for entry in entries:
             rule = entry.rule
             if rule.when_any and not any(w in rule.when_any for w in args):
                 continue
             if rule.options == "any":
-                found = _loose_match(entry, shown, loose)
+                found = _loose_match(entry, shown, _non_options(rule, args))
                 if found is None:
                     continue
                 if isinstance(found, CommandProblem):
@@ -234,6 +235,22 @@ class CommandRules:
                                   f"contract's command rules ({', '.join(e.name for e in strict)}) applies "
                                   "cannot be read; put the options after the subcommand")
         return None
+
+
+def _non_options(rule: CommandRule, args: Sequence[str | None]) -> list[str | None]:
+    """The words that are not options nor the value of a declared value-taking option (the
+    value of an option the rule does not declare is read as a word: declare it to skip it)."""
+    words: list[str | None] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word is not None and word.startswith("-") and word != "-":
+            spec = rule.flags.get(word)
+            skip = spec is not None and spec.value
+        else:
+            words.append(word)
+    return words
 
 
 def _loose_match(entry: _Entry, shown: str, words: Sequence[str | None]) -> CommandProblem | bool | None:

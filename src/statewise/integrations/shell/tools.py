@@ -871,9 +871,9 @@ class _Tools(_Base):
                 if mode == "nothing":
                     return
                 if mode == "matching":
-                    tracking = set(self.refs(repo, f"refs/remotes/{remote}/") or [])
+                    tracked = set(self.refs(repo, f"refs/remotes/{remote}/") or [])
                     for branch in self.refs(repo, "refs/heads/") or []:
-                        if branch in tracking:
+                        if branch in tracked:
                             push(branch, branch)
                     return
                 branch = head
@@ -918,9 +918,9 @@ class _Tools(_Base):
             name, kind = _ref_name(destination)
             push(name, source or None, forced=forced, ref_kind=kind)
             if set_upstream and kind is None:
-                local = head if source in ("HEAD", "@", "") else source.removeprefix("refs/heads/")
-                if local:
-                    self.set_upstream(repo, local, remote, name)
+                pushed = head if source in ("HEAD", "@", "") else source.removeprefix("refs/heads/")
+                if pushed:
+                    self.set_upstream(repo, pushed, remote, name)
 
     def set_upstream(self, repo: _Repo, branch: str, remote: str, merge: str) -> None:
         """What `git push -u`, `git branch -u` and tracking checkouts record for later pushes."""
@@ -2265,7 +2265,9 @@ class _Tools(_Base):
             elsewhere = any(parsed.has(name) for name in (
                 "--workspace", "--workspaces", "-ws", "-w", "--filter", "-F", "--prefix", "-C", "--dir", "--cwd",
                 "--recursive", "-r", "--if-present"))
-            if script is not None and not elsewhere and self.cwd_arg(inner) is None:
+            # Only npm and pnpm `run` mean a package.json script; yarn and bun run a binary or a
+            # file of that name too (`bun run index.ts`).
+            if script is not None and tool in ("npm", "pnpm") and not elsewhere and self.cwd_arg(inner) is None:
                 # The script must be one package.json declares (instructions name scripts that
                 # were renamed or removed): npm.script_exists[script] is read from the file.
                 self.emit(f"{tool}.run_script", tool, {"script": script, "command": inner.text()}, target=script,
@@ -2616,10 +2618,10 @@ def _sed_effects(script: str) -> tuple[list[str], bool] | None:
                 return None
             delimiter = script[i]
             middle = delimited(i + 1, delimiter)
-            end = delimited(middle, delimiter) if middle is not None else None
-            if end is None:
+            closing = delimited(middle, delimiter) if middle is not None else None
+            if closing is None:
                 return None
-            i = end
+            i = closing
             if command == "s":
                 while i < n and script[i] in "gpiImMe0123456789w":
                     if script[i] == "e":

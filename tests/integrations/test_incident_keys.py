@@ -212,3 +212,20 @@ def test_project_facts_of_one_repository_are_not_applied_in_another(tmp_path):
     assert decision == "deny" and "invariant:test_command_is_resolved_command" in failed
     decision, failed, _ = hook(b, store, "pytest")
     assert decision == "allow" and "invariant:test_command_is_resolved_command" not in failed
+
+
+def test_a_test_path_that_was_moved_is_denied(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "tests" / "unit").mkdir(parents=True)
+    (repo / "tests" / "unit" / "test_api.py").write_text("def test_x():\n    assert True\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tests")
+    store = tmp_path / "s.db"
+    # The instructions still say tests/test_api.py; the file moved to tests/unit/.
+    decision, failed, _ = hook(repo, store, "pytest tests/test_api.py -q")
+    assert decision == "deny" and "invariant:test_paths_exist" in failed, failed
+    for command in ("pytest tests/unit/test_api.py -q", "pytest -k api", "pytest tests/unit/test_api.py::test_x",
+                    "python -m pytest tests", "pytest --timeout 30 tests/unit"):
+        decision, failed, _ = hook(repo, store, command)
+        assert "invariant:test_paths_exist" not in failed, (command, failed)
+        assert decision == "allow", (command, failed)

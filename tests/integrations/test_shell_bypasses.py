@@ -351,6 +351,9 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("git rebase", [A("git.rebase", onto="origin/feature", branch="feature")]),
     ("git rebase --onto main HEAD~2", [A("git.rebase", onto="main")]),
     ("git rebase -i main", [A(UNRESOLVED), A("git.rebase", onto="main", interactive=True)]),
+    # a no-op sequence editor: the todo list as generated, no session (issue 10 ordinary work)
+    ("GIT_SEQUENCE_EDITOR=: git rebase -i --autosquash main", [A("git.rebase", onto="main", interactive=True)]),
+    ("GIT_SEQUENCE_EDITOR=vim git rebase -i main", [A(UNRESOLVED), A(UNRESOLVED), A("git.rebase", onto="main")]),
     ("git rebase --autostash origin/main", [A("git.rebase", onto="origin/main")]),
     ("git rebase main old", [A("git.rebase", onto="main", branch="old")]),
     ("git rebase -i --root", [A(UNRESOLVED), A("git.rebase", onto="--root", root=True)]),

@@ -47,6 +47,10 @@ _DANGEROUS_ENV = re.compile(
     r"GIT_PAGER|GIT_ASKPASS|GIT_EXTERNAL_DIFF|GIT_EXEC_PATH|GIT_PROXY_COMMAND|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|"
     r"GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|GIT_TEMPLATE_DIR|EDITOR|VISUAL|PAGER|MANPAGER|"
     r"LESSOPEN|LESSCLOSE)$")
+# Editors that do nothing: `GIT_SEQUENCE_EDITOR=: git rebase -i --autosquash` takes the todo
+# list as git generated it, so no session opens and nothing is run.
+_NO_OP_EDITORS = frozenset({":", "true", "/bin/true", "/usr/bin/true"})
+_EDITOR_ENV = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL"})
 # git -c settings that run a command (or redirect the remote); they make the call unresolved.
 _DANGEROUS_GIT_CONFIG = re.compile(
     r"^(alias\..*|core\.(sshcommand|pager|editor|hookspath|fsmonitor|askpass|gitproxy|alternaterefscommand)|"

@@ -23,6 +23,7 @@ from statewise.integrations.shell.tables import (
     _INDEX_CONFIG_NAMES,
     _INDEX_SETTINGS,
     _INSTALL_ENV,
+    _NO_OP_EDITORS,
     _OUTPUT_OPTIONS,
     _PUSH_CONFIG,
     _PUSH_SECTIONS,
@@ -1208,8 +1209,10 @@ class _Tools(_Base):
             inner.depth += 1
             self.analyze_text(body, inner, call.part)
         if parsed.has("--edit-todo") or (parsed.has("-i", "--interactive") and not parsed.has(
-                "--continue", "--abort", "--skip", "--quit", "--show-current-patch")):
-            self.interactive(call, "an editor on the rebase todo list")
+                "--continue", "--abort", "--skip", "--quit", "--show-current-patch")
+                and call.env.get("GIT_SEQUENCE_EDITOR") not in _NO_OP_EDITORS):
+            self.interactive(call, "an editor on the rebase todo list (GIT_SEQUENCE_EDITOR=: takes the list "
+                                   "as generated, e.g. for --autosquash)")
         if parsed.has("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"):
             self.unguard(call.part)
             return

@@ -7,7 +7,7 @@ from typing import Any
 
 from statewise.integrations.shell.base import MAX_DEPTH, _Base
 from statewise.integrations.shell.rules import DYNAMIC
-from statewise.integrations.shell.tables import _DANGEROUS_ENV, _DEV_FILES, _INDEX_ENV
+from statewise.integrations.shell.tables import _DANGEROUS_ENV, _DEV_FILES, _EDITOR_ENV, _INDEX_ENV, _NO_OP_EDITORS
 from statewise.integrations.shell.words import (
     _REDIRECTS,
     _SEPARATOR_GAP,
@@ -119,7 +119,7 @@ class _Walk(_Base):
             self.scan(child, source, ctx)
 
     def set_env(self, env: dict[str, str], name: str, value: str | None, part: str, ctx: _Ctx) -> None:
-        if _DANGEROUS_ENV.match(name):
+        if _DANGEROUS_ENV.match(name) and not (name in _EDITOR_ENV and value in _NO_OP_EDITORS):
             self.fail(f"setting {name} makes later commands run code StateWise cannot see", part)
         if value is None:
             env.pop(name, None)

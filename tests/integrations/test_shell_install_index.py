@@ -183,3 +183,17 @@ def test_the_gate_stops_a_proposal_whose_slot_disagrees_with_its_command(project
     assert [c.passed for c in passed.report.gate if c.name == "command_agreement"] == [True]
     # The invariant that reads the slot held for the lying proposal: only the command check caught it.
     assert all(c.passed for c in caught.report.gate if "install_from_project_index" in c.name)
+
+
+def test_a_path_slot_agrees_with_its_command_written_either_way(project):
+    # The same file named workspace-relative in the command and absolute in the slot (or the
+    # other way round) is no disagreement; another file is.
+    repo = project["repo"]
+    absolute = Action(tool="fs", operation="fs.delete", target="build",
+                      args={"path": str(repo / "build"), "recursive": True, "command": "rm -rf build"})
+    assert command_disagreement(absolute, cwd=repo) is None
+    relative = absolute.model_copy(update={"args": {**absolute.args, "path": "build",
+                                                    "command": f"rm -rf {repo / 'build'}"}})
+    assert command_disagreement(relative, cwd=repo) is None
+    other = absolute.model_copy(update={"args": {**absolute.args, "path": "src"}})
+    assert "path is 'src'" in (command_disagreement(other, cwd=repo) or "")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
-from statewise.contract import Contract
+from statewise.contract import Contract, builtin_contract
 from statewise.integrations.shell.base import UNRESOLVED, ShellAnalysis
 from statewise.integrations.shell.rules import CommandProblem, CommandReadOnly, CommandRules
 from statewise.integrations.shell.tables import (
@@ -258,10 +258,23 @@ def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Pa
     if not same:
         found = ", ".join(analysis.operations) or "no guarded action"
         return f"its command `{command[:200]}` is {found}, not {action.operation}"
+    spec = (contract.operations.get(action.operation) if contract is not None else None) or \
+        builtin_contract("coding").operations.get(action.operation)
+    base = Path(os.path.realpath(workspace if workspace is not None else cwd))
+
+    def agrees(name: str, proposed: Any, read: Any) -> bool:
+        if proposed == read:
+            return True
+        # A path slot may be written workspace-relative or absolute: the same file is the same.
+        slot = spec.slots.get(name) if spec is not None else None
+        return (slot is not None and slot.value_type.value == "path" and isinstance(proposed, str)
+                and isinstance(read, str)
+                and os.path.realpath(base / proposed) == os.path.realpath(base / read))
+
     best = None
     for derived in same:
         differing = [name for name, value in action.args.items()
-                     if name != "command" and name in derived.args and derived.args[name] != value]
+                     if name != "command" and name in derived.args and not agrees(name, value, derived.args[name])]
         missing = [name for name in ("index", "extra_index", "find_links", "no_index", "target_dir", "user")
                    if name in derived.args and name not in action.args]
         if not differing and not missing:

@@ -1,7 +1,9 @@
 """Real coding-agent incidents the built-in contract covers without an extension (issue 10
 item 8): the default branch master vs main, an upstream that tracks the default branch, the
 main checkout's .git seen from a worktree, a branch gone stale after its pull request was
-merged. Each through ``run_hook`` with Claude Code's PreToolUse JSON, on real repositories
+merged, a stale view of the remote before a force push, a package.json script named by
+out-of-date instructions, a migration against the wrong database, and project facts
+recorded for one repository applied in another. Each through ``run_hook`` with Claude Code's PreToolUse JSON, on real repositories
 with real bare remotes, an empty SQLite store, and the verifiers reading git read-only.
 """
 
@@ -12,7 +14,13 @@ import os
 import subprocess
 from pathlib import Path
 
+from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
+from statewise.records import Provenance, RecordDraft
+from statewise.store.sqlite import SQLiteStore
+from statewise.workspace import derive_task_scope
+
+DEV = Provenance(source="developer", authority="developer", actor="dev")
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
        "GIT_COMMITTER_EMAIL": "t@t"}
@@ -122,3 +130,102 @@ def test_a_branch_whose_pull_request_was_merged_is_not_pushed_again(tmp_path):
         decision, failed, _ = hook(repo, tmp_path / f"fresh-{len(command)}.db", command)
         assert decision == "deny", command
         assert "invariant:no_push_of_branch_whose_remote_was_deleted" in failed, (command, failed)
+
+
+def record(store: Path, key: str, value: object, scope: str) -> None:
+    opened = SQLiteStore(str(store), key_schema=builtin_contract())
+    try:
+        opened.put(RecordDraft(key=key, value=value, scope=scope, provenance=DEV))
+    finally:
+        opened.close()
+
+
+def test_a_force_push_from_a_stale_view_of_the_remote_is_denied(tmp_path):
+    # Two clones of one origin on the same branch; the other one pushed, this one never fetched.
+    repo = make_repo(tmp_path)
+    store = tmp_path / "s.db"
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "f.txt").write_text("f\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "f")
+    git(repo, "push", "-q", "-u", "origin", "feature")
+    scope = derive_task_scope(repo)
+    record(store, "user.allow_force_push", True, f"user:{scope.user}")
+    git(repo, "commit", "-q", "--amend", "-m", "f, reworded")  # the history this clone will force
+    _, failed, _ = hook(repo, store, "git push --force origin feature")
+    assert "invariant:no_force_push_over_unseen_commits" not in failed  # nobody else pushed yet
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", "-b", "feature", str(tmp_path / "origin.git"), str(other)], check=True)
+    (other / "theirs.txt").write_text("t\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "a colleague's commit")
+    git(other, "push", "-q", "origin", "feature")
+    decision, failed, _ = hook(repo, tmp_path / "fresh.db", "git push --force origin feature")
+    assert decision == "deny" and "invariant:no_force_push_over_unseen_commits" in failed, failed
+
+
+def test_a_script_that_package_json_no_longer_has_is_denied(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "package.json").write_text(json.dumps({"name": "app", "scripts": {"build": "tsc", "lint": "eslint ."}}))
+    (repo / "AGENTS.md").write_text("Type-check with `npm run typecheck` before pushing.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "package.json")
+    store = tmp_path / "s.db"
+    for command in ("npm run typecheck", "pnpm run typecheck"):
+        decision, failed, _ = hook(repo, store, command)
+        assert decision == "deny" and "invariant:script_exists_in_package_json" in failed, (command, failed)
+    # yarn and bun run binaries and files of that name too: not a script check
+    for command in ("npm run build", "npm run lint -- --fix", "pnpm run build", "yarn run tsc", "bun run index.ts"):
+        decision, failed, _ = hook(repo, store, command)
+        assert decision == "allow", (command, failed)
+
+
+def test_a_migration_runs_only_against_a_database_known_not_to_be_production(tmp_path):
+    repo = make_repo(tmp_path)
+    store = tmp_path / "s.db"
+    # Nobody has said which database this checkout reaches: a question, never "it held".
+    for command in ("alembic upgrade head", "pnpm prisma migrate reset", "python manage.py migrate"):
+        decision, failed, _ = hook(repo, store, command)
+        assert decision == "ask", (command, failed)
+        assert "invariant:migration_targets_known_non_production_database" in failed
+    # The command itself names production: denied whatever the record says.
+    decision, failed, _ = hook(repo, store, "RAILS_ENV=production bin/rails db:migrate")
+    assert decision == "deny" and "invariant:no_migration_named_for_production" in failed
+    scope = derive_task_scope(repo)
+    record(store, "database.environment", "development", f"workspace:{scope.workspace}")
+    decision, failed, _ = hook(repo, store, "alembic upgrade head")
+    assert decision == "allow", failed
+    production = tmp_path / "prod.db"
+    record(production, "database.environment", "production", f"workspace:{scope.workspace}")
+    decision, failed, _ = hook(repo, production, "alembic upgrade head")
+    assert decision == "deny" and "invariant:migration_targets_known_non_production_database" in failed
+
+
+def test_project_facts_of_one_repository_are_not_applied_in_another(tmp_path):
+    # One store for the developer's machine; the test command was recorded for repository A.
+    a = make_repo(tmp_path / "a")
+    b = make_repo(tmp_path / "b")
+    store = tmp_path / "s.db"
+    record(store, "project.test_command", "make check", f"repo:{derive_task_scope(a).repo}")
+    assert derive_task_scope(a).repo != derive_task_scope(b).repo
+    decision, failed, _ = hook(a, store, "pytest")
+    assert decision == "deny" and "invariant:test_command_is_resolved_command" in failed
+    decision, failed, _ = hook(b, store, "pytest")
+    assert decision == "allow" and "invariant:test_command_is_resolved_command" not in failed
+
+
+def test_a_test_path_that_was_moved_is_denied(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "tests" / "unit").mkdir(parents=True)
+    (repo / "tests" / "unit" / "test_api.py").write_text("def test_x():\n    assert True\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "tests")
+    store = tmp_path / "s.db"
+    # The instructions still say tests/test_api.py; the file moved to tests/unit/.
+    decision, failed, _ = hook(repo, store, "pytest tests/test_api.py -q")
+    assert decision == "deny" and "invariant:test_paths_exist" in failed, failed
+    for command in ("pytest tests/unit/test_api.py -q", "pytest -k api", "pytest tests/unit/test_api.py::test_x",
+                    "python -m pytest tests", "pytest --timeout 30 tests/unit"):
+        decision, failed, _ = hook(repo, store, command)
+        assert "invariant:test_paths_exist" not in failed, (command, failed)
+        assert decision == "allow", (command, failed)

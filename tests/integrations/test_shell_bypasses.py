@@ -351,6 +351,9 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("git rebase", [A("git.rebase", onto="origin/feature", branch="feature")]),
     ("git rebase --onto main HEAD~2", [A("git.rebase", onto="main")]),
     ("git rebase -i main", [A(UNRESOLVED), A("git.rebase", onto="main", interactive=True)]),
+    # a no-op sequence editor: the todo list as generated, no session (issue 10 ordinary work)
+    ("GIT_SEQUENCE_EDITOR=: git rebase -i --autosquash main", [A("git.rebase", onto="main", interactive=True)]),
+    ("GIT_SEQUENCE_EDITOR=vim git rebase -i main", [A(UNRESOLVED), A(UNRESOLVED), A("git.rebase", onto="main")]),
     ("git rebase --autostash origin/main", [A("git.rebase", onto="origin/main")]),
     ("git rebase main old", [A("git.rebase", onto="main", branch="old")]),
     ("git rebase -i --root", [A(UNRESOLVED), A("git.rebase", onto="--root", root=True)]),
@@ -626,6 +629,10 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("npx sequelize-cli db:migrate", [A(DB_MIGRATE, framework="sequelize-cli")]),
     ("dbmate up", [A(DB_MIGRATE, framework="dbmate")]),
     ("npm run migrate", [A(DB_MIGRATE, command="npm run migrate")]),
+    # issue 10 item 8: a script is checked against package.json (npm.script_exists)
+    ("npm run build", [A("npm.run_script", script="build", command="npm run build")]),
+    ("pnpm run lint", [A("pnpm.run_script", script="lint")]),
+    ("pnpm prisma migrate reset", [A(DB_MIGRATE, framework="prisma")]),
     ("npm run db:migrate", [A(DB_MIGRATE)]),
     ("make migrate", [A(DB_MIGRATE, command="make migrate")]),
     ("uv run alembic upgrade head", [A(DB_MIGRATE, command="uv run alembic upgrade head")]),
@@ -1161,7 +1168,6 @@ UNGUARDED: list[str] = [
     "make",
     "npm install",
     "npm ci",
-    "npm run build",
     "yarn",
     "uv sync",
     "poetry install",

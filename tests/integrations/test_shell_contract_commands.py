@@ -219,3 +219,68 @@ def test_a_rule_must_name_a_declared_operation_and_its_slots(tmp_path):
         load_contract_text(base + "commands:\n  r: {program: tf, operation: git.push, positionals: [nope]}\n")
     with pytest.raises(ContractError, match="a flag starts with -"):
         load_contract_text(base + "commands:\n  r: {program: tf, operation: git.push, flags: {x: {}}}\n")
+    with pytest.raises(ContractError, match="required"):
+        load_contract_text(base + "commands:\n  r: {program: tf}\n")
+    with pytest.raises(ContractError, match="read-only rule names no operation"):
+        load_contract_text(base + "commands:\n  r: {program: tf, read_only: true, operation: git.push}\n")
+
+
+LOOSE = """\
+name: ops
+version: 1
+extends: coding
+operations:
+  db.seed:
+    tool: seeder
+    risk: high
+    slots:
+      target: {type: string}
+      command: {type: string}
+commands:
+  seeder-inspect:
+    program: seeder
+    options: any
+    when_any: [--dry-run, --help]
+    read_only: true
+  seeder-run:
+    program: seeder
+    subcommand: ["run|apply", "db:*"]
+    unless: [["run", "db:status"]]
+    operation: db.seed
+    options: any
+    flags: {--target: {value: true, slot: target}, --batch: {value: true}}
+  # The contract's rules come before the built-in ones: this project's pytest is a seeder.
+  pytest-seeds:
+    program: pytest
+    operation: db.seed
+    options: any
+"""
+
+
+def test_loose_rules_alternatives_globs_exceptions_and_read_only_forms(project):
+    contract = load_contract_text(LOOSE)
+    def ops(command: str) -> tuple[str, ...]:
+        return analyze_command(command, cwd=project["repo"], contract=contract).operations
+    # options: any accepts options the rule does not declare, before and after the subcommand;
+    # a declared value-taking option's value is not a word of the subcommand
+    run = analyze_command("seeder -v run --batch 9 db:users --target staging", cwd=project["repo"], contract=contract)
+    assert run.operations == ("db.seed",) and run.actions[0].args["target"] == "staging"
+    assert run.actions[0].args["command"] == "seeder -v run --batch 9 db:users --target staging"
+    assert ops("seeder apply db:orders") == ("db.seed",)              # an alternative
+    assert ops("seeder run db:status") == ()                         # unless
+    assert ops("seeder run db:users --dry-run") == ()                # read_only rule, tried first
+    assert ops("seeder run other") == ()                             # the glob does not match
+    assert ops("seeder run $TABLE") == (UNRESOLVED,)                 # a word only known at run time
+    assert ops("pytest -q") == ("db.seed",)                          # the contract's rule before the built-in
+    assert ops("tox -e py311") == ("test.run",)                      # the other built-in rules still apply
+    assert analyze_command("pytest -q", cwd=project["repo"]).operations == ("test.run",)
+
+
+def test_builtin_rules_apply_without_a_contract_and_take_its_risks(project):
+    analysis = analyze_command("alembic -c db.ini upgrade head", cwd=project["repo"])
+    migrate = [a for a in analysis.actions if a.operation == "db.migrate"]
+    assert migrate and migrate[0].args["framework"] == "alembic" and migrate[0].risk == "high"
+    assert analyze_command("alembic history", cwd=project["repo"]).operations == ()
+    assert analyze_command("goose postgres dsn up", cwd=project["repo"]).operations == ("db.migrate",)
+    assert analyze_command("goose postgres dsn status", cwd=project["repo"]).operations == ()
+    assert analyze_command("pytest --collect-only -q", cwd=project["repo"]).read_only

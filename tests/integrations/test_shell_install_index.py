@@ -154,3 +154,46 @@ def test_a_proposal_whose_index_slot_disagrees_with_its_command_is_caught(projec
     other = lying.model_copy(update={"args": {**lying.args, "command": "rm -rf build"}})
     assert "not pip.install" in (command_disagreement(other, cwd=project["repo"]) or "")
     assert command_disagreement(lying.model_copy(update={"args": {"package": "x"}}), cwd=project["repo"]) is None
+
+
+def test_the_gate_stops_a_proposal_whose_slot_disagrees_with_its_command(project, agent_env):
+    # Issue 10 item 5, the misjudgement itself: an install action whose index slot names the
+    # private index while its command installs from the public one. Every invariant reads the
+    # slot and holds; the gate's command check reads the command and does not.
+    from statewise.pipeline import Guard
+    from statewise.planners.base import Task
+
+    repo = project["repo"]
+    interpreter = str(repo / ".venv" / "bin" / "python")
+    lying = Action(tool="pip", operation="pip.install", target="internal-lib",
+                   args={"package": "internal-lib", "index": PRIVATE, "interpreter": interpreter,
+                         "command": f"pip install --index-url {PUBLIC} internal-lib"})
+    honest = lying.model_copy(update={"args": {**lying.args, "command": f"pip install -i {PRIVATE} internal-lib"}})
+    store = SQLiteStore(str(project["store"]), key_schema=builtin_contract())
+    try:
+        guard = Guard(store, builtin_contract(), workspace=repo)
+        task = Task(text="install internal-lib", scope=derive_task_scope(repo), workspace=str(repo))
+        caught = guard.check(task, lying)
+        passed = guard.check(task, honest)
+    finally:
+        store.close()
+    assert not caught.execute
+    agreement = [c for c in caught.report.gate if c.name == "command_agreement"]
+    assert agreement and not agreement[0].passed and PUBLIC in agreement[0].detail
+    assert [c.passed for c in passed.report.gate if c.name == "command_agreement"] == [True]
+    # The invariant that reads the slot held for the lying proposal: only the command check caught it.
+    assert all(c.passed for c in caught.report.gate if "install_from_project_index" in c.name)
+
+
+def test_a_path_slot_agrees_with_its_command_written_either_way(project):
+    # The same file named workspace-relative in the command and absolute in the slot (or the
+    # other way round) is no disagreement; another file is.
+    repo = project["repo"]
+    absolute = Action(tool="fs", operation="fs.delete", target="build",
+                      args={"path": str(repo / "build"), "recursive": True, "command": "rm -rf build"})
+    assert command_disagreement(absolute, cwd=repo) is None
+    relative = absolute.model_copy(update={"args": {**absolute.args, "path": "build",
+                                                    "command": f"rm -rf {repo / 'build'}"}})
+    assert command_disagreement(relative, cwd=repo) is None
+    other = absolute.model_copy(update={"args": {**absolute.args, "path": "src"}})
+    assert "path is 'src'" in (command_disagreement(other, cwd=repo) or "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
@@ -35,11 +35,25 @@ class CommandRule(SpecModel):
     arguments fill, in order (more arguments than names: unresolved; ``rest`` names a list
     slot that takes the surplus instead). ``env`` maps environment variables the command sees
     to slots; ``slots`` gives fixed slot values. ``risk`` overrides the operation's risk.
+
+    For tools whose options do not change what is affected (test runners, migration tools):
+    ``options: any`` accepts options the rule does not declare (a declared one still fills its
+    slot), and the subcommand is then matched on the words that are not options. A subcommand
+    word may list alternatives (``upgrade|downgrade``) and end in ``*`` (``db:*``);
+    ``anywhere: true`` matches a one-word subcommand at any such position (``goose postgres
+    dsn up``). ``unless`` lists subcommands that make the rule not apply (``db:version``),
+    ``when_any`` words of which one must be present. ``read_only: true`` (with no operation)
+    declares the matched command read-only: it yields no action.
     """
 
     program: NonEmptyStr
     subcommand: tuple[NonEmptyStr, ...] = ()
-    operation: Annotated[StrictStr, named("operation")]
+    operation: Annotated[StrictStr, named("operation")] | None = None
+    options: Literal["declared", "any"] = "declared"
+    anywhere: StrictBool = False
+    unless: tuple[tuple[NonEmptyStr, ...], ...] = ()
+    when_any: tuple[NonEmptyStr, ...] = ()
+    read_only: StrictBool = False
     flags: dict[NonEmptyStr, CommandFlag] = Field(default_factory=dict)
     positionals: tuple[StrictStr, ...] = ()
     rest: StrictStr | None = None

@@ -73,6 +73,12 @@ def check_references(parts: ContractParts, source: str) -> None:
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
     for rule_name, command in parts.commands.items():
         where = f"commands.{rule_name}"
+        if command.read_only:
+            if command.operation is not None or command.slot_names():
+                raise ContractError(source, f"{where}.read_only", "a read-only rule names no operation and no slots")
+            continue
+        if command.operation is None:
+            raise ContractError(source, f"{where}.operation", "required (unless read_only is true)")
         target = parts.operations.get(command.operation)
         if target is None:
             raise ContractError(source, f"{where}.operation",

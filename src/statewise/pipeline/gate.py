@@ -8,6 +8,10 @@ It does not ask the planner anything. It passes an action only when:
   found to be wrong (an action proposed before a repair must be re-planned);
 * every hard invariant of the contract holds, evaluated over the resolved state (an
   invariant that cannot be evaluated, e.g. because a key is unknown, does not hold);
+* what will run is what was checked: an action that carries the shell command it runs
+  (``args.command``) has its typed slots compared with the slots the command rules derive
+  from that command (an ``index`` naming the private index while the command installs from
+  the public one is a mismatch), for every operation the shell normalizer can derive;
 * the permission requirements are met: where the contract demands approval, the approval
   channel is asked before execution, and no channel means no approval.
 """
@@ -69,6 +73,10 @@ def run_gate(
         ) or "planned from the resolved state",
     ))
 
+    agreement = _command_agreement(action, operation, contract, scope)
+    if agreement is not None:
+        checks.append(agreement)
+
     violations = contract.violations(action, dict(state))
     reports = {r.key: r for r in [*state_reports, *premises]}
     for violation in violations:
@@ -93,6 +101,31 @@ def run_gate(
             checks.append(GateCheck(name="approval", passed=False, detail="not asked: an earlier check failed",
                                     unresolved=True))
     return checks
+
+
+def _command_agreement(action: Action, operation: str | None, contract: Contract,
+                       scope: TaskScope | None) -> GateCheck | None:
+    """Whether the typed slots of an action that carries its shell command are what that
+    command does (issue 10 item 5), or None when there is nothing to compare: no command, no
+    workspace to read it in, or an operation no command rule derives (a set contract's
+    ``deploy.run`` with a command the normalizer does not know)."""
+    command = action.args.get("command")
+    if operation is None or not isinstance(command, str) or not command.strip():
+        return None
+    workspace = scope.workspace if scope is not None else None
+    if not workspace or not workspace.startswith("/"):
+        return None
+    from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
+    from statewise.integrations.shell import command_disagreement  # noqa: PLC0415 - only for such actions
+
+    derivable = operation in builtin_contract("coding").operations or any(
+        rule.operation == operation for rule in contract.commands.values())
+    if not derivable:
+        return None
+    problem = command_disagreement(action.model_copy(update={"operation": operation}), cwd=workspace,
+                                   workspace=workspace, contract=contract)
+    return GateCheck(name="command_agreement", passed=problem is None,
+                     detail=f"the action {problem}" if problem else "the typed slots are what its command does")
 
 
 def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[str, Any],
@@ -135,7 +168,7 @@ def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[
             facts.append(f"{key}: unknown ({report.missing or report.detail or report.status.value})")
         else:
             facts.append(f"{key}: unknown (not resolved)")
-    text = violation.message
+    text = str(violation.message)
     error = violation.error or ""
     if error and not (unknown and "no such key" in error):
         text += f" ({error})"

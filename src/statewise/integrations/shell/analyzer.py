@@ -1,0 +1,321 @@
+"""The normalizer assembled: dispatch by program, the contract's command rules, the entry points."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from statewise.actions import Action
+from statewise.contract import Contract, builtin_contract
+from statewise.integrations.shell.base import UNRESOLVED, ShellAnalysis
+from statewise.integrations.shell.rules import CommandProblem, CommandReadOnly, CommandRules
+from statewise.integrations.shell.tables import (
+    _COMPRESSORS,
+    _CONTAINER_TOOLS,
+    _EDITOR_LAUNCHERS,
+    _KNOWN_UNGUARDED,
+    _NODE_RUNNERS,
+    _OUTPUT_OPTIONS,
+    _PIP_NAME,
+    _READ_ONLY,
+    _READ_ONLY_ARGS,
+    _SESSIONS,
+    _SHELLS,
+    _TRANSPARENT,
+    _WRAPPED_DANGER,
+    _canonical,
+)
+from statewise.integrations.shell.tools import _npx_call, _split_node_package, _Tools
+from statewise.integrations.shell.walk import _Walk
+from statewise.integrations.shell.words import _UVX, _Call, _Ctx, _Spec
+from statewise.integrations.shell.wrappers import _Wrappers
+
+
+class _Analyzer(_Walk, _Wrappers, _Tools):
+    """The whole normalizer: the walk, the wrappers and the per-tool handling together."""
+
+    def dispatch(self, call: _Call) -> None:
+        if not call.words:
+            return
+        head = call.words[0]
+        if head.value is None:
+            self.fail(f"the command name `{head.text}` is not a static word ({head.why})", call.part)
+            return
+        name = head.value
+        if call.kept and (call.kept[0].value or "").rsplit("/", 1)[-1] in _NODE_RUNNERS and "@" in name[1:]:
+            name = _split_node_package(name)[0]  # npx prisma@5 migrate runs prisma
+            call = _Call(call.words, call.env, call.ctx, call.part, call.kept, program=name)
+        base = name.rsplit("/", 1)[-1]
+        if not base:
+            self.unguard(call.part)
+            return
+        # macOS file systems are case-insensitive: `RM -rf x` runs rm there.
+        key = _canonical(base.lower())
+        handler = _HANDLERS.get(key)
+        if handler is not None:
+            handler(self, call)
+        elif key in _EDITOR_LAUNCHERS and (not _EDITOR_LAUNCHERS[key] or _EDITOR_LAUNCHERS[key] in (
+                w.value for w in call.args)):
+            self.interactive(call, "an editor ($EDITOR)")
+        elif key in _SHELLS:
+            self.shell(call)
+        elif key in _READ_ONLY_ARGS:
+            self.read_only_program(call, key)
+        elif key in _READ_ONLY:
+            self.read_only_builtin(call, key)
+        elif key in _SESSIONS:
+            self.session(call, key)
+        elif key in _OUTPUT_OPTIONS:
+            self.output_options(call)
+            self.unknown(call)
+        elif key in _CONTAINER_TOOLS:
+            self.container(call)
+        else:
+            self.unknown(call)
+
+    def unknown(self, call: _Call) -> None:
+        if self.rules and self.declared(call):
+            return
+        key = _canonical(call.name.rsplit("/", 1)[-1].lower())
+        if key not in _KNOWN_UNGUARDED:
+            for word in call.args:
+                value = word.value
+                if value is None:
+                    continue
+                first = value.strip().split(None, 1)[0] if value.strip() else ""
+                for candidate in (value, first):
+                    name = candidate.rsplit("/", 1)[-1]
+                    if name in _WRAPPED_DANGER or _PIP_NAME.match(name):
+                        self.fail(f"`{call.name}` is not a program StateWise knows, and it may run `{value}`",
+                                  call.part)
+                        return
+        self.unguard(call.part)
+
+    def declared(self, call: _Call) -> bool:
+        """True if the contract's ``commands:`` rules declare this program: the command is then
+        emitted as the rule's operation, or unresolved when the rule cannot read it."""
+        found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
+        if found is None:
+            return False
+        if isinstance(found, CommandProblem):
+            self.fail(found.reason, call.part)
+            return True
+        if isinstance(found, CommandReadOnly):
+            return True
+        args = dict(found.args)
+        args.setdefault("command", call.text())
+        if found.cwd and "cwd" not in args and self.cwd_arg(call) is not None:
+            args["cwd"] = self.cwd_arg(call)
+        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
+                                   risk=found.risk,  # type: ignore[arg-type]
+                                   reason=f"the contract's command rule {found.rule}"))
+        return True
+
+    # -- read-only, proven --
+
+
+
+_HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
+    "git": _Analyzer.git,
+    "sudo": _Analyzer.sudo,
+    "doas": _Analyzer.simple_wrapper,
+    "env": _Analyzer.env_wrapper,
+    "time": _Analyzer.simple_wrapper,
+    "command": _Analyzer.simple_wrapper,
+    "exec": _Analyzer.simple_wrapper,
+    "nice": _Analyzer.simple_wrapper,
+    "ionice": _Analyzer.simple_wrapper,
+    "timeout": _Analyzer.simple_wrapper,
+    "stdbuf": _Analyzer.simple_wrapper,
+    "flock": _Analyzer.simple_wrapper,
+    **{name: _Analyzer.simple_wrapper for name in _TRANSPARENT},
+    "xargs": _Analyzer.xargs,
+    "watch": _Analyzer.watch,
+    "eval": _Analyzer.eval_builtin,
+    "trap": _Analyzer.shell_body_builtin,
+    "alias": _Analyzer.shell_body_builtin,
+    "source": _Analyzer.source,
+    ".": _Analyzer.source,
+    "rm": _Analyzer.rm,
+    "rmdir": _Analyzer.rmdir,
+    "unlink": _Analyzer.unlink,
+    "shred": _Analyzer.shred,
+    "trash": _Analyzer.trash,
+    "trash-put": _Analyzer.trash,
+    "rimraf": _Analyzer.trash,
+    "del-cli": _Analyzer.trash,
+    "find": _Analyzer.find,
+    "tee": _Analyzer.tee,
+    "cp": _Analyzer.cp,
+    "mv": _Analyzer.mv,
+    "ln": _Analyzer.ln,
+    "install": _Analyzer.install,
+    "touch": _Analyzer.touch,
+    "truncate": _Analyzer.truncate,
+    "sed": _Analyzer.sed,
+    "dd": _Analyzer.dd,
+    "chmod": _Analyzer.chmod,
+    "chown": _Analyzer.chmod,
+    "chgrp": _Analyzer.chmod,
+    "rsync": _Analyzer.rsync,
+    "ssh": _Analyzer.ssh,
+    "curl": _Analyzer.curl,
+    "wget": _Analyzer.wget,
+    "zip": _Analyzer.zip,
+    "split": _Analyzer.split,
+    "csplit": _Analyzer.split,
+    **{name: _Analyzer.compressor for name in _COMPRESSORS},
+    "python": _Analyzer.python,
+    "pip": _Analyzer.pip,
+    "uv": _Analyzer.uv,
+    "uvx": _Analyzer.uvx,
+    "poetry": _Analyzer.poetry,
+    "virtualenv": _Analyzer.virtualenv,
+    "pdm": lambda self, call: (self.generic_add(call, "pdm.add", "pdm") if call.args and call.args[0].value == "add"
+                               else self.runner(call, 2, _Spec.of(stop_at_positional=True))
+                               if call.args and call.args[0].value == "run" else self.unguard(call.part)),
+    "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
+                                  if call.args and call.args[0].value == "install"
+                                  else self.interactive(call, "an interactive shell in the environment")
+                                  if call.args and call.args[0].value == "shell"
+                                  else self.runner(call, 2, _Spec.of(stop_at_positional=True))
+                                  if call.args and call.args[0].value == "run" else self.unguard(call.part)),
+    "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")
+                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
+    "mamba": lambda self, call: (self.generic_add(call, "conda.install", "mamba")
+                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
+    "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
+                                else self.unguard(call.part)),
+    "npm": _Analyzer.npm,
+    "pnpm": _Analyzer.npm,
+    "yarn": _Analyzer.npm,
+    "bun": _Analyzer.npm,
+    "npx": _npx_call,
+    "bunx": _npx_call,
+    "make": _Analyzer.make,
+    "gmake": _Analyzer.make,
+    "bundle": _Analyzer.bundle,
+}
+
+
+# --- the public entry points -----------------------------------------------------------------
+
+
+def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | None = None,
+                    env: Mapping[str, str] | None = None, contract: Contract | None = None) -> ShellAnalysis:
+    """Normalize what ``command`` would do, run by bash in ``cwd``, into actions.
+
+    ``workspace`` (default: ``cwd``) is what paths are made relative to: a path inside it is
+    written workspace-relative, any other path absolute. ``env`` (default: this process's
+    environment) is the environment the command would see; PATH decides which ``pip`` or
+    ``python`` runs and HOME what ``~`` means. ``contract``'s ``commands:`` rules classify
+    programs the normalizer has no built-in handling for (without one, such programs are
+    unguarded).
+    """
+    start = Path(os.path.realpath(cwd))
+    root = Path(os.path.realpath(workspace)) if workspace is not None else start
+    environment = dict(os.environ if env is None else env)
+    environment.setdefault("PWD", str(start))
+    analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root), contract)
+    ctx = _Ctx(start, environment)
+    try:
+        analyzer.analyze_text(command, ctx, command)
+    except RecursionError:
+        analyzer.fail("the command nests too deeply to analyze", command)
+    unresolved_actions = [
+        Action(tool="shell", operation=UNRESOLVED,
+               args={"command": command, "part": part.strip()[:2000], "why": reason[:2000]},
+               risk="high", reason=reason)
+        for reason, part in analyzer.unresolved
+    ]
+    reasons = tuple(reason for reason, _ in analyzer.unresolved)
+    actions = tuple(unresolved_actions + analyzer.actions)
+    unguarded = tuple(part.strip() for part in analyzer.unguarded)
+    return ShellAnalysis(command=command, actions=actions, unresolved=reasons, unguarded=unguarded,
+                         read_only=not actions and not unguarded)
+
+
+def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,
+                         env: Mapping[str, str] | None = None, contract: Contract | None = None) -> str | None:
+    """Why ``action``'s typed slots disagree with the shell command it will run, or None.
+
+    For an action proposed with both typed slots and ``args.command`` (the API and planner
+    paths), the command is normalized as the hook would normalize it and the proposal must be
+    one of the actions it yields: same operation, and every slot the proposal types equal to
+    the slot read from the command (an ``index`` that names the private index while the
+    command installs from the public one disagrees). A command that cannot be read with
+    confidence disagrees too. Without ``args.command`` there is nothing to compare: None.
+    """
+    command = action.args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return None
+    analysis = analyze_command(command, cwd=cwd, workspace=workspace, env=env, contract=contract)
+    if analysis.unresolved:
+        return f"its command cannot be read with confidence: {analysis.unresolved[0]}"
+    same = [a for a in analysis.actions if a.operation == action.operation]
+    if not same:
+        found = ", ".join(analysis.operations) or "no guarded action"
+        return f"its command `{command[:200]}` is {found}, not {action.operation}"
+    spec = (contract.operations.get(action.operation) if contract is not None else None) or \
+        builtin_contract("coding").operations.get(action.operation)
+    base = Path(os.path.realpath(workspace if workspace is not None else cwd))
+
+    def agrees(name: str, proposed: Any, read: Any) -> bool:
+        if proposed == read:
+            return True
+        # A path slot may be written workspace-relative or absolute: the same file is the same.
+        slot = spec.slots.get(name) if spec is not None else None
+        return (slot is not None and slot.value_type.value == "path" and isinstance(proposed, str)
+                and isinstance(read, str)
+                and os.path.realpath(base / proposed) == os.path.realpath(base / read))
+
+    best = None
+    for derived in same:
+        differing = [name for name, value in action.args.items()
+                     if name != "command" and name in derived.args and not agrees(name, value, derived.args[name])]
+        missing = [name for name in ("index", "extra_index", "find_links", "no_index", "target_dir", "user")
+                   if name in derived.args and name not in action.args]
+        if not differing and not missing:
+            return None
+        problem = "; ".join([f"{name} is {action.args[name]!r} but the command uses {derived.args[name]!r}"
+                             for name in differing] +
+                            [f"the command also sets {name} = {derived.args[name]!r}" for name in missing])
+        best = best or problem
+    return f"its slots disagree with its command `{command[:200]}`: {best}"
+
+
+_PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "filePath", "filename", "file")
+
+
+def file_action(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Path,
+                workspace: str | Path | None = None) -> Action:
+    """The ``fs.write`` action of an agent's file tool (Edit, Write, MultiEdit, NotebookEdit,
+    Gemini's write_file/replace ...).
+
+    ``args.path`` is the target resolved against ``cwd`` (symlinks followed, as a write
+    follows them), workspace-relative when inside ``workspace`` (default ``cwd``) and absolute
+    otherwise; ``args.inside_workspace`` says which. An input without a usable path is a
+    ``shell.unresolved`` action, which the gate stops.
+    """
+    start = Path(os.path.realpath(cwd))
+    root = Path(os.path.realpath(workspace)) if workspace is not None else start
+    raw = next((tool_input[key] for key in _PATH_KEYS if isinstance(tool_input.get(key), str) and tool_input[key]),
+               None)
+    if raw is None:
+        return Action(tool="fs", operation=UNRESOLVED, args={"command": f"{tool_name} {dict(tool_input)!r}"[:2000]},
+                      risk="high", reason=f"the {tool_name} input names no file path")
+    expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
+    absolute = os.path.realpath(os.path.join(str(start), expanded))
+    analyzer = _Analyzer("", root, {})
+    path, inside = analyzer.represent(absolute)
+    edits = tool_input.get("edits")
+    args: dict[str, Any] = {"path": path, "inside_workspace": inside, "via": tool_name}
+    link = analyzer.link_name(_Ctx(start, {}), expanded, path)
+    if link is not None:
+        args["link_path"] = link
+    if isinstance(edits, list):
+        args["edits"] = len(edits)
+    return Action(tool="fs", operation="fs.write", target=path, args=args, risk="medium",
+                  reason=f"{tool_name} writes {path}")

@@ -1,0 +1,370 @@
+"""The contract's declarative shell-command rules (``commands:``), applied to one command.
+
+:mod:`statewise.integrations.shell` walks the bash grammar, peels wrappers (``sudo``,
+``env``, ``sh -c`` ...) and knows git, pip, npm and the file tools itself. A program it has
+no built-in handling for used to be "unguarded" and ran. Before that happens it asks
+:class:`CommandRules`, built from the contract's ``commands:`` section, whether a rule
+declares the program; if one does, the command becomes the rule's operation, with slots read
+from the command's own words and environment (so a slot and the command it came from cannot
+disagree), or it is unresolved when the rule cannot read it.
+
+This module works on plain values (the static words, the environment the command sees) and
+knows nothing about the grammar; it fails closed:
+
+* an option the matching rule does not declare, a value-taking option without its value, an
+  option given twice with different values, more arguments than the rule names slots for;
+* a word the rule needs that is only known at run time (``$X``), or an environment variable
+  a rule reads that was assigned a run-time value;
+* options before the subcommand of a program whose rules have subcommands (``terraform
+  -chdir=x apply``): which subcommand runs is not read, so it is not guessed.
+
+A declared program whose subcommand no rule names (``terraform plan``) stays unguarded, as
+every undeclared program is.
+
+The built-in coding contract's rules (test runners, migration tools ...) always apply: a
+contract's own rules come first, then the built-in ones, and the operation (its tool and risk)
+is the contract's, or the built-in contract's when the contract does not declare it. See
+docs/shell.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statewise.contract import CommandRule, Contract, builtin_contract
+
+__all__ = ["DYNAMIC", "CommandMatch", "CommandProblem", "CommandReadOnly", "CommandRules", "operation_risk"]
+
+#: The value the normalizer stores for an environment variable assigned a run-time value.
+DYNAMIC = "\0dynamic"
+#: Seconds allowed for the read-only git query that finds the repository root.
+GIT_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class CommandMatch:
+    """A command a rule declares: the operation, its tool, slots and risk."""
+
+    rule: str
+    operation: str
+    tool: str
+    args: Mapping[str, Any]
+    risk: str
+    cwd: bool = False  # the operation has a cwd slot
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReadOnly:
+    """A declared command a ``read_only`` rule says has no effect."""
+
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandProblem:
+    """A declared command that could not be read with confidence: why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    name: str
+    rule: CommandRule
+    tool: str
+    risk: str
+    cwd: bool = False  # the operation has a cwd slot: filled with the directory the command runs in
+
+
+@functools.cache
+def _builtin() -> Contract:
+    return builtin_contract("coding")
+
+
+def operation_risk(operation: str, contract: Contract | None = None) -> str:
+    """The risk of ``operation``: the contract's, else the built-in coding contract's, else high
+    (an operation no contract declares is stopped by the gate anyway)."""
+    for source in (contract, _builtin()):
+        if source is not None and operation in source.operations:
+            return str(source.operations[operation].risk)
+    return "high"
+
+
+def _entry(name: str, rule: CommandRule, contract: Contract) -> _Entry:
+    if rule.read_only or rule.operation is None:
+        return _Entry(name, rule, "", "")
+    operation = contract.operations.get(rule.operation) or _builtin().operations[rule.operation]
+    return _Entry(name, rule, operation.tool, str(rule.risk or operation.risk), "cwd" in operation.slots)
+
+
+@functools.cache
+def _builtin_entries() -> tuple[tuple[str, _Entry], ...]:
+    contract = _builtin()
+    return tuple((rule.program, _entry(name, rule, contract)) for name, rule in contract.commands.items()
+                 if "/" not in rule.program)
+
+
+def _specificity(entry: _Entry) -> tuple[int, int]:
+    # read-only rules first (`pytest --collect-only`), then the longest subcommand first
+    # (`kubectl rollout undo` before `kubectl rollout`)
+    return (0 if entry.rule.read_only else 1, -len(entry.rule.subcommand))
+
+
+def _word_matches(pattern: str, word: str) -> bool:
+    return any(fnmatch.fnmatchcase(word, alternative) if alternative.endswith("*") else word == alternative
+               for alternative in pattern.split("|"))
+
+
+def _prefix_matches(patterns: Sequence[str], words: Sequence[str | None]) -> bool:
+    return len(words) >= len(patterns) and all(
+        w is not None and _word_matches(p, w) for p, w in zip(patterns, words, strict=False))
+
+
+@dataclass(frozen=True)
+class CommandRules:
+    """The ``commands:`` rules of one contract, indexed by program."""
+
+    by_name: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)
+    by_path: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)  # rule program with a '/'
+    env_vars: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
+        """The rules of ``contract`` followed by the built-in coding contract's; path programs
+        resolve against the repository root of ``workspace`` (``workspace`` itself outside a
+        repository)."""
+        by_name: dict[str, list[_Entry]] = {}
+        by_path: dict[str, list[_Entry]] = {}
+        env_vars: set[str] = set()
+        root: Path | None = None
+        own = dict(contract.commands) if contract is not None else {}
+        for name, rule in own.items():
+            entry = _entry(name, rule, contract)  # type: ignore[arg-type]  # own is empty without one
+            env_vars.update(rule.env)
+            if "/" in rule.program:
+                root = root or _repository_root(workspace)
+                key = os.path.realpath(os.path.join(str(root), os.path.expanduser(rule.program)))
+                by_path.setdefault(key, []).append(entry)
+            else:
+                by_name.setdefault(rule.program, []).append(entry)
+        builtin = _builtin()
+        for program, entry in _builtin_entries():
+            # A contract extending coding holds the built-in rules already (its own entries above).
+            if entry.name in own:
+                continue
+            if contract is not None and contract is not builtin and entry.rule.operation in contract.operations:
+                entry = _entry(entry.name, entry.rule, contract)  # the contract's tool and risk
+            env_vars.update(entry.rule.env)
+            by_name.setdefault(program, []).append(entry)
+
+        inherited = set(builtin.commands)  # a contract extending coding holds these among its own
+
+        def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
+            own_first = [e for e in entries if e.name not in inherited] + [e for e in entries if e.name in inherited]
+            return tuple(sorted(own_first, key=_specificity))  # sorted() is stable: own rules stay first
+        return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
+                   frozenset(env_vars))
+
+    def __bool__(self) -> bool:
+        return bool(self.by_name or self.by_path)
+
+    def entries(self, program: str, cwd: Path | None) -> tuple[_Entry, ...] | None:
+        """The rules for the program ``program`` names (as written), or None if none declares it.
+
+        A bare name matches rules on its basename (PATH decides which file that is, and a rule
+        for ``terraform`` means whichever terraform runs); a name with a ``/`` matches rules on
+        their basename too, and path rules on the file it resolves to."""
+        base = program.rsplit("/", 1)[-1]
+        found = self.by_name.get(base) or self.by_name.get(base.lower())
+        if found:
+            return found
+        if "/" in program and self.by_path:
+            if cwd is None and not program.startswith("/"):
+                # The directory is not known: a path rule with this file name may be the one.
+                same = [e for k, v in self.by_path.items() if k.rsplit("/", 1)[-1] == base for e in v]
+                return tuple(same) or None
+            resolved = os.path.realpath(os.path.join(str(cwd or "/"), os.path.expanduser(program)))
+            return self.by_path.get(resolved)
+        return None
+
+    def classify(self, program: str, args: Sequence[str | None], env: Mapping[str, str],
+                 cwd: Path | None) -> CommandMatch | CommandReadOnly | CommandProblem | None:
+        """What ``program args...`` is under the rules: a match, read-only, a problem, or None
+        (no rule applies)."""
+        entries = self.entries(program, cwd)
+        if entries is None:
+            return None
+        if "/" in program and cwd is None and not program.startswith("/"):
+            return CommandProblem(f"`{program}` is declared by the contract's command rule {entries[0].name}, "
+                                  "but the directory it runs in is not known")
+        shown = program.rsplit("/", 1)[-1] if "/" not in entries[0].rule.program else program
+        strict = [e for e in entries if e.rule.options == "declared"]
+        longest = max((len(e.rule.subcommand) for e in strict), default=0)
+        head = list(args[:longest])
+        for index, word in enumerate(head):
+            if word is None:
+                return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
+                                      "the contract's command rules applies cannot be read")
+        for entry in entries:
+            rule = entry.rule
+            if rule.when_any and not any(w in rule.when_any for w in args):
+                continue
+            if rule.options == "any":
+                found = _loose_match(entry, shown, _non_options(rule, args))
+                if found is None:
+                    continue
+                if isinstance(found, CommandProblem):
+                    return found
+                if rule.read_only:
+                    return CommandReadOnly(entry.name)
+                return _apply(entry, shown, list(args), env)
+            if _prefix_matches(rule.subcommand, args) and not any(_prefix_matches(u, args[:len(u)])
+                                                                   for u in rule.unless):
+                if rule.read_only:
+                    return CommandReadOnly(entry.name)
+                return _apply(entry, shown, list(args[len(rule.subcommand):]), env)
+        if strict and longest and args and (args[0] or "").startswith("-"):
+            return CommandProblem(f"`{shown} {args[0]}`: an option before the subcommand, so which of the "
+                                  f"contract's command rules ({', '.join(e.name for e in strict)}) applies "
+                                  "cannot be read; put the options after the subcommand")
+        return None
+
+
+def _non_options(rule: CommandRule, args: Sequence[str | None]) -> list[str | None]:
+    """The words that are not options nor the value of a declared value-taking option (the
+    value of an option the rule does not declare is read as a word: declare it to skip it)."""
+    words: list[str | None] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word is not None and word.startswith("-") and word != "-":
+            spec = rule.flags.get(word)
+            skip = spec is not None and spec.value
+        else:
+            words.append(word)
+    return words
+
+
+def _loose_match(entry: _Entry, shown: str, words: Sequence[str | None]) -> CommandProblem | bool | None:
+    """Whether an ``options: any`` rule's subcommand matches the words that are not options:
+    True, None (it does not), or a problem (a word it needs is only known at run time)."""
+    rule = entry.rule
+    size = len(rule.subcommand)
+    if rule.anywhere and size == 1:
+        candidates = [w for w in words if w is None or _word_matches(rule.subcommand[0], w)]
+        if not candidates:
+            return None
+        if all(c is None for c in candidates):
+            return CommandProblem(f"`{shown}`: an argument is only known at run time, so whether the contract's "
+                                  f"command rule {entry.name} applies cannot be read")
+        return True
+    needed = list(words[:size])
+    if any(w is None for w in needed):
+        return CommandProblem(f"`{shown}`: an argument is only known at run time, so which of the contract's "
+                              "command rules applies cannot be read")
+    if not _prefix_matches(rule.subcommand, needed):
+        return None
+    for unless in rule.unless:
+        if _prefix_matches(unless, words[:len(unless)]):
+            return None
+    return True
+
+
+def _repository_root(workspace: Path) -> Path:
+    """The top of the git work tree holding ``workspace`` (path rules are relative to it, so a
+    hook running in a subdirectory finds the same file), or ``workspace`` outside one."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=workspace, capture_output=True,
+                              text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return workspace
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top.startswith("/") else workspace
+
+
+def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str, str]
+           ) -> CommandMatch | CommandProblem:
+    """The slots ``entry`` reads from the words after the subcommand and from ``env``."""
+    rule = entry.rule
+    what = " ".join((shown, *rule.subcommand)) if rule.options == "declared" else shown
+    slots: dict[str, Any] = dict(rule.slots)
+    flagged: dict[str, Any] = {}
+    positionals: list[str] = []
+    only_positionals = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word is None:
+            return CommandProblem(f"`{what}`: argument {i + 1} after the subcommand is only known at run time")
+        if only_positionals or word == "-" or not word.startswith("-"):
+            positionals.append(word)
+            i += 1
+            continue
+        if word == "--":
+            only_positionals = True
+            i += 1
+            continue
+        name, equals, attached = word.partition("=")
+        spec = rule.flags.get(word)
+        if spec is not None:
+            equals = ""
+        else:
+            spec = rule.flags.get(name) if equals else None
+        if spec is None and rule.options == "any":
+            i += 1  # an option the rule leaves alone; any value it takes is read as a word and ignored
+            continue
+        if spec is None:
+            return CommandProblem(f"`{what}`: option {name} is not one the contract's command rule "
+                                  f"{entry.name} declares, so what it does is not known")
+        value: Any
+        if spec.value:
+            if equals:
+                value = attached
+            elif i + 1 < len(words):
+                value = words[i + 1]
+                i += 1
+                if value is None:
+                    return CommandProblem(f"`{what}`: the value of {name} is only known at run time")
+            else:
+                return CommandProblem(f"`{what}`: option {name} needs a value")
+        elif equals:
+            return CommandProblem(f"`{what}`: option {name} takes no value in the contract's command rule "
+                                  f"{entry.name}")
+        else:
+            value = True
+        i += 1
+        if spec.slot is None:
+            continue
+        if spec.repeat:
+            flagged.setdefault(spec.slot, []).append(value)
+        elif spec.slot in flagged and flagged[spec.slot] != value:
+            return CommandProblem(f"`{what}`: {name} is given twice with different values")
+        else:
+            flagged[spec.slot] = value
+    slots.update(flagged)
+    names = list(rule.positionals)
+    for slot, value in zip(names, positionals, strict=False):
+        slots[slot] = value
+    surplus = positionals[len(names):]
+    if surplus and rule.options == "any":
+        pass  # the words of a loosely read command are not slots
+    elif surplus:
+        if rule.rest is None:
+            return CommandProblem(f"`{what}`: {len(positionals)} arguments, and the contract's command rule "
+                                  f"{entry.name} names {len(names)}")
+        slots[rule.rest] = surplus
+    for variable, slot in rule.env.items():
+        value = env.get(variable)
+        if value == DYNAMIC:
+            return CommandProblem(f"`{what}`: {variable} is set to a value only known at run time")
+        if value is not None:
+            slots[slot] = value
+    return CommandMatch(entry.name, rule.operation or "", entry.tool, slots, entry.risk, entry.cwd)

@@ -1,0 +1,212 @@
+"""The bash-grammar walk (tree-sitter): every simple command a command string contains."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from statewise.integrations.shell.base import MAX_DEPTH, _Base
+from statewise.integrations.shell.rules import DYNAMIC
+from statewise.integrations.shell.tables import _DANGEROUS_ENV, _DEV_FILES, _EDITOR_ENV, _INDEX_ENV, _NO_OP_EDITORS
+from statewise.integrations.shell.words import (
+    _REDIRECTS,
+    _SEPARATOR_GAP,
+    _STATEMENTS,
+    _Call,
+    _Ctx,
+    _evaluate,
+    _first_broken,
+    _iter_type,
+    _node_text,
+    _parser,
+    _redirect_streams,
+    _Word,
+)
+
+
+class _Walk(_Base):
+    """The bash-grammar walk: statements, words, redirects, simple commands."""
+
+    def analyze_text(self, text: str, ctx: _Ctx, part: str) -> None:
+        if ctx.depth > MAX_DEPTH:
+            self.fail(f"shell bodies nested deeper than {MAX_DEPTH} levels", part)
+            return
+        source = text.encode("utf-8", "surrogateescape")
+        tree = _parser().parse(source)
+        if tree.root_node.has_error:
+            broken = _first_broken(tree.root_node)
+            where = _node_text(broken, source).strip() if broken is not None else ""
+            what = f"is missing `{broken.type}`" if broken is not None and broken.is_missing else \
+                f"cannot parse `{where[:200]}`" if where else "cannot parse the command"
+            self.fail(f"the shell grammar {what}", part if ctx.depth else text)
+        self.walk(tree.root_node, source, ctx)
+
+    def walk(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        kind = node.type
+        if node.is_error or node.is_missing or kind == "ERROR":
+            return  # reported once, before the walk (analyze_text)
+        if kind == "command":
+            self.simple_command(node, source, ctx)
+        elif kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            streams = (ctx.stdin, ctx.stdout)
+            for child in node.children:
+                if child.type in _REDIRECTS:
+                    self.redirect(child, source, ctx)
+                    _redirect_streams(child, source, ctx)
+                elif body is not None and child.id == body.id:
+                    continue
+                elif child.is_named:
+                    self.walk(child, source, ctx)
+            if body is not None:
+                self.walk(body, source, ctx)
+            ctx.stdin, ctx.stdout = streams
+        elif kind in ("variable_assignment", "variable_assignments", "declaration_command"):
+            self.assignments(node, source, ctx)
+        elif kind in ("subshell", "function_definition"):
+            inner = ctx.copy()
+            for child in node.named_children:
+                self.walk(child, source, inner)
+        elif kind == "pipeline":
+            stages = [c for c in node.named_children if c.type not in _REDIRECTS]
+            for child in node.named_children:
+                inner = ctx.copy()
+                if child.type not in _REDIRECTS:
+                    index = next(i for i, stage in enumerate(stages) if stage.id == child.id)
+                    inner.stdin = "pipe" if index > 0 else ctx.stdin
+                    inner.stdout = "pipe" if index < len(stages) - 1 else ctx.stdout
+                self.walk(child, source, inner)
+        elif kind in _STATEMENTS:
+            for child in node.named_children:
+                self.walk(child, source, ctx)
+        elif kind in _REDIRECTS:
+            self.redirect(node, source, ctx)
+        elif kind in ("comment", "heredoc_start", "heredoc_end", "variable_name", "word"):
+            return
+        elif kind in ("command_substitution", "process_substitution"):
+            inner = ctx.copy()
+            for child in node.named_children:
+                self.walk(child, source, inner)
+        else:
+            self.scan(node, source, ctx)
+
+    def scan(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        """Find what runs inside a word, an expression or a heredoc: substitutions."""
+        if node.is_error or node.is_missing or node.type == "ERROR":
+            self.walk(node, source, ctx)
+            return
+        if node.type in ("command_substitution", "process_substitution"):
+            self.walk(node, source, ctx)
+            return
+        if node.type in _STATEMENTS:
+            self.walk(node, source, ctx)
+            return
+        for child in node.children:
+            self.scan(child, source, ctx)
+
+    def assignments(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        part = _node_text(node, source)
+        self.scan_children(node, source, ctx)
+        for assignment in _iter_type(node, "variable_assignment"):
+            name_node = assignment.child_by_field_name("name")
+            value_node = assignment.child_by_field_name("value")
+            name = _node_text(name_node, source) if name_node is not None else ""
+            value = _evaluate(value_node, source, ctx.env).value if value_node is not None else ""
+            self.set_env(ctx.env, name, value, part, ctx)
+
+    def scan_children(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        for child in node.children:
+            self.scan(child, source, ctx)
+
+    def set_env(self, env: dict[str, str], name: str, value: str | None, part: str, ctx: _Ctx) -> None:
+        if _DANGEROUS_ENV.match(name) and not (name in _EDITOR_ENV and value in _NO_OP_EDITORS):
+            self.fail(f"setting {name} makes later commands run code StateWise cannot see", part)
+        if value is None:
+            env.pop(name, None)
+            if name in ("PATH", "HOME", "GIT_DIR", "GIT_WORK_TREE", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT") or \
+                    name in _INDEX_ENV or name in self.rules.env_vars:
+                env[name] = DYNAMIC  # known to be set, to a value only known at run time
+            return
+        env[name] = value
+
+    def redirect(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        part = _node_text(node, source)
+        if node.type == "heredoc_redirect":
+            # The grammar nests what follows the heredoc's start on its line (`| sh`, `&& rm x`,
+            # `> file`) inside the redirect: walk all of it.
+            for child in node.children:
+                if child.type in _REDIRECTS:
+                    self.redirect(child, source, ctx)
+                elif child.type == "heredoc_body":
+                    self.scan(child, source, ctx)
+                elif child.type in ("heredoc_start", "heredoc_end", "heredoc_content"):
+                    continue
+                elif child.is_named or child.is_error or child.is_missing:
+                    self.walk(child, source, ctx)
+            return
+        if node.type == "herestring_redirect":
+            self.scan_children(node, source, ctx)
+            return
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        destination = node.child_by_field_name("destination")
+        if destination is None:
+            named = [c for c in node.named_children if c.type != "file_descriptor"]
+            destination = named[-1] if named else None
+        if destination is None:
+            return
+        self.scan(destination, source, ctx)
+        word = _evaluate(destination, source, ctx.env)
+        writes = operator in (">", ">>", "&>", "&>>", ">|", "<>")
+        if operator in (">&", "&>") and word.value is not None and (word.value.isdigit() or word.value == "-"):
+            writes = False
+        elif operator == ">&":
+            writes = True
+        if not writes:
+            return
+        if word.value is not None and _DEV_FILES.match(word.value):
+            return
+        self.write_paths(_Call([_Word.literal("redirect"), word], ctx.env, ctx, part), [word], via="redirect")
+
+    # -- simple commands --
+
+    def simple_command(self, node: Any, source: bytes, ctx: _Ctx) -> None:
+        part = _node_text(node, source)
+        children = list(node.children)
+        for before, after in itertools.pairwise(children):
+            gap = source[before.end_byte:after.start_byte].decode("utf-8", "replace").replace("\\\n", "")
+            if not _SEPARATOR_GAP.match(gap):
+                self.fail(f"the shell grammar and bash may split `{part.strip()}` differently", part)
+                return
+        env = dict(ctx.env)
+        words: list[_Word] = []
+        streams = (ctx.stdin, ctx.stdout)
+        for child in children:
+            if child.type in _REDIRECTS:
+                _redirect_streams(child, source, ctx)
+        call_ctx_streams = (ctx.stdin, ctx.stdout)
+        ctx.stdin, ctx.stdout = streams
+        for index, child in enumerate(children):
+            field_name = node.field_name_for_child(index)
+            if child.type == "variable_assignment":
+                self.scan(child, source, ctx)
+                name_node = child.child_by_field_name("name")
+                value_node = child.child_by_field_name("value")
+                value = _evaluate(value_node, source, ctx.env).value if value_node is not None else ""
+                self.set_env(env, _node_text(name_node, source) if name_node is not None else "", value, part, ctx)
+            elif child.type in _REDIRECTS:
+                self.redirect(child, source, ctx)
+            elif field_name == "name":
+                self.scan(child, source, ctx)
+                inner = child.named_children[0] if child.named_children else child
+                words.append(_evaluate(inner, source, ctx.env))
+            elif field_name == "argument" or (child.is_named and child.type != "comment"):
+                self.scan(child, source, ctx)
+                words.append(_evaluate(child, source, ctx.env))
+        if not words:
+            ctx.env.update(env)
+            return
+        ctx.stdin, ctx.stdout = call_ctx_streams
+        try:
+            self.dispatch(_Call(words, env, ctx, part))
+        finally:
+            ctx.stdin, ctx.stdout = streams

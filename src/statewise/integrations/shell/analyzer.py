@@ -238,7 +238,8 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
 
 
 def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,
-                         env: Mapping[str, str] | None = None, contract: Contract | None = None) -> str | None:
+                         env: Mapping[str, str] | None = None, contract: Contract | None = None,
+                         unguarded_agrees: bool = False) -> str | None:
     """Why ``action``'s typed slots disagree with the shell command it will run, or None.
 
     For an action proposed with both typed slots and ``args.command`` (the API and planner
@@ -247,6 +248,8 @@ def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Pa
     the slot read from the command (an ``index`` that names the private index while the
     command installs from the public one disagrees). A command that cannot be read with
     confidence disagrees too. Without ``args.command`` there is nothing to compare: None.
+    With ``unguarded_agrees``, a command that runs no guarded action at all (``git commit``
+    typed as a set contract's ``git.commit``) agrees: what runs needs no check.
     """
     command = action.args.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -255,6 +258,8 @@ def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Pa
     if analysis.unresolved:
         return f"its command cannot be read with confidence: {analysis.unresolved[0]}"
     same = [a for a in analysis.actions if a.operation == action.operation]
+    if not same and not analysis.actions and unguarded_agrees:
+        return None
     if not same:
         found = ", ".join(analysis.operations) or "no guarded action"
         return f"its command `{command[:200]}` is {found}, not {action.operation}"

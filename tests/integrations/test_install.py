@@ -312,3 +312,16 @@ def test_the_projects_own_files_cannot_shadow_the_hooks_modules(tmp_path):
     done = subprocess.run(["/bin/sh", "-c", hooks["PreToolUse"][-1]["hooks"][0]["command"]], input=push,
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0 and "deny" in json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"]
+
+
+def test_a_failure_inside_the_hook_is_a_one_line_block(tmp_path):
+    install_hooks("codex", project=tmp_path)
+    raising = _stand_in_package(tmp_path, "raise RuntimeError('boom\\nsecond line')")
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=raising))
+    done = _run_installed("codex", tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("StateWise blocked this call: the hook failed (RuntimeError: boom second line)")
+    wrapper = wrapper_path(project=tmp_path)
+    for arguments, code in ((["codex"], 2), ([], 2), (["codex", "post"], 0), (["codex", "session"], 0)):
+        done = subprocess.run([str(wrapper), *arguments], input="{}", capture_output=True, text=True, timeout=60)
+        assert done.returncode == code, arguments

@@ -231,17 +231,27 @@ except ImportError:
     from signal import alarm
 alarm({deadline})
 sys.path.append({package_dir!r})  # where `statewise install` found StateWise
+
+
+def fail(what, error):
+    # One line, whatever went wrong: Codex shows the hook's stderr to the model as the reason.
+    if sys.argv[2:3] in (["post"], ["session"]):  # after a tool ran, nothing can be blocked
+        print("{{}}")
+        sys.exit(0)
+    reason = " ".join(f"{{type(error).__name__}}: {{error}}".split())[:500]
+    sys.stderr.write(f"StateWise blocked this call: {{what}} ({{reason}}); "
+                     f"run: statewise doctor --agent {{' '.join(sys.argv[1:2])}}\\n")
+    sys.exit(2)
+
+
 try:
     from statewise.integrations.hook_entry import main
 except BaseException as error:
-    if sys.argv[2:3] != ["pre"]:
-        print("{{}}")
-        sys.exit(0)
-    reason = " ".join(f"{{type(error).__name__}}: {{error}}".split())
-    sys.stderr.write(f"StateWise blocked this call: StateWise cannot be loaded from {package_dir} "
-                     f"({{reason}}); run: statewise install {{' '.join(sys.argv[1:2])}}\\n")
-    sys.exit(2)
-main([*sys.argv[1:], "--deadline", "{inner}"{options}])
+    fail("StateWise cannot be loaded from {package_dir}", error)
+try:
+    main([*sys.argv[1:], "--deadline", "{inner}"{options}])
+except BaseException as error:  # main() ends the process itself; reaching here is a failure
+    fail("the hook failed", error)
 """
 
 #: Linux reads at most 127 bytes of a ``#!`` line before kernel 5.1; longer interpreter paths

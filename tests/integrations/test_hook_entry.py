@@ -246,3 +246,11 @@ def test_the_fast_path_imports_no_json_re_pathlib_or_hashlib(tmp_path):
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "STATEWISE_CACHE_DIR": str(cache)})
     assert done.stdout.split() == ["{}", "{}", "[]"], done.stderr
+
+
+def test_a_pre_tool_call_on_the_fast_path_does_not_even_import_os():
+    src = str(Path(hook_entry.__file__).resolve().parent.parent.parent)
+    code = (f"import sys; sys.path.append({src!r}); from statewise.integrations import hook_entry as h; "
+            f"print(h.quick_outcome('codex', 'pre', {_pre('git status')!r}, None), 'os' in sys.modules)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["{}", "False"], done.stderr

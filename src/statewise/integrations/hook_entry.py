@@ -25,8 +25,8 @@ that is not a decision becomes one in :func:`_emit`.
 
 from __future__ import annotations
 
-import os
-import sys
+import posix  # built in; `os` (with posixpath and collections.abc) is imported where it is needed,
+import sys  # which a pre-tool call never is
 import time
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the fast path
@@ -225,6 +225,8 @@ def _sha256_hex(data: bytes) -> str:
 
 
 def _cache_root() -> str:
+    import os
+
     explicit = os.environ.get("STATEWISE_CACHE_DIR")
     if explicit:
         return explicit
@@ -240,6 +242,8 @@ def cache_dir() -> Path:
 
 
 def _builtin_contract_file() -> str:
+    import os
+
     return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "contracts", "coding.yaml")
 
 
@@ -261,6 +265,8 @@ def contract_digest(contract_path: str | None) -> str | None:
 
 
 def _index_path(digest: str) -> str:
+    import os
+
     return os.path.join(_cache_root(), f"observation-index-{digest[:32]}.json")
 
 
@@ -311,6 +317,8 @@ def required_literals(pattern: str) -> list[str]:
 def write_observation_index(digest: str, command_patterns: list[str]) -> None:
     """Remember the contract's observation command patterns (best effort, written atomically),
     each with the literals every match contains (:func:`required_literals`)."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
     _write_json(_index_path(digest), {"digest": digest, "command_patterns": command_patterns,
@@ -320,6 +328,7 @@ def write_observation_index(digest: str, command_patterns: list[str]) -> None:
 def _write_json(path: str, data: object) -> None:
     """Write a cache file atomically, best effort: a cache that cannot be written costs time only."""
     import json
+    import os
 
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -333,6 +342,8 @@ def _write_json(path: str, data: object) -> None:
 
 def _could_observe(command: str, digest: str | None) -> bool:
     """False only when the cached index proves no observation rule matches ``command``."""
+    import os
+
     if digest is None or os.environ.get("STATEWISE_NO_CACHE"):
         return True
     try:
@@ -361,6 +372,8 @@ SESSION_NOTE_SECONDS = 600
 
 
 def _stat(path: str) -> list[int] | None:
+    import os
+
     try:
         info = os.stat(path)
     except OSError:
@@ -369,12 +382,16 @@ def _stat(path: str) -> list[int] | None:
 
 
 def _session_note_path(workspace: str) -> str:
+    import os
+
     return os.path.join(_cache_root(), "session-notes", f"{_sha256_hex(workspace.encode())[:32]}.json")
 
 
 def write_session_note(workspace: str, watched: list[str], stdout: str, digest: str | None) -> None:
     """Remember a SessionStart answer with the state of every file it depends on (the memory
     files, their folders, the store); best effort, written atomically."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
     note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
@@ -384,6 +401,8 @@ def write_session_note(workspace: str, watched: list[str], stdout: str, digest: 
 
 def _session_note(workspace: str, contract_path: str | None) -> str | None:
     """The remembered SessionStart answer, if it is young and nothing it watched changed."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return None
     try:
@@ -421,6 +440,8 @@ def _shell_command(agent: str, data: object) -> str | None:
 def _project_settings(cwd: object) -> bool:
     """Whether a ``.statewise/config.toml`` above ``cwd`` may choose the contract or store, in
     which case the caches keyed by the built-in contract prove nothing."""
+    import os
+
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         return False
     directory = os.path.realpath(cwd)
@@ -447,7 +468,11 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
         return None
     if event == "session":
         cwd = data.get("cwd") if isinstance(data, dict) else None
-        return _session_note(os.path.realpath(cwd), contract_path) if isinstance(cwd, str) and cwd else None
+        if not isinstance(cwd, str) or not cwd:
+            return None
+        import os
+
+        return _session_note(os.path.realpath(cwd), contract_path)
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
@@ -490,6 +515,8 @@ _answer_fds = {"out": 1, "err": 2}
 
 
 def _quiet() -> None:
+    import os
+
     try:
         out, err = os.dup(1), os.dup(2)
         null = os.open(os.devnull, os.O_WRONLY)
@@ -504,7 +531,7 @@ def _quiet() -> None:
 def _write(fd: int, text: str) -> None:
     data = text.encode("utf-8", errors="backslashreplace")
     while data:
-        data = data[os.write(fd, data):]
+        data = data[posix.write(fd, data):]
 
 
 def _emit(stdout: str, stderr: str, code: int, event: str = "pre") -> None:
@@ -529,7 +556,7 @@ def _emit(stdout: str, stderr: str, code: int, event: str = "pre") -> None:
         if reason:
             _write(_answer_fds["err"], reason + "\n")
     finally:
-        os._exit(code)  # the worker thread may still be waiting on a verifier: do not wait for it
+        posix._exit(code)  # the worker thread may still be waiting on a verifier: do not wait for it
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -325,3 +325,12 @@ def test_a_failure_inside_the_hook_is_a_one_line_block(tmp_path):
     for arguments, code in ((["codex"], 2), ([], 2), (["codex", "post"], 0), (["codex", "session"], 0)):
         done = subprocess.run([str(wrapper), *arguments], input="{}", capture_output=True, text=True, timeout=60)
         assert done.returncode == code, arguments
+
+
+def test_a_package_directory_with_quotes_and_blanks_is_written_safely(tmp_path):
+    odd = tmp_path / "it's \"odd\" \\ here"
+    odd.mkdir()
+    install_hooks("claude-code", project=tmp_path)
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=odd))
+    done = _run_installed("claude-code", tmp_path)
+    assert done.returncode == 2 and f"StateWise cannot be loaded from {odd}" in done.stderr

@@ -247,7 +247,7 @@ def fail(what, error):
 try:
     from statewise.integrations.hook_entry import main
 except BaseException as error:
-    fail("StateWise cannot be loaded from {package_dir}", error)
+    fail("StateWise cannot be loaded from " + {package_dir!r}, error)
 try:
     main([*sys.argv[1:], "--deadline", "{inner}"{options}])
 except BaseException as error:  # main() ends the process itself; reaching here is a failure

@@ -5,14 +5,20 @@ process, where the clients themselves fail open (a hook that is not found, crash
 its timeout lets the tool run in Claude Code and Codex, and in Gemini CLI on a crash or a
 timeout):
 
-- a POSIX wrapper, ``.statewise/bin/statewise-hook`` at the project root (or
-  ``~/.statewise/bin/`` for ``--user``), that runs the hook with the absolute path of the
-  interpreter that installed it. A missing interpreter, a crash, a signal, a run past the
-  wrapper's own deadline, or output that is not a JSON object becomes a block: exit status 2
-  with a one-line reason on stderr, which all three clients honour (Gemini turns a plain-text
-  stderr with an exit status other than 0 and 1 into ``decision: deny``);
-- settings entries whose command names the wrapper by absolute path and turns the wrapper's
-  own absence into that same block (``|| … exit 2``);
+- a wrapper, ``.statewise/bin/statewise-hook`` at the project root (or ``~/.statewise/bin/``
+  for ``--user``). For StateWise's own hook it is a Python file started by the kernel with the
+  absolute path of the interpreter that installed it and ``-I -S`` (no shell, no watchdog
+  process, no site-packages scan: a hook call then costs about one bare interpreter start),
+  with the installed package's directory on its path. A crash, StateWise missing from that
+  directory, or an answer that is not a decision becomes a block: exit status 2 with a
+  one-line reason on stderr, which all three clients honour (Gemini turns a plain-text stderr
+  with an exit status other than 0 and 1 into ``decision: deny``); past the wrapper's deadline
+  an ``alarm()`` ends the process, whatever it is doing. For any other program
+  (``--executable``) it is a POSIX shell script that captures and checks the program's output,
+  with a watchdog;
+- settings entries whose command names the wrapper by absolute path and turns every other exit
+  status (the wrapper or its interpreter missing, a kill) into that same block
+  (``|| … exit 2``);
 - timeouts in each client's unit (seconds for Claude Code and Codex, milliseconds for Gemini
   CLI), with the wrapper's deadline and the hook's own below them.
 

@@ -156,3 +156,19 @@ def test_the_cli_exits_non_zero_and_prints_json(project):
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["ok"] is False and report["checks"][0]["name"] == "settings"
+
+
+def test_a_wrapper_started_through_the_shell_is_read_too(project, tmp_path):
+    from statewise.integrations.install import render_wrapper
+
+    long_named = tmp_path / ("p" * 70) / ("q" * 60) / "python"
+    long_named.parent.mkdir(parents=True)
+    long_named.symlink_to(sys.executable)
+    install_hooks("claude-code", project=project)
+    wrapper_path(project=project).write_text(render_wrapper(timeout=30, interpreter=long_named))
+    checks = diagnose("claude-code", project=project)
+    assert _failed(checks) == set()
+    [executable] = [c for c in checks if c.name == "executable"]
+    assert str(long_named) in executable.detail
+    long_named.unlink()
+    assert "executable" in _failed(diagnose("claude-code", project=project))

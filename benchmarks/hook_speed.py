@@ -10,6 +10,11 @@ protection is read from a real bare repository; a file write checked against the
 paths). Prints p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
 The first call of each kind warms the caches (the observation index, the compiled contract),
 as the first tool call of a session does; it is measured apart as ``cold``.
+
+A second table splits one free call (``git status`` before the tool runs) into its layers, each
+spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
+start with and without ``site`` (``-I -S`` is how the wrapper starts it), importing the hook's
+front door, the wrapper run directly, and the whole installed command.
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ def _time(argv: list[str], payload: str | None, cwd: Path, env: dict[str, str]) 
 
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,6 +115,21 @@ def main(argv: list[str] | None = None) -> int:
         cases = _payloads(options.agent, work)
         commands = {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
         baseline = [sys.executable, "-c", "pass"]
+        free_payload = cases["git status"][2]
+        wrapper = commands[cases["git status"][1]].split(" ")[0]
+        import statewise
+
+        package = str(Path(statewise.__file__).resolve().parent.parent)
+        layers = {
+            "/bin/sh -c true": (["/bin/sh", "-c", "true"], None),
+            "python -c pass": (baseline, None),
+            "python -I -S -c pass": ([sys.executable, "-I", "-S", "-c", "pass"], None),
+            "+ import hook_entry": ([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.append({package!r}); "
+                                     "import statewise.integrations.hook_entry"], None),
+            "wrapper, no shell": ([wrapper, options.agent, "pre"], free_payload),
+            "installed command": (["/bin/sh", "-c", commands[cases["git status"][1]]], free_payload),
+        }
+        layer_samples: dict[str, list[float]] = {name: [] for name in layers}
         samples: dict[str, list[float]] = {"python -c pass": []}
         cold: dict[str, float] = {}
         outputs: dict[str, str] = {}
@@ -120,9 +140,12 @@ def main(argv: list[str] | None = None) -> int:
             samples["python -c pass"].append(_time(baseline, None, work, env)[0])
             for name, (_, event, payload) in cases.items():
                 samples[name].append(_time(["/bin/sh", "-c", commands[event]], payload, work, env)[0])
+            for name, (argv, payload) in layers.items():
+                layer_samples[name].append(_time(argv, payload, work, env)[0])
     base = statistics.median(samples["python -c pass"])
+    load = os.getloadavg()
     print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "
-          f"(wall ms, the installed command through /bin/sh)")
+          f"(wall ms, the installed command through /bin/sh), load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'case':28} {'kind':8} {'p50':>8} {'p90':>8} {'x pass':>7} {'cold':>8} {'goal':>7}  met  decision")
     failed = 0
     for name, values in samples.items():
@@ -137,6 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         decision = outputs[name][:60] or "(empty)"
         print(f"{name:28} {kind:8} {p50:8.1f} {p90:8.1f} {p50 / base:7.2f} {cold[name]:8.1f} {goal:7.0f}  "
               f"{'yes' if met else 'NO ':3}  {decision}")
+    free = [statistics.median(values) / base for name, values in samples.items()
+            if name != "python -c pass" and cases[name][0] == "free"]
+    print(f"ratio: free calls p50 / python -c pass p50 = {min(free):.2f}-{max(free):.2f}")
+    print()
+    print("where the time of one free call (git status, pre) goes: each layer spawned on its own, p50 ms")
+    layer_base = statistics.median(layer_samples["python -c pass"])
+    for name, values in layer_samples.items():
+        print(f"{name:28} {statistics.median(values):8.1f}  {statistics.median(values) / layer_base:5.2f} x pass")
     return 1 if failed else 0
 
 

@@ -313,7 +313,12 @@ FAKES = {
     # A hook program that answers with something that is not a decision.
     "garbage": "#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead'\nexit 0\n",
 }
-FAULTS = ["missing_program", "missing_wrapper", *FAKES]
+#: Faults of StateWise's own (Python) wrapper: its interpreter gone (a deleted virtual
+#: environment), and the hook stuck in C code that holds the interpreter lock before a tool
+#: runs (a catastrophic regular expression), which only the wrapper's alarm can end.
+STUCK_HOOK = ("def main(argv):\n    import re\n    if argv[1] == 'pre':\n"
+              "        re.match(r'(a+)+$', 'a' * 64 + 'b')\n    print('{}')\n")
+FAULTS = ["missing_program", "missing_wrapper", *FAKES, "missing_interpreter", "stuck"]
 #: The shortest timeout install accepts; the wrapper's own deadline is 4 s below it.
 FAULT_TIMEOUT = 10
 
@@ -328,6 +333,21 @@ def fault_install(workspace: Workspace, client: str, fault: str) -> None:
         wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
         assert wrapper.exists(), "statewise install wrote no wrapper"
         wrapper.unlink()
+    elif fault in ("missing_interpreter", "stuck"):
+        workspace.install(client, "--timeout", str(FAULT_TIMEOUT))
+        wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
+        text = wrapper.read_text(encoding="utf-8")
+        if fault == "missing_interpreter":
+            text = re.sub(r"\A#!\S+", f"#!{fakes / 'deleted-venv' / 'python3'}", text)
+        else:
+            package = fakes / "stand-in" / "statewise" / "integrations"
+            package.mkdir(parents=True)
+            (package.parent / "__init__.py").write_text("", encoding="utf-8")
+            (package / "__init__.py").write_text("", encoding="utf-8")
+            (package / "hook_entry.py").write_text(STUCK_HOOK, encoding="utf-8")
+            text = re.sub(r"^sys\.path\.append\(.+?\)", f"sys.path.append({str(fakes / 'stand-in')!r})", text,
+                          flags=re.MULTILINE)
+        wrapper.write_text(text, encoding="utf-8")
     else:
         program = fakes / f"{fault}-hook"
         program.write_text(FAKES[fault], encoding="utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,12 +75,26 @@ def test_a_missing_wrapper_or_program_is_caught(project, tmp_path):
 def test_a_program_that_cannot_import_statewise_is_caught(project, tmp_path):
     install_hooks("claude-code", project=project)
     wrapper = wrapper_path(project=project)
-    # An interpreter that exists but has no StateWise: the system one with an isolated, empty path.
-    bare = tmp_path / "bare-python"
-    bare.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
-    bare.chmod(0o755)
-    wrapper.write_text(wrapper.read_text().replace(f"program={sys.executable}", f"program={bare}"))
-    assert "executable" in _failed(diagnose("claude-code", project=project))
+    # The package directory the wrapper adds no longer holds StateWise (it moved, or was uninstalled).
+    (tmp_path / "empty").mkdir()
+    import statewise
+
+    package = str(Path(statewise.__file__).resolve().parent.parent)
+    wrapper.write_text(wrapper.read_text().replace(repr(package), repr(str(tmp_path / "empty"))))
+    [executable] = [c for c in diagnose("claude-code", project=project) if c.name == "executable"]
+    assert not executable.ok and "cannot import statewise" in executable.detail
+
+
+def test_an_interpreter_without_statewises_dependencies_is_caught(project, tmp_path):
+    install_hooks("claude-code", project=project)
+    wrapper = wrapper_path(project=project)
+    # StateWise's own files are found, but the interpreter is a copy without site-packages
+    # (a fresh venv): the fast path would work and every guarded call would fail.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    bare = tmp_path / "bare" / "bin" / "python"
+    wrapper.write_text(wrapper.read_text().replace(wrapper.read_text().splitlines()[0], f"#!{bare} -IS"))
+    [executable] = [c for c in diagnose("claude-code", project=project) if c.name == "executable"]
+    assert not executable.ok and "dependencies" in executable.detail
 
 
 def test_a_gemini_timeout_written_in_seconds_is_caught(project, tmp_path, monkeypatch):
@@ -141,3 +156,19 @@ def test_the_cli_exits_non_zero_and_prints_json(project):
     assert done.returncode == 1
     report = json.loads(done.stdout)
     assert report["ok"] is False and report["checks"][0]["name"] == "settings"
+
+
+def test_a_wrapper_started_through_the_shell_is_read_too(project, tmp_path):
+    from statewise.integrations.install import render_wrapper
+
+    long_named = tmp_path / ("p" * 70) / ("q" * 60) / "python"
+    long_named.parent.mkdir(parents=True)
+    long_named.symlink_to(sys.executable)
+    install_hooks("claude-code", project=project)
+    wrapper_path(project=project).write_text(render_wrapper(timeout=30, interpreter=long_named))
+    checks = diagnose("claude-code", project=project)
+    assert _failed(checks) == set()
+    [executable] = [c for c in checks if c.name == "executable"]
+    assert str(long_named) in executable.detail
+    long_named.unlink()
+    assert "executable" in _failed(diagnose("claude-code", project=project))

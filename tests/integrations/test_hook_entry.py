@@ -158,3 +158,99 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     assert quick_outcome("codex", "session", payload, None) is None
     note_file.write_text("{garbage")
     assert quick_outcome("codex", "session", payload, None) is None
+
+
+# --- the fast path's own readers: the same answers as the standard library, fewer imports ------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12)
+
+
+def _same_as_json(text: str) -> None:
+    try:
+        expected: object = ("ok", repr(json.loads(text)))  # repr: nan == nan
+    except ValueError:
+        expected = "error"
+    try:
+        got: object = ("ok", repr(hook_entry.loads(text)))
+    except ValueError:
+        got = "error"
+    assert got == expected, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.sampled_from(["", " ", "\n\t", "\r\n "]), st.sampled_from(["", " ", "x", "}", " 1", "\x0c"]))
+def test_loads_reads_json_exactly_as_json_loads(value, space, suffix):
+    _same_as_json(space + json.dumps(value) + space + suffix)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='{}[]",:0123456789.eE+-tfnrulasNIy \t\n\\u\ufeff', max_size=30))
+def test_loads_fails_where_json_loads_fails(text):
+    _same_as_json(text)
+
+
+def test_loads_edge_cases():
+    for text in ["", " ", "\ufeff{}", "{}\x00", "NaN", "-Infinity", '{"a": 1, "a": 2}', '"\\ud800"', "1e400",
+                 '{"a": "\x01"}', "[1,]", "{} {}", "\u00a0{}"]:
+        _same_as_json(text)
+
+
+PATTERNS = [
+    r"\bgit\b.*\bpush\b", r"^(?:\S*/)?python(?:3(?:\.\d+)?)?\s+(?:-V|--version)\s*$", r"^npm\s+(?:run\s+)?[\w:.-]+",
+    r"(?i)git push", r"(?i:push)x", r"a|b", r"(ab)+c", r"x{2,}y", r"[ab]cd", r"gi(t)? push", r"ab*c", "(unclosed",
+]
+
+
+def test_required_literals_are_read_from_the_pattern():
+    assert hook_entry.required_literals(r"\bgit\b.*\bpush\b") == ["git", "push"]
+    assert hook_entry.required_literals(r"(?i)git push") == []  # case-insensitive: nothing proven
+    assert hook_entry.required_literals(r"(?i:push)x") == ["x"]
+    assert hook_entry.required_literals("a|b") == [] and hook_entry.required_literals("(unclosed") == []
+    assert hook_entry.required_literals(r"(ab)+c") == ["ab", "c"]
+    assert hook_entry.required_literals("ab*c") == ["a", "c"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(PATTERNS[:-1]), st.text(alphabet="abcdxyz gitpushnmrvoe-V3./\t", max_size=24))
+def test_a_pattern_matches_only_where_all_its_literals_occur(pattern, text):
+    import re
+
+    if re.search(pattern, text):
+        assert all(literal in text for literal in hook_entry.required_literals(pattern))
+
+
+def test_the_fast_path_imports_no_json_re_pathlib_or_hashlib(tmp_path):
+    # As the installed wrapper runs it: -I -S, the package directory appended.
+    src = str(Path(hook_entry.__file__).resolve().parent.parent.parent)
+    cache = tmp_path / "cache"
+    from statewise.integrations.hooks import run_hook
+
+    after = json.dumps({"cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "git status"}, "tool_response": {"stdout": ""}})
+    os.environ["STATEWISE_CACHE_DIR"] = str(cache)  # run_hook writes the observation index here
+    try:
+        run_hook("claude-code", after, event="post", store_location=str(tmp_path / "store.db"))
+    finally:
+        del os.environ["STATEWISE_CACHE_DIR"]
+    code = (f"import sys; sys.path.append({src!r}); from statewise.integrations import hook_entry as h; "
+            f"pre = h.quick_outcome('claude-code', 'pre', {_pre('git status -sb')!r}, None); "
+            f"post = h.quick_outcome('claude-code', 'post', {after!r}, None); "
+            "heavy = sorted(m for m in ('json', 're', 'pathlib', 'hashlib', 'threading', 'typing', 'enum') "
+            "if m in sys.modules); print(pre, post, heavy)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "STATEWISE_CACHE_DIR": str(cache)})
+    assert done.stdout.split() == ["{}", "{}", "[]"], done.stderr
+
+
+def test_a_pre_tool_call_on_the_fast_path_does_not_even_import_os():
+    src = str(Path(hook_entry.__file__).resolve().parent.parent.parent)
+    code = (f"import sys; sys.path.append({src!r}); from statewise.integrations import hook_entry as h; "
+            f"print(h.quick_outcome('codex', 'pre', {_pre('git status')!r}, None), 'os' in sys.modules)")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["{}", "False"], done.stderr

@@ -8,12 +8,21 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from statewise.errors import InputError
-from statewise.integrations.install import AGENTS, install_hooks, settings_path, uninstall_hooks, wrapper_path
+from statewise.integrations.install import (
+    AGENTS,
+    install_hooks,
+    render_wrapper,
+    settings_path,
+    uninstall_hooks,
+    wrapper_path,
+)
 
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
 
@@ -65,7 +74,10 @@ def test_timeouts_are_written_in_each_clients_unit(agent, expected, tmp_path):
     hooks = json.loads(path.read_text())["hooks"]
     assert {group["hooks"][0]["timeout"] for groups in hooks.values() for group in groups} == {expected}
     script = wrapper_path(project=tmp_path).read_text()
-    assert "sleep 41 &" in script and "--deadline 38" in script  # the wrapper's and the hook's deadlines
+    assert "\nalarm(41)\n" in script and '"--deadline", "38"' in script  # the wrapper's and the hook's deadlines
+    install_hooks(agent, project=tmp_path, timeout=45, executable="/bin/true")
+    script = wrapper_path(project=tmp_path).read_text()
+    assert "sleep 41 &" in script and "--deadline 38" in script  # the same in the shell wrapper
 
 
 def test_a_timeout_too_short_for_a_check_is_refused(tmp_path):
@@ -91,7 +103,7 @@ def test_a_changed_store_replaces_the_old_entry_instead_of_stacking(tmp_path):
     install_hooks("gemini", project=tmp_path, store="/tmp/s.db")
     before = json.loads(settings_path("gemini", project=tmp_path).read_text())["hooks"]["BeforeTool"]
     assert len(before) == 1
-    assert "--store /tmp/s.db" in wrapper_path(project=tmp_path).read_text()
+    assert '"--store", \'/tmp/s.db\'' in wrapper_path(project=tmp_path).read_text()
 
 
 def test_uninstall_removes_legacy_bare_commands(tmp_path):
@@ -184,3 +196,141 @@ def test_malformed_settings_are_reported_and_left_untouched(tmp_path, content):
 def test_unknown_agent_is_an_input_error(tmp_path):
     with pytest.raises(InputError):
         install_hooks("cursor", project=tmp_path)
+
+
+# --- StateWise's own wrapper: one Python process, failing closed without a watchdog process ---
+
+
+def test_the_wrapper_starts_the_interpreter_isolated_with_the_package_added(tmp_path):
+    install_hooks("claude-code", project=tmp_path)
+    script = wrapper_path(project=tmp_path).read_text()
+    assert script.startswith(f"#!{Path(sys.executable).absolute()} -IS\n")
+    import statewise
+
+    assert f"sys.path.append({str(Path(statewise.__file__).resolve().parent.parent)!r})" in script
+
+
+def test_a_long_interpreter_path_starts_through_the_shell(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "python with a blank"
+    deep.parent.mkdir(parents=True)
+    deep.symlink_to(sys.executable)
+    install_hooks("claude-code", project=tmp_path)
+    wrapper = wrapper_path(project=tmp_path)
+    wrapper.write_text(render_wrapper(timeout=30, interpreter=deep))
+    assert wrapper.read_text().startswith("#!/bin/sh\n")
+    done = _run_installed("claude-code", tmp_path)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}
+    deep.unlink()
+    done = _run_installed("claude-code", tmp_path)
+    assert done.returncode == 2 and "blocked to be safe" in done.stderr
+
+
+def test_a_missing_interpreter_is_a_block(tmp_path):
+    interpreter = tmp_path / "python"
+    interpreter.symlink_to(sys.executable)
+    install_hooks("codex", project=tmp_path)
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, interpreter=interpreter))
+    assert _run_installed("codex", tmp_path).returncode == 0
+    interpreter.unlink()  # e.g. the virtual environment StateWise was installed from was deleted
+    done = _run_installed("codex", tmp_path)
+    assert done.returncode == 2 and "failed (exit 127); blocked to be safe" in done.stderr
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_statewise_gone_from_the_package_directory_is_a_one_line_block(agent, tmp_path):
+    install_hooks(agent, project=tmp_path)
+    (tmp_path / "empty").mkdir()
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=tmp_path / "empty"))
+    done = _run_installed(agent, tmp_path)
+    assert done.returncode == 2 and "StateWise blocked this call: StateWise cannot be loaded" in done.stderr
+    assert "ModuleNotFoundError" in done.stderr and done.stderr.count("\n") == 1
+    after = _run_installed(agent, tmp_path, event="post")
+    assert after.returncode == 0 and json.loads(after.stdout) == {}
+
+
+def _stand_in_package(tmp_path, body):
+    """A package directory whose hook_entry.main is ``body``: the wrapper's own guards, without StateWise's."""
+    package = tmp_path / "stand-in" / "statewise" / "integrations"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "hook_entry.py").write_text(f"def main(argv):\n    {body}\n")
+    return tmp_path / "stand-in"
+
+
+@pytest.mark.parametrize("body", [
+    "import time; time.sleep(300)",
+    # Catastrophic backtracking: C code that holds the GIL, so no thread could answer in time.
+    "import re; re.match(r'(a+)+$', 'a' * 64 + 'b')",
+])
+def test_a_hook_past_the_wrappers_deadline_is_ended_by_the_kernel_and_blocked(body, tmp_path):
+    install_hooks("claude-code", project=tmp_path, timeout=10)
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=10, package_dir=_stand_in_package(tmp_path, body)))
+    started = time.monotonic()
+    done = _run_installed("claude-code", tmp_path)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2 and "failed (exit 142)" in done.stderr  # 128 + SIGALRM
+    assert 5.5 < elapsed < 10  # at the wrapper's deadline (6 s), below the client's timeout
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    ("'sure, go ahead', '', 0", "printed no decision"),
+    ("'{\"decision\": ', '', 0", "printed no decision"),
+    ("'', '', 0", "printed no decision"),
+    ("'{}', 'Traceback', 1", "failed (exit 1) Traceback"),
+])
+def test_an_answer_that_is_not_a_decision_is_a_block_before_the_tool_and_nothing_after(answer, why):
+    def emit(event):
+        code = f"from statewise.integrations.hook_entry import _emit; _emit({answer}, {event!r})"
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+    before = emit("pre")
+    assert before.returncode == 2 and before.stdout == ""
+    assert before.stderr == f"StateWise blocked this call: the hook {why}\n"
+    after = emit("post")
+    assert after.returncode == 0 and after.stdout == "{}\n" and after.stderr == ""
+
+
+def test_what_a_library_prints_on_the_slow_path_never_reaches_the_client():
+    code = ("import sys; from statewise.integrations.hook_entry import _emit, _quiet; _quiet(); print('noise'); "
+            "sys.stdout.flush(); sys.stderr.write('a log line\\n'); sys.stderr.flush(); "
+            "_emit('', 'the reason', 2, 'pre')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", "the reason\n")
+
+
+def test_the_projects_own_files_cannot_shadow_the_hooks_modules(tmp_path):
+    # The wrapper's interpreter runs with -I: the working directory is not on sys.path, so a
+    # project's statewise/ or json.py is never imported in place of the real ones.
+    install_hooks("claude-code", project=tmp_path)
+    (tmp_path / "statewise").mkdir()
+    (tmp_path / "statewise" / "__init__.py").write_text("print('{}'); raise SystemExit(0)\n")
+    (tmp_path / "json.py").write_text("print('{}'); raise SystemExit(0)\n")
+    hooks = json.loads(settings_path("claude-code", project=tmp_path).read_text())["hooks"]
+    push = json.dumps({"cwd": str(tmp_path), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": "git push --force origin main"}})
+    done = subprocess.run(["/bin/sh", "-c", hooks["PreToolUse"][-1]["hooks"][0]["command"]], input=push,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0 and "deny" in json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"]
+
+
+def test_a_failure_inside_the_hook_is_a_one_line_block(tmp_path):
+    install_hooks("codex", project=tmp_path)
+    raising = _stand_in_package(tmp_path, "raise RuntimeError('boom\\nsecond line')")
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=raising))
+    done = _run_installed("codex", tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("StateWise blocked this call: the hook failed (RuntimeError: boom second line)")
+    wrapper = wrapper_path(project=tmp_path)
+    for arguments, code in ((["codex"], 2), ([], 2), (["codex", "post"], 0), (["codex", "session"], 0)):
+        done = subprocess.run([str(wrapper), *arguments], input="{}", capture_output=True, text=True, timeout=60)
+        assert done.returncode == code, arguments
+
+
+def test_a_package_directory_with_quotes_and_blanks_is_written_safely(tmp_path):
+    odd = tmp_path / "it's \"odd\" \\ here"
+    odd.mkdir()
+    install_hooks("claude-code", project=tmp_path)
+    wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=odd))
+    done = _run_installed("claude-code", tmp_path)
+    assert done.returncode == 2 and f"StateWise cannot be loaded from {odd}" in done.stderr

@@ -9,6 +9,7 @@ unchecked is ``fatal``; ``statewise doctor`` exits non-zero when any is.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from statewise.integrations.hook_entry import SHELL_TOOLS
 from statewise.integrations.install import AGENTS, project_root, settings_path, wrapper_path
 
 __all__ = ["Check", "diagnose"]
@@ -76,6 +78,31 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
     return checks, {"path": path, "entry": entry}
 
 
+_PYTHON_HEADER = re.compile(r"\A#!(?P<direct>\S+) -IS\n|\A#!/bin/sh\n''':'\nexec (?P<shell>.+) -IS \"\$0\" \"\$@\"\n")
+_ALARM = re.compile(r"^alarm\((\d+)\)$", re.MULTILINE)
+_PACKAGE = re.compile(r"^sys\.path\.append\((.+?)\)  #", re.MULTILINE)
+_SLEEP = re.compile(r"^\s*sleep (\d+) &$", re.MULTILINE)
+_PROGRAM = re.compile(r"^program=(.+)$", re.MULTILINE)
+
+
+def _wrapper_parts(text: str) -> tuple[str, int, str | None] | None:
+    """(the program it runs, its deadline in seconds, the package directory it adds) for a
+    wrapper this StateWise wrote, else None. Two kinds: the Python wrapper for StateWise's own
+    hook, and the shell wrapper for another program (``--executable``)."""
+    header, alarm, package = _PYTHON_HEADER.match(text), _ALARM.search(text), _PACKAGE.search(text)
+    if header is not None and alarm is not None and package is not None:
+        interpreter = header.group("direct") or shlex.split(header.group("shell"))[0]
+        try:
+            directory = ast.literal_eval(package.group(1))
+        except (ValueError, SyntaxError):
+            return None
+        return (interpreter, int(alarm.group(1)), directory) if isinstance(directory, str) else None
+    program, sleep = _PROGRAM.search(text), _SLEEP.search(text)
+    if text.startswith("#!/bin/sh\n") and program is not None and sleep is not None:
+        return shlex.split(program.group(1))[0], int(sleep.group(1)), None
+    return None
+
+
 def _wrapper(agent: str, entry: dict[str, Any], root: Path, user: bool) -> tuple[list[Check], str | None, int | None]:
     fix = f"statewise install {agent}" + (" --user" if user else f" --project {shlex.quote(str(root))}")
     command = str(entry.get("command", ""))
@@ -86,29 +113,33 @@ def _wrapper(agent: str, entry: dict[str, Any], root: Path, user: bool) -> tuple
                 None, None)
     if not os.access(wrapper, os.X_OK):
         return [Check(agent, "wrapper", False, f"{wrapper} is missing or not executable", fix)], None, None
-    text = wrapper.read_text(encoding="utf-8", errors="replace")
-    program = re.search(r"^program=(.+)$", text, re.MULTILINE)
-    sleep = re.search(r"^\s*sleep (\d+) &$", text, re.MULTILINE)
-    if program is None or sleep is None:
+    parts = _wrapper_parts(wrapper.read_text(encoding="utf-8", errors="replace"))
+    if parts is None:
         return [Check(agent, "wrapper", False, f"{wrapper} is not a wrapper this StateWise wrote", fix)], None, None
-    target = shlex.split(program.group(1))[0]
+    target, deadline, package = parts
     checks = [Check(agent, "wrapper", True, f"{wrapper} is executable")]
     if not os.access(target, os.X_OK):
         checks.append(Check(agent, "executable", False, f"the wrapper runs {target}, which is missing", fix))
-        return checks, None, int(sleep.group(1))
-    if "hook_entry" in text:
+        return checks, None, deadline
+    if package is not None:
+        # What the hook's slow path needs: StateWise from the wrapper's directory, and its
+        # dependencies from the interpreter's site-packages (the fast path starts without them).
+        probe = (f"import sys; sys.path.append({package!r}); import statewise.integrations.hook_entry; "
+                 "import site; site.main(); import statewise.integrations.hooks")
         try:
-            done = subprocess.run([target, "-c", "import statewise.integrations.hook_entry"], capture_output=True,
-                                  text=True, timeout=30, stdin=subprocess.DEVNULL)
+            done = subprocess.run([target, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=60,
+                                  stdin=subprocess.DEVNULL)
             importable = done.returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            importable = False
+            why = (done.stderr.strip().splitlines() or [""])[-1]
+        except (OSError, subprocess.TimeoutExpired) as error:
+            importable, why = False, str(error)
         if not importable:
-            checks.append(Check(agent, "executable", False, f"{target} cannot import statewise", fix))
-            return checks, None, int(sleep.group(1))
+            checks.append(Check(agent, "executable", False, f"{target} cannot import statewise and its dependencies "
+                                                            f"from {package}: {why}", fix))
+            return checks, None, deadline
     checks.append(Check(agent, "executable", True, f"the wrapper runs {target}, found by absolute path (the "
                                                    "agent's PATH does not matter)"))
-    return checks, command, int(sleep.group(1))
+    return checks, command, deadline
 
 
 def _timeouts(agent: str, entry: dict[str, Any], deadline: int | None, root: Path) -> Check:
@@ -224,7 +255,7 @@ def _gemini_trust(root: Path, home: Path) -> list[Check]:
 
 
 def _round_trip(agent: str, command: str, root: Path) -> list[Check]:
-    tool = {"claude-code": "Bash", "codex": "Bash", "gemini": "run_shell_command"}[agent]
+    tool = min(SHELL_TOOLS[agent])  # the one definition of each client's shell tools; Codex: "Bash"
     event = AGENTS[agent].pre_event
     harmless = json.dumps({"cwd": str(root), "hook_event_name": event, "tool_name": tool, "session_id": "doctor",
                            "tool_input": {"command": "git status"}})

@@ -13,20 +13,25 @@ quoting, expansion, redirection, globbing or command separators), a program name
 path, and only the options listed. Anything else goes through the full normalizer, and a test
 checks every entry against it, so this table can only ever say less than the normalizer does.
 
-The wrapper that ``statewise install`` writes (see :mod:`statewise.integrations.install`) adds
-the outside half: a missing interpreter, a crash, a kill or output that is not a decision
-becomes a block there.
+The wrapper that ``statewise install`` writes (see :mod:`statewise.integrations.install`) runs
+this module in an interpreter started with ``-I -S`` (no site-packages scan, no ``.pth`` files,
+no environment, no working directory on ``sys.path``), so the fast path imports nothing but
+``os`` beyond what the interpreter loads anyway: JSON is read with the C scanner behind
+:mod:`json` (:func:`loads`), and the observation index is checked with literals before any
+regular expression is compiled. The slow path loads ``site`` itself, then the guard. A missing
+interpreter, a crash or a kill becomes a block in the wrapper and the settings command; output
+that is not a decision becomes one in :func:`_emit`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import sys
-import threading
+import posix  # built in; `os` (with posixpath and collections.abc) is imported where it is needed,
+import sys  # which a pre-tool call never is
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the fast path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["READ_ONLY", "fast_decision", "main"]
 
@@ -44,8 +49,11 @@ SHELL_TOOLS = {
     "gemini": frozenset({"run_shell_command"}),
 }
 
-_PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_./:=@%+,^~\- ]+")
-_NUMBER = re.compile(r"[0-9]+")
+#: The characters a command may hold to be settled by the table (no quoting, expansion,
+#: redirection, globbing or separators); a set, not a regular expression: importing ``re``
+#: costs the fast path more than the whole decision.
+_PLAIN_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=@%+,^~- ")
+_DIGITS = frozenset("0123456789")
 
 # Option tables. ``flags``: options that take no value; ``valued``: options whose value is the
 # next word (or after '='); ``bundles``: letters that may be combined after one '-';
@@ -64,8 +72,8 @@ _RG = {"bundles": "cFiHlLnNsSuvwx", "valued": {"-e", "-g", "-t", "-T", "-m", "-A
        "flags": {"--files", "--hidden", "--no-ignore", "--count", "--line-number", "--no-heading", "--smart-case",
                  "--ignore-case", "--fixed-strings", "--word-regexp", "--files-with-matches", "--json",
                  "--color=never", "--color=auto", "--vimgrep"}, "positional": True}
-_NOTHING = {"positional": False}
-_PATHS = {"positional": True}
+_NOTHING: dict[str, object] = {"positional": False}
+_PATHS: dict[str, object] = {"positional": True}
 
 #: git subcommands (without global options such as -C or -c) that read only, with their options.
 _GIT = {
@@ -123,7 +131,7 @@ def _options_fit(words: list[str], table: dict[str, object]) -> bool:
             continue
         if word.startswith("-") and len(word) > 1:
             body = word[1:]
-            if table.get("numeric_short") and _NUMBER.fullmatch(body):
+            if table.get("numeric_short") and body and _DIGITS.issuperset(body):
                 continue
             if bundles and all(letter in bundles for letter in body):
                 continue
@@ -135,7 +143,7 @@ def _options_fit(words: list[str], table: dict[str, object]) -> bool:
 
 def fast_decision(command: str) -> bool:
     """True when ``command`` is proven read-only by the table alone (no check needed)."""
-    if not _PLAIN_COMMAND.fullmatch(command):
+    if not command or not _PLAIN_CHARACTERS.issuperset(command):
         return False
     words = command.split()
     if not words or any(word.startswith("~") for word in words):  # ~ expands only at a word's start
@@ -152,50 +160,181 @@ def fast_decision(command: str) -> bool:
     return table is not None and _options_fit(rest, table)
 
 
+# --- reading JSON without importing json ---------------------------------------------------
+
+#: What JSON calls whitespace (json.decoder.WHITESPACE).
+_JSON_WHITESPACE = " \t\n\r"
+
+
+class _ScannerContext:
+    """The settings :func:`json.loads` gives the C scanner (``json.decoder.JSONDecoder()``)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+
+
+_scanner: list[object] = []
+
+
+def loads(text: str) -> object:
+    """``json.loads(text)``, with the same result and the same failures (a ``ValueError``), but
+    through the C scanner that :mod:`json` itself uses, without importing :mod:`json` (which
+    imports ``re``, ``enum`` and more: several milliseconds of the fast path's budget). A test
+    checks the two agree on generated input."""
+    if not _scanner:
+        try:
+            from _json import make_scanner
+        except ImportError:  # an interpreter without the C accelerator
+            import json
+
+            return json.loads(text)
+        _scanner.append(make_scanner(_ScannerContext()))  # type: ignore[arg-type]
+    scan = _scanner[0]
+    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    try:
+        value, end = scan(text, start)  # type: ignore[operator]
+    except StopIteration as stop:
+        raise ValueError(f"Expecting value: char {stop.value}") from None
+    if text[end:].strip(_JSON_WHITESPACE):
+        raise ValueError(f"Extra data: char {end}")
+    return value
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _sha256_hex(data: bytes) -> str:
+    try:
+        # The built-in implementation: importing hashlib loads OpenSSL, a few ms of the fast path.
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(data).hexdigest())
+
+
 # --- the observation index: which finished commands could reveal a fact ---------------------
+
+
+def _cache_root() -> str:
+    import os
+
+    explicit = os.environ.get("STATEWISE_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "statewise")
 
 
 def cache_dir() -> Path:
     """Where StateWise keeps derived, disposable files (``$STATEWISE_CACHE_DIR``, else XDG)."""
-    explicit = os.environ.get("STATEWISE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "statewise"
+    from pathlib import Path
+
+    return Path(_cache_root())
+
+
+def _builtin_contract_file() -> str:
+    import os
+
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "contracts", "coding.yaml")
 
 
 def builtin_contract_path() -> Path:
-    return Path(__file__).resolve().parent.parent / "contracts" / "coding.yaml"
+    """The built-in contract's file."""
+    from pathlib import Path
+
+    return Path(_builtin_contract_file())
 
 
 def contract_digest(contract_path: str | None) -> str | None:
     """The content hash that keys the observation index, or None if the file cannot be read."""
-    import hashlib  # here, not at the top: loading OpenSSL costs the fast path ~20 ms
-
     try:
-        data = Path(contract_path).read_bytes() if contract_path else builtin_contract_path().read_bytes()
+        with open(contract_path or _builtin_contract_file(), "rb") as handle:
+            data = handle.read()
     except OSError:
         return None
-    return hashlib.sha256(data).hexdigest()
+    return _sha256_hex(data)
 
 
-def _index_path(digest: str) -> Path:
-    return cache_dir() / f"observation-index-{digest[:32]}.json"
+def _index_path(digest: str) -> str:
+    import os
+
+    return os.path.join(_cache_root(), f"observation-index-{digest[:32]}.json")
+
+
+def required_literals(pattern: str) -> list[str]:
+    """Substrings that every match of the regular expression ``pattern`` contains, read from its
+    parse tree: the runs of plain characters outside any optional or alternative part. Empty
+    when nothing can be proven (case-insensitive matching, a pattern that does not compile).
+
+    The front door checks these with ``in`` and compiles a pattern only when all of them occur,
+    so a finished ``git status`` costs no ``re`` import."""
+    import re
+    from re import _constants as constants  # type: ignore[attr-defined]
+    from re import _parser as parser  # type: ignore[attr-defined]
+
+    try:
+        tree = parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return []
+    if tree.state.flags & constants.SRE_FLAG_IGNORECASE:
+        return []
+    found: list[str] = []
+
+    def walk(items: object) -> None:
+        run: list[str] = []
+        for op, argument in items:  # type: ignore[attr-defined]
+            if op is constants.LITERAL:
+                run.append(chr(argument))
+                continue
+            if run:
+                found.append("".join(run))
+                run = []
+            if op is constants.SUBPATTERN:
+                _group, add_flags, _del_flags, body = argument
+                if not add_flags & constants.SRE_FLAG_IGNORECASE:
+                    walk(body)
+            elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT):
+                low, _high, body = argument
+                if low >= 1:
+                    walk(body)
+            # Anything else (alternatives, sets, anchors, look-arounds, optional parts) proves nothing.
+        if run:
+            found.append("".join(run))
+
+    walk(tree)
+    return found
 
 
 def write_observation_index(digest: str, command_patterns: list[str]) -> None:
-    """Remember the contract's observation command patterns (best effort, written atomically)."""
+    """Remember the contract's observation command patterns (best effort, written atomically),
+    each with the literals every match contains (:func:`required_literals`)."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
-    _write_json(_index_path(digest), {"digest": digest, "command_patterns": command_patterns})
+    _write_json(_index_path(digest), {"digest": digest, "command_patterns": command_patterns,
+                                      "needs": [required_literals(pattern) for pattern in command_patterns]})
 
 
-def _write_json(path: Path, data: object) -> None:
+def _write_json(path: str, data: object) -> None:
     """Write a cache file atomically, best effort: a cache that cannot be written costs time only."""
+    import json
+    import os
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data))
         os.replace(temporary, path)
     except OSError:
         pass
@@ -203,14 +342,25 @@ def _write_json(path: Path, data: object) -> None:
 
 def _could_observe(command: str, digest: str | None) -> bool:
     """False only when the cached index proves no observation rule matches ``command``."""
+    import os
+
     if digest is None or os.environ.get("STATEWISE_NO_CACHE"):
         return True
     try:
-        index = json.loads(_index_path(digest).read_text(encoding="utf-8"))
-        if index.get("digest") != digest:
+        index = loads(_read_text(_index_path(digest)))
+        if not isinstance(index, dict) or index.get("digest") != digest:
             return True
-        return any(re.search(pattern, command.strip()) for pattern in index["command_patterns"])
-    except (OSError, ValueError, KeyError, TypeError, re.error):
+        patterns, needs = index["command_patterns"], index.get("needs")
+        text = command.strip()
+        if isinstance(needs, list) and len(needs) == len(patterns):
+            patterns = [pattern for pattern, literals in zip(patterns, needs, strict=True)
+                        if all(literal in text for literal in literals)]
+        if not patterns:
+            return False
+        import re
+
+        return any(re.search(pattern, text) for pattern in patterns)
+    except Exception:  # noqa: BLE001 - an unreadable index proves nothing: let the full path decide
         return True
 
 
@@ -222,6 +372,8 @@ SESSION_NOTE_SECONDS = 600
 
 
 def _stat(path: str) -> list[int] | None:
+    import os
+
     try:
         info = os.stat(path)
     except OSError:
@@ -229,15 +381,17 @@ def _stat(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_size]
 
 
-def _session_note_path(workspace: str) -> Path:
-    import hashlib  # here, not at the top: loading OpenSSL costs the fast path ~20 ms
+def _session_note_path(workspace: str) -> str:
+    import os
 
-    return cache_dir() / "session-notes" / f"{hashlib.sha256(workspace.encode()).hexdigest()[:32]}.json"
+    return os.path.join(_cache_root(), "session-notes", f"{_sha256_hex(workspace.encode())[:32]}.json")
 
 
 def write_session_note(workspace: str, watched: list[str], stdout: str, digest: str | None) -> None:
     """Remember a SessionStart answer with the state of every file it depends on (the memory
     files, their folders, the store); best effort, written atomically."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
     note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
@@ -247,10 +401,14 @@ def write_session_note(workspace: str, watched: list[str], stdout: str, digest: 
 
 def _session_note(workspace: str, contract_path: str | None) -> str | None:
     """The remembered SessionStart answer, if it is young and nothing it watched changed."""
+    import os
+
     if os.environ.get("STATEWISE_NO_CACHE"):
         return None
     try:
-        note = json.loads(_session_note_path(workspace).read_text(encoding="utf-8"))
+        note = loads(_read_text(_session_note_path(workspace)))
+        if not isinstance(note, dict):
+            return None
         if note.get("workspace") != workspace or note.get("digest") != contract_digest(contract_path):
             return None
         if not 0 <= time.time() - float(note["created"]) <= SESSION_NOTE_SECONDS:
@@ -259,7 +417,7 @@ def _session_note(workspace: str, contract_path: str | None) -> str | None:
             return None
         stdout = note["stdout"]
         return stdout if isinstance(stdout, str) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 
@@ -282,6 +440,8 @@ def _shell_command(agent: str, data: object) -> str | None:
 def _project_settings(cwd: object) -> bool:
     """Whether a ``.statewise/config.toml`` above ``cwd`` may choose the contract or store, in
     which case the caches keyed by the built-in contract prove nothing."""
+    import os
+
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         return False
     directory = os.path.realpath(cwd)
@@ -297,15 +457,22 @@ def _project_settings(cwd: object) -> bool:
 def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -> str | None:
     """The hook's stdout when the call can be settled without the guard, else None."""
     try:
-        data = json.loads(raw)
-    except ValueError:
+        data = loads(raw)
+    except (ValueError, RecursionError):
         return None  # the full path names what is wrong, and blocks
-    event = _event(event, data)
+    return _quick(agent, _event(event, data), data, contract_path)
+
+
+def _quick(agent: str, event: str, data: object, contract_path: str | None) -> str | None:
     if event != "pre" and contract_path is None and isinstance(data, dict) and _project_settings(data.get("cwd")):
         return None
     if event == "session":
         cwd = data.get("cwd") if isinstance(data, dict) else None
-        return _session_note(os.path.realpath(cwd), contract_path) if isinstance(cwd, str) and cwd else None
+        if not isinstance(cwd, str) or not cwd:
+            return None
+        import os
+
+        return _session_note(os.path.realpath(cwd), contract_path)
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
@@ -341,13 +508,55 @@ def _parse_arguments(argv: list[str]) -> dict[str, str | None]:
     return options
 
 
-def _emit(stdout: str, stderr: str, code: int) -> None:
-    sys.stdout.write(stdout + "\n")
-    if stderr:
-        sys.stderr.write(stderr.replace("\n", " ") + "\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # the worker thread may still be waiting on a verifier: do not wait for it
+#: Where the answer goes. The slow path points descriptors 1 and 2 at /dev/null first
+#: (:func:`_quiet`) and keeps copies here, so that nothing a library prints can reach the client
+#: around the decision (Codex shows the hook's stderr to the model as the reason).
+_answer_fds = {"out": 1, "err": 2}
+
+
+def _quiet() -> None:
+    import os
+
+    try:
+        out, err = os.dup(1), os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.close(null)
+    except OSError:
+        return
+    _answer_fds.update(out=out, err=err)
+
+
+def _write(fd: int, text: str) -> None:
+    data = text.encode("utf-8", errors="backslashreplace")
+    while data:
+        data = data[posix.write(fd, data):]
+
+
+def _emit(stdout: str, stderr: str, code: int, event: str = "pre") -> None:
+    """Write the answer and end the process. An answer that is not a decision (an exit status
+    other than 0 and 2, or a stdout that is not a JSON object, unless exit 2 names a reason)
+    is turned into a block before a tool runs, and into nothing after, as the wrapper for a
+    foreign program does in the shell."""
+    text, reason = stdout.strip(), " ".join(stderr.split())
+    problem = None
+    if code not in (0, 2):
+        problem = f"the hook failed (exit {code}) {reason}".rstrip()
+    elif not (text.startswith("{") and text.endswith("}")) and not (code == 2 and reason):
+        problem = f"the hook printed no decision {reason}".rstrip()
+    if problem is not None:
+        if event == "pre":
+            text, reason, code = "", f"StateWise blocked this call: {problem}", 2
+        else:
+            text, reason, code = "{}", "", 0
+    try:
+        if text:
+            _write(_answer_fds["out"], text + "\n")
+        if reason:
+            _write(_answer_fds["err"], reason + "\n")
+    finally:
+        posix._exit(code)  # the worker thread may still be waiting on a verifier: do not wait for it
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -360,13 +569,28 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:
         deadline = 20.0
     raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    quick = quick_outcome(agent, event, raw, options["contract"])
-    if quick is not None:
-        _emit(quick, "", 0)
+    try:
+        data = loads(raw)
+    except (ValueError, RecursionError):
+        data = None  # the full path names what is wrong, and blocks
+    else:
+        event = _event(event, data)
+        quick = _quick(agent, event, data, options["contract"])
+        if quick is not None:
+            _emit(quick, "", 0, event)
+
+    _quiet()
+    import threading
 
     result: list[tuple[str, str, int]] = []
 
     def work() -> None:
+        if sys.flags.no_site:
+            # The wrapper starts the interpreter with -S for the fast path; the guard needs the
+            # installed dependencies (pydantic, the YAML and CEL packages).
+            import site
+
+            site.main()
         from statewise.integrations.hooks import run_hook
 
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
@@ -377,19 +601,15 @@ def main(argv: list[str] | None = None) -> None:
     worker.start()
     worker.join(max(0.0, deadline - (time.monotonic() - started)))
     if result:
-        _emit(*result[0])
+        _emit(*result[0], event)
     if worker.is_alive():
         reason = (f"StateWise could not finish checking in time ({deadline:g} s); the call was not run. "
                   "Run `statewise doctor` to see what is slow.")
     else:  # run_hook never raises, but a thread can still die (MemoryError, a bug in the import)
         reason = "StateWise failed while checking this call; denied to be safe. Run `statewise doctor`."
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        data = None
-    if _event(event, data) != "pre":
-        _emit("{}", reason, 0)
-    _emit("", reason, 2)  # exit 2 with the reason on stderr is a block in all three clients
+    if event != "pre":
+        _emit("{}", reason, 0, event)
+    _emit("", reason, 2, event)  # exit 2 with the reason on stderr is a block in all three clients
 
 
 if __name__ == "__main__":

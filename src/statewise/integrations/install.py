@@ -5,14 +5,20 @@ process, where the clients themselves fail open (a hook that is not found, crash
 its timeout lets the tool run in Claude Code and Codex, and in Gemini CLI on a crash or a
 timeout):
 
-- a POSIX wrapper, ``.statewise/bin/statewise-hook`` at the project root (or
-  ``~/.statewise/bin/`` for ``--user``), that runs the hook with the absolute path of the
-  interpreter that installed it. A missing interpreter, a crash, a signal, a run past the
-  wrapper's own deadline, or output that is not a JSON object becomes a block: exit status 2
-  with a one-line reason on stderr, which all three clients honour (Gemini turns a plain-text
-  stderr with an exit status other than 0 and 1 into ``decision: deny``);
-- settings entries whose command names the wrapper by absolute path and turns the wrapper's
-  own absence into that same block (``|| … exit 2``);
+- a wrapper, ``.statewise/bin/statewise-hook`` at the project root (or ``~/.statewise/bin/``
+  for ``--user``). For StateWise's own hook it is a Python file started by the kernel with the
+  absolute path of the interpreter that installed it and ``-I -S`` (no shell, no watchdog
+  process, no site-packages scan: a hook call then costs about one bare interpreter start),
+  with the installed package's directory on its path. A crash, StateWise missing from that
+  directory, or an answer that is not a decision becomes a block: exit status 2 with a
+  one-line reason on stderr, which all three clients honour (Gemini turns a plain-text stderr
+  with an exit status other than 0 and 1 into ``decision: deny``); past the wrapper's deadline
+  an ``alarm()`` ends the process, whatever it is doing. For any other program
+  (``--executable``) it is a POSIX shell script that captures and checks the program's output,
+  with a watchdog;
+- settings entries whose command names the wrapper by absolute path and turns every other exit
+  status (the wrapper or its interpreter missing, a kill) into that same block
+  (``|| … exit 2``);
 - timeouts in each client's unit (seconds for Claude Code and Codex, milliseconds for Gemini
   CLI), with the wrapper's deadline and the hook's own below them.
 
@@ -140,6 +146,8 @@ def wrapper_path(*, project: str | Path | None = None, user: bool = False) -> Pa
     return base / ".statewise" / "bin" / WRAPPER_NAME
 
 
+#: The wrapper for a program other than StateWise's own hook (``--executable``), whose output
+#: the shell captures and checks, with a watchdog process.
 _WRAPPER = """#!/bin/sh
 # StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
 # Usage: statewise-hook AGENT pre|post|session, with the client's JSON on stdin.
@@ -168,7 +176,7 @@ fi
 tmp="${{TMPDIR:-/tmp}}/statewise-hook.$$"
 mkdir -m 700 "$tmp" 2>/dev/null || block "no private temporary directory could be made at $tmp"
 exec 3<&0
-{run} "$agent" "$event" --deadline {inner}{options} "$@" <&3 >"$tmp/out" 2>"$tmp/err" &
+"$program" "$agent" "$event" --deadline {inner}{options} "$@" <&3 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 (
     sleeper=
@@ -206,25 +214,102 @@ exit $status
 """
 
 
+#: The wrapper for StateWise's own hook: a Python file the kernel starts directly (no shell, no
+#: watchdog process), in an interpreter isolated from site-packages, ``.pth`` files, the
+#: environment and the working directory. Its fail-closed half lives in three places: the
+#: settings command (``|| … exit 2``) turns a missing interpreter, a crash and a kill into a
+#: block; the alarm below is that kill, from the kernel, at the wrapper's deadline, which
+#: nothing in the process can hold off; the hook's own deadline answers a slow check with a deny
+#: before it, and its :func:`~statewise.integrations.hook_entry._emit` refuses to print
+#: anything but a decision.
+_PYTHON_WRAPPER = """{header}
+# StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
+# Usage: statewise-hook AGENT pre|post|session, with the client's JSON on stdin.
+# It fails closed: a missing interpreter, a crash, a signal, a run past {deadline} s (the alarm
+# ends the process) or output that is not a JSON object becomes a block before a tool runs
+# (exit 2, one-line reason on stderr), which Claude Code, Codex and Gemini CLI all honour.
+# After a tool ran, nothing can be blocked.
+import sys
+
+try:
+    from _signal import alarm
+except ImportError:
+    from signal import alarm
+alarm({deadline})
+sys.path.append({package_dir!r})  # where `statewise install` found StateWise
+
+
+def fail(what, error):
+    # One line, whatever went wrong: Codex shows the hook's stderr to the model as the reason.
+    if sys.argv[2:3] in (["post"], ["session"]):  # after a tool ran, nothing can be blocked
+        print("{{}}")
+        sys.exit(0)
+    reason = " ".join(f"{{type(error).__name__}}: {{error}}".split())[:500]
+    sys.stderr.write(f"StateWise blocked this call: {{what}} ({{reason}}); "
+                     f"run: statewise doctor --agent {{' '.join(sys.argv[1:2])}}\\n")
+    sys.exit(2)
+
+
+try:
+    from statewise.integrations.hook_entry import main
+except BaseException as error:
+    fail("StateWise cannot be loaded from " + {package_dir!r}, error)
+try:
+    main([*sys.argv[1:], "--deadline", "{inner}"{options}])
+except BaseException as error:  # main() ends the process itself; reaching here is a failure
+    fail("the hook failed", error)
+"""
+
+#: Linux reads at most 127 bytes of a ``#!`` line before kernel 5.1; longer interpreter paths
+#: (and paths with blanks, which a ``#!`` line cannot hold) start through /bin/sh instead.
+_SHEBANG_LIMIT = 120
+
+#: sh runs the line inside the Python string (after a no-op ``:``); Python skips the string.
+_SH_HEADER = "#!/bin/sh\n''':'\nexec {interpreter} -IS \"$0\" \"$@\"\n'''"
+
+
+def _python_header(interpreter: str) -> str:
+    if len(interpreter) <= _SHEBANG_LIMIT and not any(c.isspace() for c in interpreter):
+        return f"#!{interpreter} -IS"
+    return _SH_HEADER.format(interpreter=shlex.quote(interpreter))
+
+
+def package_directory() -> Path:
+    """The directory that holds the ``statewise`` package this interpreter imports: site-packages
+    for a wheel, the source tree's ``src`` for an editable install."""
+    import statewise
+
+    return Path(statewise.__file__).resolve().parent.parent
+
+
 def render_wrapper(*, timeout: int, executable: str | Path | None = None, store: str | None = None,
-                   contract: str | None = None) -> str:
-    """The wrapper script's text. ``executable`` replaces StateWise's hook entry (``statewise.integrations.hook_entry``)
-    (a program taking the same arguments); tests use it to stand in a crashing hook."""
+                   contract: str | None = None, interpreter: str | Path | None = None,
+                   package_dir: str | Path | None = None) -> str:
+    """The wrapper script's text.
+
+    By default it runs StateWise's hook entry (``statewise.integrations.hook_entry``) in
+    ``interpreter`` (this one) with ``package_dir`` (this StateWise) on its path.
+    ``executable`` replaces the hook with any program taking the same arguments (tests use it
+    to stand in a crashing hook); since that program's output cannot be trusted, its wrapper
+    is a shell script that captures and checks it, with a watchdog."""
     deadline = max(2, timeout - WRAPPER_MARGIN)
     inner = max(1, deadline - HOOK_MARGIN)
     if executable is None:
-        program = str(Path(sys.executable).absolute())
-        # -c rather than -m: runpy and its imports cost the fast path ~15 ms.
-        run = '"$program" -c "from statewise.integrations.hook_entry import main; main()"'
-    else:
-        program = str(Path(executable).absolute())
-        run = '"$program"'
+        python = str(Path(interpreter or sys.executable).absolute())
+        options = ""
+        if store:
+            options += f", \"--store\", {store!r}"
+        if contract:
+            options += f", \"--contract\", {str(Path(contract).absolute())!r}"
+        return _PYTHON_WRAPPER.format(header=_python_header(python), deadline=deadline, inner=inner,
+                                      package_dir=str(package_dir or package_directory()), options=options)
+    program = str(Path(executable).absolute())
     options = ""
     if store:
         options += f" --store {shlex.quote(store)}"
     if contract:
         options += f" --contract {shlex.quote(str(Path(contract).absolute()))}"
-    return _WRAPPER.format(program=shlex.quote(program), run=run, deadline=deadline, inner=inner, options=options)
+    return _WRAPPER.format(program=shlex.quote(program), deadline=deadline, inner=inner, options=options)
 
 
 def _load(path: Path) -> dict[str, Any]:

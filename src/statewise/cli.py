@@ -667,7 +667,8 @@ def _csv(text: str | None) -> list[str] | None:
                    "ablation on the primary set and the sequences. Not with --sets or --methods.")
 @click.option("--conditions", default="correct,corrupted,removed", show_default=True,
               help="Comma-separated target-record conditions.")
-@click.option("--planner", "planner_spec", default="rules", show_default=True, help="rules, noisy:P, or a model spec.")
+@click.option("--planner", "planner_spec", default="rules", show_default=True,
+              help="rules, noisy:P, wayward:P (overrules a relied-on record with probability P), or a model spec.")
 @click.option("--only", help="Comma-separated case or sequence ids.")
 @click.option("--quick", is_flag=True, help="One case per category and expectation, and the first sequence, per set.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")

@@ -187,7 +187,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 #: Other ways of running StateWise itself (not baselines, not ablations): behind the hooks,
 #: with the paper's settings, reading the rule planner's basis. Their paired tests are one
 #: family of their own, so adding them changes no baseline's or ablation's correction.
-VARIANT_METHODS = ("hook", "paper", "statewise_basis")
+VARIANT_METHODS = ("hook", "paper", "statewise_basis", "statewise_core")
 
 
 def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha: float = 0.05) -> list[dict[str, Any]]:

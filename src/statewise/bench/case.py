@@ -132,6 +132,9 @@ class GitSpec(_Model):
     branch_on_origin: bool = Field(default=True, description="when branch is not main: push it to the origin too")
     untracked: list[str] = Field(default_factory=list,
                                  description="globs of workspace files left untracked (not committed)")
+    server_hooks: dict[Literal["update", "reference-transaction"], str] = Field(
+        default_factory=dict, description="hook name -> script installed (executable) in the origin's hooks/, "
+                                          "beside the protection hook: a server rule StateWise may not know")
 
 
 class ShimSpec(_Model):

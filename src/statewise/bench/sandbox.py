@@ -225,6 +225,11 @@ def _build_git(spec: WorkspaceSpec, root: Path) -> None:
         _git(repo, "prune-packed", home=home)
     if git_spec.protected:
         install_branch_protection(origin, list(git_spec.protected))
+    for name, script in git_spec.server_hooks.items():  # after protection, which owns pre-receive
+        hook = origin / "hooks" / name
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(script, encoding="utf-8")
+        hook.chmod(0o755)
 
 
 def instantiate(template: Path, dest: Path, spec: WorkspaceSpec) -> Sandbox:

@@ -229,7 +229,7 @@ def core_invariants_contract(contract_path: str | None, contract: Contract) -> C
         return contract
     found = _CORE_CONTRACTS.get(contract_path)
     if found is None:
-        import yaml
+        import yaml  # type: ignore[import-untyped,unused-ignore]  # no stubs in the project's environment
 
         from statewise.contract import load_contract_text
 
@@ -315,7 +315,7 @@ def load_method_plugins() -> None:
             _load(name)
 
 
-class _MethodTable(dict):
+class _MethodTable(dict[str, Callable[[], Method]]):
     """Method factories by name; a name not registered yet is looked up in
     :data:`BUNDLED_METHODS` and the entry points before it counts as unknown."""
 
@@ -324,7 +324,8 @@ class _MethodTable(dict):
 
     def __missing__(self, name: str) -> Callable[[], Method]:
         if isinstance(name, str) and _load(name):
-            return dict.__getitem__(self, name)
+            factory: Callable[[], Method] = dict.__getitem__(self, name)
+            return factory
         raise KeyError(name)
 
 
@@ -332,6 +333,11 @@ def _hook_method() -> Method:
     from statewise.bench.hookmode import HookMethod  # imports this module
 
     return HookMethod()
+
+
+def _ablation(stage: str) -> Callable[[], Method]:
+    """The factory of the guard with ``stage`` off."""
+    return lambda: GuardMethod(f"no_{stage}")
 
 
 #: Method factories by name.
@@ -342,7 +348,7 @@ METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "paper": lambda: GuardMethod("paper", settings=PAPER_SETTINGS),
     "statewise_basis": lambda: GuardMethod("statewise_basis", white_box=True),
     "statewise_core": lambda: GuardMethod("statewise_core", core_invariants=True),
-    **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
+    **{f"no_{stage}": _ablation(stage) for stage in STAGES},
 })
 
 

@@ -145,7 +145,10 @@ def sequence_metrics(episodes: Sequence[Any]) -> dict[str, Any]:
     for episode in episodes:
         if _get(episode, "sequence") is not None:
             by_sequence[_get(episode, "sequence")].append(episode)
-    firsts, laters, all_future, retrieved = [], [], [], []
+    firsts: list[Any] = []
+    laters: list[Any] = []
+    all_future: list[Any] = []
+    retrieved: list[Any] = []
     unjudged = 0
     for steps in by_sequence.values():
         steps = sorted(steps, key=lambda e: _get(e, "step"))
@@ -168,7 +171,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail: float = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

@@ -374,6 +374,7 @@ operations:
     risk: low
     slots:
       command: {type: string, required: true, depends_on: [project.lint_command]}
+      args: {type: list}
   format.run:
     tool: shell
     description: Format the sources with a formatter found at a path.
@@ -402,6 +403,8 @@ operations:
     risk: medium
     slots:
       dir: {type: path, required: true, depends_on: [fs.build_dir]}
+      archive: {type: path}
+      members: {type: list}
       command: {type: string, required: true}
   release.cut_branch:
     tool: shell
@@ -417,6 +420,7 @@ operations:
     description: Publish the built release artifacts.
     risk: high
     slots:
+      files: {type: list}
       command: {type: string, required: true}
     links: [release.freeze]
   deploy.env:
@@ -431,8 +435,90 @@ operations:
     description: Merge the branch's pull request.
     risk: high
     slots:
+      branch: {type: string}
       command: {type: string, required: true}
     links: [ci.checks_passed]
+
+# How the tools of these operations look as shell commands, so the hook's normalizer maps them
+# to the operations above (docs/contracts.md, "commands"). Programs the normalizer handles
+# itself (git, rm, python, tox, npm/pnpm/yarn/make ...) never reach these rules, so build.clean,
+# venv.remove, release.cut_branch and test.run_with arrive as the built-in operations
+# (fs.delete, git.push, test.run) and are guarded by the coding contract's invariants.
+commands:
+  deployctl-release:
+    program: deployctl
+    subcommand: [release]
+    operation: deploy.run
+    # `--config FILE`: deployctl releases to the environment the file names, which is the
+    # deploy.target its verifier reads; `--env NAME` names the environment on the command line.
+    flags:
+      --config: {value: true}
+      --env: {value: true, slot: environment}
+  kubectl-apply:
+    program: kubectl
+    subcommand: [apply]
+    operation: k8s.apply
+    flags:
+      -f: {value: true}
+      --filename: {value: true}
+    env: {KUBE_CONTEXT: context}
+  fnm-install:
+    program: fnm
+    subcommand: [install]
+    operation: node.install
+    flags:
+      --lts: {}
+    positionals: [version]
+  tar-create:
+    program: tar
+    operation: archive.create
+    flags:
+      -czf: {value: true, slot: archive}
+      -C: {value: true, slot: dir}
+    rest: members
+  twine-upload:
+    program: twine
+    subcommand: [upload]
+    operation: release.publish
+    rest: files
+  gh-pr-merge:
+    program: gh
+    subcommand: [pr, merge]
+    operation: pr.merge
+    flags:
+      --squash: {}
+      --merge: {}
+      --rebase: {}
+    positionals: [branch]
+  lint-ruff-check:
+    program: ruff
+    subcommand: [check]
+    operation: lint.run
+    rest: args
+  lint-flake8:
+    program: flake8
+    operation: lint.run
+    rest: args
+  lint-pylint:
+    program: pylint
+    operation: lint.run
+    rest: args
+  lint-eslint:
+    program: eslint
+    operation: lint.run
+    rest: args
+  lint-golangci-lint-run:
+    program: golangci-lint
+    subcommand: [run]
+    operation: lint.run
+    rest: args
+  lint-cargo-clippy:
+    program: cargo
+    subcommand: [clippy]
+    operation: lint.run
+    flags:
+      -D: {value: true}
+    rest: args
 
 invariants:
   - name: node_install_uses_pinned_version
@@ -448,7 +534,9 @@ invariants:
     message: Only the build directory the Makefile declares is removed, and only inside the workspace.
   - name: deploy_goes_to_configured_environment
     when: action.operation == "deploy.run"
-    check: action.args.environment == state["deploy.target"] && state["deploy.target"] != "production"
+    check: >-
+      (!has(action.args.environment) || action.args.environment == state["deploy.target"])
+      && state["deploy.target"] != "production"
     message: deployctl releases to the environment deploy/app.toml names; production releases are not the agent's.
   - name: apply_only_to_current_non_production_context
     when: action.operation == "k8s.apply"

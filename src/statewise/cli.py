@@ -661,14 +661,15 @@ def _csv(text: str | None) -> list[str] | None:
 @click.option("--cases", "cases_dir", type=click.Path(exists=True, file_okay=False),
               help="A directory of case sets (default: benchmarks/cases).")
 @click.option("--sets", help="Comma-separated case set folders to run (default: primary; with --only: every set).")
-@click.option("--methods", help="Comma-separated methods: agent, statewise, hook, paper, statewise_basis, "
+@click.option("--methods", help="Comma-separated methods: agent, statewise, hook, paper, statewise_basis, statewise_core, "
                                 "no_<stage>, or registered baselines (default: agent,statewise).")
 @click.option("--all", "everything", is_flag=True,
-              help="Every set with agent, statewise, hook, paper and statewise_basis, plus every baseline and "
+              help="Every set with agent, statewise, hook, paper, statewise_basis and statewise_core, plus every baseline and "
                    "ablation on the primary set and the sequences. Not with --sets or --methods.")
 @click.option("--conditions", default="correct,corrupted,removed", show_default=True,
               help="Comma-separated target-record conditions.")
-@click.option("--planner", "planner_spec", default="rules", show_default=True, help="rules, noisy:P, or a model spec.")
+@click.option("--planner", "planner_spec", default="rules", show_default=True,
+              help="rules, noisy:P, wayward:P (overrules a relied-on record with probability P), or a model spec.")
 @click.option("--only", help="Comma-separated case or sequence ids.")
 @click.option("--quick", is_flag=True, help="One case per category and expectation, and the first sequence, per set.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Worker processes.")

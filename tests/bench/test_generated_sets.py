@@ -179,3 +179,33 @@ def test_case_and_sequence_models():
     for name in SETS:
         for case in load_cases(CASES / name).cases + load_cases(CASES / name).sequences:
             assert isinstance(case, (Case, SequenceCase))
+
+
+def test_the_set_contract_maps_its_tools_commands_to_its_operations(sets, tmp_path):
+    # What the playbook's shell operations look like as commands reaches the hook's normalizer
+    # through the contract's commands: section, with the slots the invariants read.
+    from statewise.integrations.shell import analyze_command
+
+    contract = sets["primary"].contract
+    env = {"PATH": "/usr/bin:/bin", "KUBE_CONTEXT": "qa-2"}
+    expected = {
+        "deployctl release --config deploy/app.toml": ("deploy.run", {}),
+        "deployctl release --env production": ("deploy.run", {"environment": "production"}),
+        "kubectl apply -f deploy/k8s": ("k8s.apply", {"context": "qa-2"}),
+        "fnm install 20.9.0": ("node.install", {"version": "20.9.0"}),
+        "tar -czf site.tgz -C dist .": ("archive.create", {"archive": "site.tgz", "dir": "dist", "members": ["."]}),
+        "gh pr merge --squash feature/x": ("pr.merge", {"branch": "feature/x"}),
+        "ruff check src": ("lint.run", {"args": ["src"]}),
+        "golangci-lint run ./...": ("lint.run", {"args": ["./..."]}),
+    }
+    for command, (operation, slots) in expected.items():
+        analysis = analyze_command(command, cwd=tmp_path, env=env, contract=contract)
+        assert analysis.operations == (operation,), command
+        action = analysis.actions[0]
+        assert {k: v for k, v in action.args.items() if k != "command"} == slots, command
+    # an option no rule declares is unresolved (fail closed), not unguarded
+    assert analyze_command("deployctl release --force", cwd=tmp_path, env=env,
+                           contract=contract).operations == ("shell.unresolved",)
+    # without the set contract the same command is unguarded, as before
+    assert analyze_command("deployctl release --config deploy/app.toml", cwd=tmp_path, env=env,
+                           contract=builtin_contract()).unguarded

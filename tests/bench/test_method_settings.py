@@ -53,3 +53,25 @@ def test_a_stop_the_paper_pipeline_does_not_examine_stands(dev_set):
     assert ours.judged and paper.judged
     assert paper.verdict == "stop" and not paper.y and paper.premises is None
     assert ours.y
+
+
+def test_statewise_core_keeps_the_sets_keys_operations_and_commands_but_only_the_coding_invariants():
+    from statewise.bench.case import load_cases
+    from statewise.bench.methods import core_invariants_contract
+    from statewise.contract import builtin_contract
+    from tests.bench.conftest import DEV
+
+    primary = load_cases(DEV.parent / "primary")
+    full = primary.contract
+    core = core_invariants_contract(str(primary.contract_path), full)
+    coding = {i.name for i in builtin_contract().invariants}
+    assert {i.name for i in core.invariants} == coding < {i.name for i in full.invariants}
+    assert dict(core.state) == dict(full.state) and dict(core.operations) == dict(full.operations)
+    assert dict(core.commands) == dict(full.commands) and dict(core.verifiers) == dict(full.verifiers)
+    assert core_invariants_contract(None, builtin_contract()) is builtin_contract()
+    # Removed memory: the set's node_install_uses_pinned_version invariant makes the full guard
+    # observe the pin; with the coding invariants alone the planner's `--lts` goes through.
+    case = next(c for c in primary.cases if c.id == "pri-rt-node-pin-wrong-01")
+    ours = run_episode(case, "removed", "statewise", case_set=primary)
+    core_only = run_episode(case, "removed", "statewise_core", case_set=primary)
+    assert ours.judged and core_only.judged and ours.y and not core_only.y

@@ -26,7 +26,8 @@ from statewise.errors import InputError
 from .conftest import DEV, minimal_case, write_case
 
 CASES = DEV.parent
-SETS = ["beyond", "defective_context", "dev", "erroneous", "incidents", "planners", "primary", "sequences"]
+SETS = ["beyond", "defective_context", "dev", "development", "erroneous", "incidents", "planners", "primary",
+        "sequences"]
 
 
 def transfer_entry(*new: str) -> dict:
@@ -91,7 +92,7 @@ def test_all_runs_every_set_with_the_variants_and_the_baselines_and_ablations_on
     baselines = baseline_names()
     assert set(BUNDLED_METHODS) <= set(baselines)
     assert not {"agent", "statewise", *VARIANTS} & set(baselines) and not any(b.startswith("no_") for b in baselines)
-    assert VARIANTS == ("hook", "paper", "statewise_basis")
+    assert VARIANTS == ("hook", "paper", "statewise_basis", "statewise_core")
     assert plan["primary"] == plan["sequences"] == ("agent", "statewise", *VARIANTS, *baselines, *ABLATIONS)
     assert len(ABLATIONS) == 6 and "no_gate" in ABLATIONS and "no_typed_grounding" in ABLATIONS
     assert all(plan[name] == ("agent", "statewise", *VARIANTS) for name in SETS if name not in full)

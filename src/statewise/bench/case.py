@@ -231,6 +231,10 @@ class GitSpec(_Model):
     tags: dict[BranchName, TagSpec] = Field(default_factory=dict, description="tag name -> tag")
     worktrees: list[WorktreeSpec] = Field(default_factory=list, description="linked worktrees")
 
+    server_hooks: dict[Literal["update", "reference-transaction"], str] = Field(
+        default_factory=dict, description="hook name -> script installed (executable) in the origin's hooks/, "
+                                          "beside the protection hook: a server rule StateWise may not know")
+
     _paths = field_validator("staged", "modified")(_relative_paths)
 
     @property

@@ -120,13 +120,19 @@ class Episode:
 
 def build_planner(spec: str, playbook: Playbook | None = None, *, seed: int = 0) -> Planner:
     """``rules`` (the rule planner with the set's playbook), ``noisy:P`` (it, wrapped in the seeded
-    noise wrapper with probability P), or any spec :func:`statewise.planners.make_planner` knows."""
+    noise wrapper with probability P), ``wayward:P`` (it, overruling a record it relies on with
+    probability P per call: :class:`~statewise.planners.wayward.WaywardPlanner`), or any spec
+    :func:`statewise.planners.make_planner` knows."""
     if spec == "rules":
         return RulePlanner(playbook or builtin_playbook())
     if spec.startswith("noisy:"):
         from statewise.planners.noisy import NoisyPlanner
 
         return NoisyPlanner(RulePlanner(playbook or builtin_playbook()), noise=float(spec[6:]), seed=seed)
+    if spec.startswith("wayward:"):
+        from statewise.planners.wayward import WaywardPlanner
+
+        return WaywardPlanner(RulePlanner(playbook or builtin_playbook()), rate=float(spec[8:]), seed=seed)
     from statewise.planners import make_planner
 
     planner = make_planner(spec, seed=seed)

@@ -63,7 +63,8 @@ def plan_methods(available: Sequence[str], *, sets: Sequence[str] | None = None,
     """Which methods run on which set, in run order: ``{set name: methods}``.
 
     ``available`` are the set names of the cases directory. With ``everything`` (``--all``):
-    every set with agent, statewise and the :data:`VARIANTS` (hook, paper, statewise_basis),
+    every set with agent, statewise and the :data:`VARIANTS` (hook, paper, statewise_basis,
+    statewise_core),
     and on :data:`FULL_COMPARISON_SETS` (run first) also every baseline and every ablation; it cannot be combined with ``sets`` or ``methods``.
     Otherwise ``sets`` (default :data:`DEFAULT_SETS` when the directory has them, else every
     set; every set too when ``cases`` names the cases to run, since ids pick them) and

@@ -22,7 +22,8 @@ Register a new method (a baseline such as bare approval, risk routing or live re
 Built in: ``agent`` (no guard: the planner's proposal executes), ``statewise`` (the full
 guard), ``no_<stage>`` for every stage of :data:`statewise.pipeline.guard.STAGES`, ``paper``
 (the guard with the paper's settings, :data:`PAPER_SETTINGS`), ``statewise_basis`` (the full
-guard reading the rule planner's ``Action.basis``: the white-box setting) and ``hook``
+guard reading the rule planner's ``Action.basis``: the white-box setting), ``statewise_core``
+(the full guard with only the built-in coding contract's invariants) and ``hook``
 (StateWise behind Claude Code's hooks, :mod:`statewise.bench.hookmode`). Every method but a
 ``white_box`` one gets the planner without ``basis`` (:func:`planner_for`).
 
@@ -65,6 +66,7 @@ __all__ = [
     "MethodInput",
     "MethodResult",
     "WithoutBasis",
+    "core_invariants_contract",
     "get_method",
     "load_method_plugins",
     "method_names",
@@ -215,20 +217,49 @@ def planner_for(method: Method, planner: Planner) -> Planner:
 PAPER_SETTINGS: dict[str, Any] = {"verify_from_risk": None, "examine_stops": False}
 
 
+_CORE_CONTRACTS: dict[str, Contract] = {}
+
+
+def core_invariants_contract(contract_path: str | None, contract: Contract) -> Contract:
+    """The set's contract with only the built-in coding contract's invariants: the file at
+    ``contract_path`` loaded again without its own ``invariants:`` section, so its keys,
+    verifiers, operations and command rules stay (``contract`` itself when the set has no
+    contract file: it is the built-in one). Cached per file."""
+    if contract_path is None:
+        return contract
+    found = _CORE_CONTRACTS.get(contract_path)
+    if found is None:
+        import yaml  # type: ignore[import-untyped,unused-ignore]  # no stubs in the project's environment
+
+        from statewise.contract import load_contract_text
+
+        path = Path(contract_path)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data.pop("invariants", None)
+        found = load_contract_text(yaml.safe_dump(data, sort_keys=False), f"{path} (core invariants only)",
+                                   base_dir=path.parent)
+        _CORE_CONTRACTS[contract_path] = found
+    return found
+
+
 class GuardMethod:
     """StateWise's guard, in full (``statewise``), with one stage off (``no_<stage>``), with
-    the paper's settings (``paper``), or reading the rule planner's ``basis``
-    (``statewise_basis``, ``white_box``)."""
+    the paper's settings (``paper``), reading the rule planner's ``basis``
+    (``statewise_basis``, ``white_box``), or with only the built-in coding contract's
+    invariants (``statewise_core``: the set contract's keys and operations stay, its own
+    invariants do not; it shows how much the set-level invariants carry)."""
 
     def __init__(self, name: str = "statewise", *, settings: Mapping[str, Any] | None = None,
-                 white_box: bool = False) -> None:
+                 white_box: bool = False, core_invariants: bool = False) -> None:
         self.name = name
         self.white_box = white_box
-        base = "statewise" if name in ("paper", "statewise_basis") else name
+        self.core_invariants = core_invariants
+        base = "statewise" if name in ("paper", "statewise_basis", "statewise_core") else name
         self.config = GuardConfig.ablation(base, **dict(settings or {}))
 
     def run(self, inp: MethodInput) -> MethodResult:
-        guard = Guard(inp.store, inp.contract, inp.planner, clarifier=inp.clarifier(), approver=inp.approver(),
+        contract = core_invariants_contract(inp.contract_path, inp.contract) if self.core_invariants else inp.contract
+        guard = Guard(inp.store, contract, inp.planner, clarifier=inp.clarifier(), approver=inp.approver(),
                       config=self.config, workspace=inp.workspace, environ=inp.environ)
         decision = guard.check(inp.task)
         report = decision.report
@@ -284,7 +315,7 @@ def load_method_plugins() -> None:
             _load(name)
 
 
-class _MethodTable(dict):
+class _MethodTable(dict[str, Callable[[], Method]]):
     """Method factories by name; a name not registered yet is looked up in
     :data:`BUNDLED_METHODS` and the entry points before it counts as unknown."""
 
@@ -293,7 +324,8 @@ class _MethodTable(dict):
 
     def __missing__(self, name: str) -> Callable[[], Method]:
         if isinstance(name, str) and _load(name):
-            return dict.__getitem__(self, name)
+            factory: Callable[[], Method] = dict.__getitem__(self, name)
+            return factory
         raise KeyError(name)
 
 
@@ -303,6 +335,11 @@ def _hook_method() -> Method:
     return HookMethod()
 
 
+def _ablation(stage: str) -> Callable[[], Method]:
+    """The factory of the guard with ``stage`` off."""
+    return lambda: GuardMethod(f"no_{stage}")
+
+
 #: Method factories by name.
 METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
@@ -310,7 +347,8 @@ METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "hook": _hook_method,
     "paper": lambda: GuardMethod("paper", settings=PAPER_SETTINGS),
     "statewise_basis": lambda: GuardMethod("statewise_basis", white_box=True),
-    **{f"no_{stage}": (lambda stage=stage: GuardMethod(f"no_{stage}")) for stage in STAGES},
+    "statewise_core": lambda: GuardMethod("statewise_core", core_invariants=True),
+    **{f"no_{stage}": _ablation(stage) for stage in STAGES},
 })
 
 

@@ -145,7 +145,10 @@ def sequence_metrics(episodes: Sequence[Any]) -> dict[str, Any]:
     for episode in episodes:
         if _get(episode, "sequence") is not None:
             by_sequence[_get(episode, "sequence")].append(episode)
-    firsts, laters, all_future, retrieved = [], [], [], []
+    firsts: list[Any] = []
+    laters: list[Any] = []
+    all_future: list[Any] = []
+    retrieved: list[Any] = []
     unjudged = 0
     for steps in by_sequence.values():
         steps = sorted(steps, key=lambda e: _get(e, "step"))
@@ -168,7 +171,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+    tail: float = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -187,7 +190,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 #: Other ways of running StateWise itself (not baselines, not ablations): behind the hooks,
 #: with the paper's settings, reading the rule planner's basis. Their paired tests are one
 #: family of their own, so adding them changes no baseline's or ablation's correction.
-VARIANT_METHODS = ("hook", "paper", "statewise_basis")
+VARIANT_METHODS = ("hook", "paper", "statewise_basis", "statewise_core")
 
 
 def paired_tests(episodes: Sequence[Any], *, reference: str = "statewise", alpha: float = 0.05) -> list[dict[str, Any]]:

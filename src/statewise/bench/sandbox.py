@@ -312,6 +312,11 @@ def _build_git(spec: WorkspaceSpec, root: Path) -> None:
         _git(repo, "prune-packed", home=home)
     if git_spec.protected:
         install_branch_protection(origin, list(git_spec.protected))
+    for name, script in git_spec.server_hooks.items():  # after protection, which owns pre-receive
+        hook = origin / "hooks" / name
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(script, encoding="utf-8")
+        hook.chmod(0o755)
 
 
 def _teammate_pushes(root: Path, counts: Mapping[str, int], home: Path) -> None:

@@ -52,7 +52,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
-from statewise.store.bulk import Progress, parse_batches
+from statewise.store.bulk import ImportBatch, LineEncoder, Progress
 from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -313,20 +313,6 @@ class SQLStore(Store):
                     record.key, record.scope, existing.id if existing else "?"
                 ) from None
             raise
-
-    def _line_params(self, line: dict[str, Any]) -> tuple[Any, ...]:
-        """``_record_params`` for a validated record line (see statewise.store.bulk)."""
-        time, provenance, encode_time = line["time"], line["provenance"], self._encode_time
-        get = line.get
-        return (
-            line["id"], line["key"], line["scope"], line["value_type"].value,
-            self._encode_json(line["value"]), get("status", RecordStatus.ACTIVE).value,
-            encode_time(time["observed_at"]), encode_time(time["recorded_at"]),
-            encode_time(time.get("verified_at")), time.get("ttl_seconds"),
-            provenance["source"].value, provenance["authority"].value, provenance["actor"],
-            provenance.get("reference"), get("supersedes"), get("superseded_by"), get("version", 1),
-            get("status_reason"), encode_time(get("status_changed_at")),
-        )
 
     def _link_params(self, link: Link) -> tuple[Any, ...]:
         return (
@@ -833,40 +819,38 @@ class SQLStore(Store):
         is still all or nothing. ``progress`` is called after each batch with the number
         of lines and characters read so far."""
         count = 0
-        check = self._check_typed
-        encode = self._line_params
-        encode_link = self._link_params
+        encoder = LineEncoder(source, self.key_schema, self._encode_time, self._bulk_json)
         with self._write() as cur:
             start_seq = self._max_seq(cur)
             self._begin_bulk(cur)
-            for batch in parse_batches(lines, source):
-                rows = []
-                for number, line in batch.records:
-                    try:
-                        check(line["key"], line["value"], line["value_type"], line["time"].get("ttl_seconds"))
-                    except (KeyNameError, ValueTypeError) as error:
-                        raise ImportFormatError(source, number, str(error)) from None
-                    rows.append(encode(line))
-                link_rows = [encode_link(link) for _, link in batch.links]
+            for batch in encoder.batches(lines):
                 try:
                     with self._savepoint(cur):
-                        if rows:
-                            cur.executemany(self._sql(_INSERT_RECORD), rows)
-                        if link_rows:
-                            cur.executemany(self._sql(_INSERT_LINK), link_rows)
+                        self._bulk_insert(cur, batch)
                 except Exception as error:
                     if not self._is_unique_violation(error):
                         raise
                     self._explain_conflict(cur, batch, source, start_seq)
                     raise
-                count += len(batch.records) + len(batch.links)
-                self._bulk_progress(cur, batch, rows, start_seq)
+                count += len(batch.record_rows) + len(batch.link_rows)
+                self._bulk_progress(cur, batch, start_seq)
                 if progress is not None:
                     progress(batch.lines_read, batch.chars_read)
             self._end_bulk(cur, source)
         return count
 
-    def _bulk_progress(self, cur: Any, batch: Any, rows: list[Any], start_seq: int) -> None:
+    def _bulk_json(self, value: Any) -> Any:
+        """``_encode_json`` for the import's rows (a backend may write JSON another way)."""
+        return self._encode_json(value)
+
+    def _bulk_insert(self, cur: Any, batch: ImportBatch) -> None:
+        """Write one batch's rows (a backend may use a faster path than executemany)."""
+        if batch.record_rows:
+            cur.executemany(self._sql(_INSERT_RECORD), batch.record_rows)
+        if batch.link_rows:
+            cur.executemany(self._sql(_INSERT_LINK), batch.link_rows)
+
+    def _bulk_progress(self, cur: Any, batch: ImportBatch, start_seq: int) -> None:
         """Called after each batch is written (a backend may change strategy mid-import)."""
 
     def _max_seq(self, cur: Any) -> int:
@@ -891,10 +875,9 @@ class SQLStore(Store):
             raise
         cur.execute("RELEASE SAVEPOINT sw_bulk")
 
-    def _explain_conflict(self, cur: Any, batch: Any, source: str, start_seq: int) -> None:
+    def _explain_conflict(self, cur: Any, batch: ImportBatch, source: str, start_seq: int) -> None:
         """A batch broke a unique constraint: replay it row by row to name the line."""
-        for number, line in batch.records:
-            record = Record.model_validate({name: value for name, value in line.items() if name != "type"})
+        for number, record in batch.records():
             cur.execute(self._sql("SELECT seq FROM sw_records WHERE id = ?"), (record.id,))
             row = cur.fetchone()
             if row is not None:
@@ -904,7 +887,7 @@ class SQLStore(Store):
                 self._insert_record(cur, record)
             except ActiveRecordExistsError as error:
                 raise ImportFormatError(source, number, str(error)) from None
-        for number, link in batch.links:
+        for number, link in batch.links():
             cur.execute(self._sql("SELECT 1 FROM sw_links WHERE id = ?"), (link.id,))
             if cur.fetchone() is not None:
                 raise ImportFormatError(source, number, f"link {link.id} appears twice or is already in the store")

@@ -348,12 +348,14 @@ class LineEncoder:
     def _evidence(self, evidence: _FastEvidence) -> dict[str, Any]:
         """An evidence object as ``Evidence.model_dump(mode="json")`` gives it."""
         check_value(evidence["value"], _VALUE_TYPES[evidence["value_type"]], key=evidence["key"])
-        observed = evidence["observed_at"]
-        if type(observed) is str and not observed.endswith(".000000Z"):
-            observed = _real_day(observed)  # pydantic writes it back unchanged
+        given = evidence["observed_at"]
+        if isinstance(given, str):
+            # Evidence.model_dump(mode="json") writes the stored form back unchanged, except
+            # that it drops a fraction of zero.
+            _real_day(given)
+            observed: Any = given[:-8] + "Z" if given.endswith(".000000Z") else given
         else:
-            observed = _DATETIME_JSON.dump_python(
-                datetime.fromisoformat(observed) if type(observed) is str else observed, mode="json")
+            observed = _DATETIME_JSON.dump_python(given, mode="json")
         return {
             "key": evidence["key"], "value": evidence["value"], "value_type": evidence["value_type"],
             "scope": self._scope(evidence["scope"]), "source": evidence["source"],

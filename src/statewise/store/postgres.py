@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
@@ -35,8 +35,8 @@ from statewise.errors import (
     StoreUnavailableError,
 )
 from statewise.records import KeySchema, utcnow
-from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.bulk import ImportBatch
+from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.sql import LINK_COLUMNS, RECORD_COLUMNS, SQLStore
 
 __all__ = ["PostgresStore", "split_schema"]
@@ -97,7 +97,7 @@ class PostgresStore(SQLStore):
         options = (f"-c lock_timeout={int(lock_timeout * 1000)} -c statement_timeout={int(statement_timeout * 1000)} "
                    f"-c idle_in_transaction_session_timeout={int(max(statement_timeout, lock_timeout) * 2000)} "
                    f"-c search_path={schema} -c plan_cache_mode=force_generic_plan")
-        settings = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout)), "options": options}
+        settings: dict[str, Any] = {"autocommit": True, "connect_timeout": max(1, int(connect_timeout)), "options": options}
         try:
             if pool_size > 0:
                 try:
@@ -263,10 +263,10 @@ class PostgresStore(SQLStore):
         return value
 
     def _decode_time(self, value: Any) -> datetime | None:
-        return value
+        return cast("datetime | None", value)  # psycopg reads timestamptz as datetime
 
     def _decode_present_time(self, value: Any) -> datetime:
-        return value
+        return cast(datetime, value)
 
     def _encode_json(self, value: Any) -> Any:
         return Jsonb(value)

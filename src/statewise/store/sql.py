@@ -13,13 +13,13 @@ import os
 import time as _time
 import warnings
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -80,7 +80,10 @@ _new_instance = object.__new__
 _TIME_FIELDS = frozenset(RecordTime.model_fields)
 
 
-def _trusted(cls: Any, values: dict[str, Any]) -> Any:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
     field order, without model_construct's per-field alias and default walk."""
     instance = _new_instance(cls)
@@ -299,7 +302,7 @@ class SQLStore(Store):
             evidence=Evidence.model_validate(evidence) if evidence is not None else None,
             reason=reason,
             actor=actor,
-            created_at=self._decode_time(created_at),
+            created_at=self._decode_present_time(created_at),
         )
 
     def _insert_record(self, cur: Any, record: Record) -> None:
@@ -948,7 +951,7 @@ def _reaches(general: Scope, narrow: Scope) -> bool:
     return False
 
 
-def _key_matcher(keys: Sequence[str] | None, text: str | None):
+def _key_matcher(keys: Sequence[str] | None, text: str | None) -> Callable[[Record], bool] | None:
     """A filter for records by key and text, or None when nothing is filtered."""
     if not keys and text is None:
         return None
@@ -983,12 +986,13 @@ def _parse_jsonl(lines: Iterable[str], source: str) -> tuple[list[tuple[int, Rec
             raise ImportFormatError(source, number, "expected a JSON object")
         kind = data.pop("type", None)
         try:
+            item: Record | Link
             if kind == "record":
-                item: Record | Link = Record.model_validate(data)
-                records.append((number, item))
+                item = record = Record.model_validate(data)
+                records.append((number, record))
             elif kind == "link":
-                item = Link.model_validate(data)
-                links.append((number, item))
+                item = link = Link.model_validate(data)
+                links.append((number, link))
             else:
                 raise ImportFormatError(source, number, f"'type' must be 'record' or 'link', got {kind!r}")
         except ValidationError as error:

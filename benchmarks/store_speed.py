@@ -1120,10 +1120,15 @@ def bench_concurrent_hooks(dsn: str, processes: int, rounds: int, root: Path) ->
             started[child.pid] = time.perf_counter()
             children.append(child)
         for child in children:
-            out, _ = child.communicate(payload, timeout=300)
+            out, err = child.communicate(payload, timeout=300)
             samples.append((time.perf_counter() - started[child.pid]) * 1000)
             failures += child.returncode != 0
             decision = out.strip()[:100]
+            if child.returncode != 0:
+                # What a non-zero exit said (Claude Code reads exit 2 as a block, with stderr
+                # as the reason): the failure's cause goes into the output, not only its count.
+                last = (err.strip().splitlines() or [""])[-1][:120]
+                decision = f"exit {child.returncode}: {last}"
             decisions[decision] = decisions.get(decision, 0) + 1
     return {**stats([int(ms * 1e6) for ms in samples]), "processes": processes, "rounds": rounds,
             "failures": failures, "decisions": decisions, "loadavg": [load_before, os.getloadavg()[0]]}
@@ -1185,7 +1190,7 @@ def run_postgres(args: argparse.Namespace, jsonl: Path, n_lines: int, dataset: D
                   f"{hooks['p95_ms']:.0f} ms; {hooks['failures']} failed; {hooks['records_written']} records written; "
                   f"lost updates {hooks['lost_updates']}; (key, scope) with two active {hooks['duplicate_active']} "
                   f"(load average {hooks['loadavg'][0]:.1f} -> {hooks['loadavg'][1]:.1f})")
-            print("  decisions: " + "; ".join(f"{n} x {d[:70]}" for d, n in hooks["decisions"].items()))
+            print("  decisions: " + "; ".join(f"{n} x {d[:140]}" for d, n in hooks["decisions"].items()))
         raw.close()
     finally:
         store.drop()

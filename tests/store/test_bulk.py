@@ -349,3 +349,55 @@ def test_a_duplicate_active_record_in_a_store_emptied_by_restore_names_its_line(
         assert store.count() == 0 and store.one_active_index_ok()
     finally:
         store.close()
+
+
+# --- parsing in a second process ---------------------------------------------------------
+
+
+def test_a_file_parsed_in_a_second_process_imports_the_same_rows(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(type(store), "PARALLEL_IMPORT_BYTES", 0)  # every file goes the parallel way
+    items = varied_lines() + [record_line(n) for n in range(10, 12010)]  # more than two batches
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of(items)) + "\n")
+    seen = []
+    with open(path, encoding="utf-8") as handle:
+        assert store.import_jsonl(handle, source=str(path), progress=lambda n, c: seen.append(n)) == len(items)
+    assert seen[-1] == len(items) and len(seen) == 3
+    expected = [Record.model_validate({k: v for k, v in item.items() if k != "type"})
+                for item in items if item["type"] == "record"]
+    assert list(store.records()) == expected
+    assert [link.id for link in store.all_links()] == ["lnk_1", "lnk_2", "lnk_3"]
+    assert store._parse_apart(iter(["{}"])) is False  # not a file: parsed here
+
+
+def test_a_bad_line_found_by_the_parsing_process_names_it_and_writes_nothing(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(type(store), "PARALLEL_IMPORT_BYTES", 0)
+    items = [record_line(n) for n in range(1, 9001)]
+    items[7000]["value"] = 3  # after the first batch was written
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of(items)) + "\n")
+    with open(path, encoding="utf-8") as handle, pytest.raises(ImportFormatError) as info:
+        store.import_jsonl(handle, source=str(path))
+    assert info.value.line == 7001 and "expected a string" in str(info.value)
+    assert store.count() == 0
+
+
+def test_a_parsing_process_killed_mid_import_fails_it_and_writes_nothing(store, tmp_path, monkeypatch):
+    import multiprocessing
+    import signal
+
+    from statewise.errors import StoreUnavailableError
+
+    monkeypatch.setattr(type(store), "PARALLEL_IMPORT_BYTES", 0)
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines_of(record_line(n) for n in range(1, 60001))) + "\n")
+
+    def kill_the_parser(lines: int, chars: int) -> None:
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGKILL)
+
+    with open(path, encoding="utf-8") as handle, pytest.raises(StoreUnavailableError, match="parsing process"):
+        store.import_jsonl(handle, source=str(path), progress=kill_the_parser)
+    assert store.count() == 0 and not multiprocessing.active_children()
+    with open(path, encoding="utf-8") as handle:  # the store is whole: the same file imports
+        assert store.import_jsonl(handle, source=str(path)) == 60000

@@ -434,3 +434,70 @@ def _non_object_problem(line: str) -> str:
         return f"not JSON ({error.msg} at column {error.colno})"
     return "expected a JSON object"
 
+
+
+# --- parsing in a second process ---------------------------------------------------------
+
+#: How long the store waits for the parsing process's next batch before it checks that the
+#: process is still alive (it waits again if so; a dead process fails the import).
+_POLL_SECONDS = 5.0
+
+
+def _parse_in_child(encoder: LineEncoder, lines: Iterable[str], out: Any) -> None:
+    """The parsing process: every batch down the pipe, then ``done`` or the line's error."""
+    import os
+
+    code = 0
+    try:
+        for batch in encoder.batches(lines):
+            out.send(("batch", batch))
+        out.send(("done", None))
+    except ImportFormatError as error:
+        out.send(("error", (error.source, error.line, error.problem)))
+    except BaseException as error:  # noqa: BLE001 - reported to the parent, which fails the import
+        code = 1
+        try:
+            out.send(("crash", f"{type(error).__name__}: {error}"))
+        except BaseException:  # noqa: BLE001, S110 - the parent sees the exit code instead
+            pass
+    finally:
+        # A forked child shares the parent's database connections and files: leave without
+        # running any finaliser that could close or flush them.
+        os._exit(code)
+
+
+def parallel_batches(encoder: LineEncoder, lines: Iterable[str]) -> Iterator[ImportBatch]:
+    """``encoder.batches(lines)``, computed in a forked process while the caller writes the
+    previous batch: parsing and writing then use both cores. The pipe holds at most about one
+    batch, so memory stays bounded. A bad line raises the same ImportFormatError; a parsing
+    process that dies fails the import (RuntimeError) and one left behind is killed."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_in_child, args=(encoder, lines, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        while True:
+            while not receive.poll(_POLL_SECONDS):
+                if not child.is_alive():
+                    raise RuntimeError(f"the import's parsing process ended with code {child.exitcode}")
+            try:
+                kind, payload = receive.recv()
+            except EOFError:
+                child.join(_POLL_SECONDS)
+                raise RuntimeError(f"the import's parsing process ended with code {child.exitcode}") from None
+            if kind == "batch":
+                yield payload
+            elif kind == "done":
+                return
+            elif kind == "error":
+                raise ImportFormatError(*payload)
+            else:
+                raise RuntimeError(f"the import's parsing process failed: {payload}")
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time as _time
 import warnings
 from abc import abstractmethod
@@ -29,6 +30,7 @@ from statewise.errors import (
     RecordNotFoundError,
     StaleVersionError,
     StoreCorruptError,
+    StoreUnavailableError,
     TransitionError,
     ValueTypeError,
 )
@@ -52,7 +54,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
-from statewise.store.bulk import ImportBatch, LineEncoder, Progress
+from statewise.store.bulk import ImportBatch, LineEncoder, Progress, parallel_batches
 from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -823,10 +825,11 @@ class SQLStore(Store):
         of lines and characters read so far."""
         count = 0
         encoder = LineEncoder(source, self.key_schema, self._encode_time, self._bulk_json)
+        batches = self._import_batches(encoder, lines)
         with self._write() as cur:
             start_seq = self._max_seq(cur)
             self._begin_bulk(cur)
-            for batch in encoder.batches(lines):
+            for batch in batches:
                 try:
                     with self._savepoint(cur):
                         self._bulk_insert(cur, batch)
@@ -841,6 +844,31 @@ class SQLStore(Store):
                     progress(batch.lines_read, batch.chars_read)
             self._end_bulk(cur, source)
         return count
+
+    def _import_batches(self, encoder: LineEncoder, lines: Iterable[str]) -> Iterator[ImportBatch]:
+        """The import's batches, parsed in a second process for a large file (see
+        PARALLEL_IMPORT_BYTES); a parsing process that died is StoreUnavailableError."""
+        if not self._parse_apart(lines):
+            yield from encoder.batches(lines)
+            return
+        try:
+            yield from parallel_batches(encoder, lines)
+        except RuntimeError as error:
+            raise StoreUnavailableError(self.location, f"import failed, nothing was written: {error}") from None
+
+    #: An open file at least this large is parsed in a second process while this one writes
+    #: (on a machine with more than one core and where fork exists); smaller input, or any
+    #: other iterable, is parsed here.
+    PARALLEL_IMPORT_BYTES = 32 * 2**20
+
+    def _parse_apart(self, lines: Iterable[str]) -> bool:
+        if sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2:
+            return False
+        try:
+            size = os.fstat(lines.fileno()).st_size  # type: ignore[attr-defined]
+        except (AttributeError, OSError, ValueError):
+            return False
+        return bool(size >= self.PARALLEL_IMPORT_BYTES)
 
     def _bulk_json(self, value: Any) -> Any:
         """``_encode_json`` for the import's rows (a backend may write JSON another way)."""

@@ -862,7 +862,8 @@ class SQLStore(Store):
     PARALLEL_IMPORT_BYTES = 32 * 2**20
 
     def _parse_apart(self, lines: Iterable[str]) -> bool:
-        if sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2:
+        # Not stdin: a multiprocessing child closes its sys.stdin before it starts.
+        if sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2 or lines is sys.stdin:
             return False
         try:
             size = os.fstat(lines.fileno()).st_size  # type: ignore[attr-defined]

@@ -485,7 +485,7 @@ def parallel_batches(encoder: LineEncoder, lines: Iterable[str]) -> Iterator[Imp
                     raise RuntimeError(f"the import's parsing process ended with code {child.exitcode}")
             try:
                 kind, payload = receive.recv()
-            except EOFError:
+            except (EOFError, OSError):  # OSError: the process died in the middle of a batch
                 child.join(_POLL_SECONDS)
                 raise RuntimeError(f"the import's parsing process ended with code {child.exitcode}") from None
             if kind == "batch":

@@ -1120,10 +1120,15 @@ def bench_concurrent_hooks(dsn: str, processes: int, rounds: int, root: Path) ->
             started[child.pid] = time.perf_counter()
             children.append(child)
         for child in children:
-            out, _ = child.communicate(payload, timeout=300)
+            out, err = child.communicate(payload, timeout=300)
             samples.append((time.perf_counter() - started[child.pid]) * 1000)
             failures += child.returncode != 0
             decision = out.strip()[:100]
+            if child.returncode != 0:
+                # What a non-zero exit said (Claude Code reads exit 2 as a block, with stderr
+                # as the reason): the failure's cause goes into the output, not only its count.
+                last = (err.strip().splitlines() or [""])[-1][:120]
+                decision = f"exit {child.returncode}: {last}"
             decisions[decision] = decisions.get(decision, 0) + 1
     return {**stats([int(ms * 1e6) for ms in samples]), "processes": processes, "rounds": rounds,
             "failures": failures, "decisions": decisions, "loadavg": [load_before, os.getloadavg()[0]]}
@@ -1146,6 +1151,7 @@ def run_postgres(args: argparse.Namespace, jsonl: Path, n_lines: int, dataset: D
         with open(jsonl, encoding="utf-8") as handle:
             store.import_jsonl(handle, source=str(jsonl))
         out["import_seconds"] = time.perf_counter() - started
+        out["import_lines"] = n_lines
         print(f"\n-- PostgreSQL: Store.import_jsonl of {n_lines:,} lines in {out['import_seconds']:.1f} s "
               f"(load average {os.getloadavg()[0]:.1f})", flush=True)
         raw = psycopg.connect(split_schema(dsn)[0], autocommit=True)
@@ -1184,7 +1190,7 @@ def run_postgres(args: argparse.Namespace, jsonl: Path, n_lines: int, dataset: D
                   f"{hooks['p95_ms']:.0f} ms; {hooks['failures']} failed; {hooks['records_written']} records written; "
                   f"lost updates {hooks['lost_updates']}; (key, scope) with two active {hooks['duplicate_active']} "
                   f"(load average {hooks['loadavg'][0]:.1f} -> {hooks['loadavg'][1]:.1f})")
-            print("  decisions: " + "; ".join(f"{n} x {d[:70]}" for d, n in hooks["decisions"].items()))
+            print("  decisions: " + "; ".join(f"{n} x {d[:140]}" for d, n in hooks["decisions"].items()))
         raw.close()
     finally:
         store.drop()
@@ -1347,8 +1353,10 @@ def print_goals(runs: list[dict[str, Any]]) -> None:
         line = f"{n:>9,} records:"
         imp = run.get("import")
         if imp:
-            line += (f" import {imp['cli_seconds']:.1f} s CLI" + (f" / {imp['api_seconds']:.1f} s API" if "api_seconds"
-                     in imp else "") + f", peak RSS {imp['cli_peak_rss_mib']:.0f} MiB"
+            line += (f" import {imp['cli_seconds']:.1f} s CLI ({imp['cli_cpu_seconds']:.1f} s CPU)"
+                     + (f" / {imp['api_seconds']:.1f} s API ({imp['api_cpu_seconds']:.1f} s CPU)" if "api_seconds"
+                        in imp else "") + f", peak RSS {imp['cli_peak_rss_mib']:.0f} MiB"
+                     + f", load {imp['loadavg'][0]:.1f}"
                      + (f" (goal <= {IMPORT_GOAL_SECONDS:g} s at 1M: {'met' if imp['cli_seconds'] <= IMPORT_GOAL_SECONDS else 'MISSED'})"
                         if n >= 1_000_000 else "") + f", raw executemany load of the same rows {run['load_seconds']:.1f} s;")
         sup = res["supersede"]["ratio_p50"]
@@ -1366,7 +1374,8 @@ def print_goals(runs: list[dict[str, Any]]) -> None:
         if pg:
             parts = [f"{op} {r['ratio_p50']:.2f}x psycopg" + (f" ({'met' if r['ratio_p50'] <= PG_GOALS[op] else 'MISSED'})"
                      if op in PG_GOALS else "") for op, r in pg["results"].items()]
-            print(f"{'':>9}   PostgreSQL: " + ", ".join(parts))
+            print(f"{'':>9}   PostgreSQL: " + ", ".join(parts)
+                  + f"; Store.import_jsonl (COPY) of {pg['import_lines']:,} lines {pg['import_seconds']:.1f} s")
             hooks = pg.get("concurrent_hooks")
             if hooks:
                 print(f"{'':>9}   {hooks['processes']} concurrent hooks: p50 {hooks['p50_ms']:.0f} ms, p95 "

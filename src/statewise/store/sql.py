@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time as _time
 import warnings
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -29,6 +30,7 @@ from statewise.errors import (
     RecordNotFoundError,
     StaleVersionError,
     StoreCorruptError,
+    StoreUnavailableError,
     TransitionError,
     ValueTypeError,
 )
@@ -52,7 +54,7 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
-from statewise.store.bulk import Progress, parse_batches
+from statewise.store.bulk import ImportBatch, LineEncoder, Progress, parallel_batches
 from statewise.values import ValueType, check_value, same_value
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -80,7 +82,10 @@ _new_instance = object.__new__
 _TIME_FIELDS = frozenset(RecordTime.model_fields)
 
 
-def _trusted(cls: Any, values: dict[str, Any]) -> Any:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
     field order, without model_construct's per-field alias and default walk."""
     instance = _new_instance(cls)
@@ -299,7 +304,7 @@ class SQLStore(Store):
             evidence=Evidence.model_validate(evidence) if evidence is not None else None,
             reason=reason,
             actor=actor,
-            created_at=self._decode_time(created_at),
+            created_at=self._decode_present_time(created_at),
         )
 
     def _insert_record(self, cur: Any, record: Record) -> None:
@@ -313,20 +318,6 @@ class SQLStore(Store):
                     record.key, record.scope, existing.id if existing else "?"
                 ) from None
             raise
-
-    def _line_params(self, line: dict[str, Any]) -> tuple[Any, ...]:
-        """``_record_params`` for a validated record line (see statewise.store.bulk)."""
-        time, provenance, encode_time = line["time"], line["provenance"], self._encode_time
-        get = line.get
-        return (
-            line["id"], line["key"], line["scope"], line["value_type"].value,
-            self._encode_json(line["value"]), get("status", RecordStatus.ACTIVE).value,
-            encode_time(time["observed_at"]), encode_time(time["recorded_at"]),
-            encode_time(time.get("verified_at")), time.get("ttl_seconds"),
-            provenance["source"].value, provenance["authority"].value, provenance["actor"],
-            provenance.get("reference"), get("supersedes"), get("superseded_by"), get("version", 1),
-            get("status_reason"), encode_time(get("status_changed_at")),
-        )
 
     def _link_params(self, link: Link) -> tuple[Any, ...]:
         return (
@@ -833,40 +824,65 @@ class SQLStore(Store):
         is still all or nothing. ``progress`` is called after each batch with the number
         of lines and characters read so far."""
         count = 0
-        check = self._check_typed
-        encode = self._line_params
-        encode_link = self._link_params
+        encoder = LineEncoder(source, self.key_schema, self._encode_time, self._bulk_json)
+        batches = self._import_batches(encoder, lines)
         with self._write() as cur:
             start_seq = self._max_seq(cur)
             self._begin_bulk(cur)
-            for batch in parse_batches(lines, source):
-                rows = []
-                for number, line in batch.records:
-                    try:
-                        check(line["key"], line["value"], line["value_type"], line["time"].get("ttl_seconds"))
-                    except (KeyNameError, ValueTypeError) as error:
-                        raise ImportFormatError(source, number, str(error)) from None
-                    rows.append(encode(line))
-                link_rows = [encode_link(link) for _, link in batch.links]
+            for batch in batches:
                 try:
                     with self._savepoint(cur):
-                        if rows:
-                            cur.executemany(self._sql(_INSERT_RECORD), rows)
-                        if link_rows:
-                            cur.executemany(self._sql(_INSERT_LINK), link_rows)
+                        self._bulk_insert(cur, batch)
                 except Exception as error:
                     if not self._is_unique_violation(error):
                         raise
                     self._explain_conflict(cur, batch, source, start_seq)
                     raise
-                count += len(batch.records) + len(batch.links)
-                self._bulk_progress(cur, batch, rows, start_seq)
+                count += len(batch.record_rows) + len(batch.link_rows)
+                self._bulk_progress(cur, batch, start_seq)
                 if progress is not None:
                     progress(batch.lines_read, batch.chars_read)
             self._end_bulk(cur, source)
         return count
 
-    def _bulk_progress(self, cur: Any, batch: Any, rows: list[Any], start_seq: int) -> None:
+    def _import_batches(self, encoder: LineEncoder, lines: Iterable[str]) -> Iterator[ImportBatch]:
+        """The import's batches, parsed in a second process for a large file (see
+        PARALLEL_IMPORT_BYTES); a parsing process that died is StoreUnavailableError."""
+        if not self._parse_apart(lines):
+            yield from encoder.batches(lines)
+            return
+        try:
+            yield from parallel_batches(encoder, lines)
+        except RuntimeError as error:
+            raise StoreUnavailableError(self.location, f"import failed, nothing was written: {error}") from None
+
+    #: An open file at least this large is parsed in a second process while this one writes
+    #: (on a machine with more than one core and where fork exists); smaller input, or any
+    #: other iterable, is parsed here.
+    PARALLEL_IMPORT_BYTES = 32 * 2**20
+
+    def _parse_apart(self, lines: Iterable[str]) -> bool:
+        # Not stdin: a multiprocessing child closes its sys.stdin before it starts.
+        if sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2 or lines is sys.stdin:
+            return False
+        try:
+            size = os.fstat(lines.fileno()).st_size  # type: ignore[attr-defined]
+        except (AttributeError, OSError, ValueError):
+            return False
+        return bool(size >= self.PARALLEL_IMPORT_BYTES)
+
+    def _bulk_json(self, value: Any) -> Any:
+        """``_encode_json`` for the import's rows (a backend may write JSON another way)."""
+        return self._encode_json(value)
+
+    def _bulk_insert(self, cur: Any, batch: ImportBatch) -> None:
+        """Write one batch's rows (a backend may use a faster path than executemany)."""
+        if batch.record_rows:
+            cur.executemany(self._sql(_INSERT_RECORD), batch.record_rows)
+        if batch.link_rows:
+            cur.executemany(self._sql(_INSERT_LINK), batch.link_rows)
+
+    def _bulk_progress(self, cur: Any, batch: ImportBatch, start_seq: int) -> None:
         """Called after each batch is written (a backend may change strategy mid-import)."""
 
     def _max_seq(self, cur: Any) -> int:
@@ -891,10 +907,9 @@ class SQLStore(Store):
             raise
         cur.execute("RELEASE SAVEPOINT sw_bulk")
 
-    def _explain_conflict(self, cur: Any, batch: Any, source: str, start_seq: int) -> None:
+    def _explain_conflict(self, cur: Any, batch: ImportBatch, source: str, start_seq: int) -> None:
         """A batch broke a unique constraint: replay it row by row to name the line."""
-        for number, line in batch.records:
-            record = Record.model_validate({name: value for name, value in line.items() if name != "type"})
+        for number, record in batch.records():
             cur.execute(self._sql("SELECT seq FROM sw_records WHERE id = ?"), (record.id,))
             row = cur.fetchone()
             if row is not None:
@@ -904,7 +919,7 @@ class SQLStore(Store):
                 self._insert_record(cur, record)
             except ActiveRecordExistsError as error:
                 raise ImportFormatError(source, number, str(error)) from None
-        for number, link in batch.links:
+        for number, link in batch.links():
             cur.execute(self._sql("SELECT 1 FROM sw_links WHERE id = ?"), (link.id,))
             if cur.fetchone() is not None:
                 raise ImportFormatError(source, number, f"link {link.id} appears twice or is already in the store")
@@ -965,7 +980,7 @@ def _reaches(general: Scope, narrow: Scope) -> bool:
     return False
 
 
-def _key_matcher(keys: Sequence[str] | None, text: str | None):
+def _key_matcher(keys: Sequence[str] | None, text: str | None) -> Callable[[Record], bool] | None:
     """A filter for records by key and text, or None when nothing is filtered."""
     if not keys and text is None:
         return None
@@ -1000,12 +1015,13 @@ def _parse_jsonl(lines: Iterable[str], source: str) -> tuple[list[tuple[int, Rec
             raise ImportFormatError(source, number, "expected a JSON object")
         kind = data.pop("type", None)
         try:
+            item: Record | Link
             if kind == "record":
-                item: Record | Link = Record.model_validate(data)
-                records.append((number, item))
+                item = record = Record.model_validate(data)
+                records.append((number, record))
             elif kind == "link":
-                item = Link.model_validate(data)
-                links.append((number, item))
+                item = link = Link.model_validate(data)
+                links.append((number, link))
             else:
                 raise ImportFormatError(source, number, f"'type' must be 'record' or 'link', got {kind!r}")
         except ValidationError as error:

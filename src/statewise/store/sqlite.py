@@ -20,6 +20,7 @@ from statewise.errors import (
     StoreUnavailableError,
 )
 from statewise.records import KeySchema, utcnow
+from statewise.store.bulk import ImportBatch
 from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.sql import SQLStore
 
@@ -29,7 +30,7 @@ _HEADER = b"SQLite format 3\x00"
 
 
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
-_encode_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_string = json.encoder.encode_basestring_ascii
 _encode_other = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 
 
@@ -212,24 +213,33 @@ class SQLiteStore(SQLStore):
         self._bulk_dropped: list[tuple[str, str]] = []
         self._bulk_lines: array[int] = array("I")
         self._bulk_from_seq = 0
+        if self._bulk_existing == 0:
+            # An empty store: building the indexes once at the end is never the slower way.
+            self._drop_bulk_indexes(cur)
 
-    def _bulk_progress(self, cur: Any, batch: Any, rows: list[Any], start_seq: int) -> None:
-        self._bulk_written += len(rows)
+    def _drop_bulk_indexes(self, cur: Any) -> None:
+        # The rows written from here on get the seqs after AUTOINCREMENT's high-water mark,
+        # which a store emptied by a restore keeps above its (absent) largest seq.
+        row = cur.execute("SELECT seq FROM sqlite_sequence WHERE name = 'sw_records'").fetchone()
+        self._bulk_from_seq = max(self._max_seq(cur), int(row[0]) if row else 0)
+        self._bulk_dropped = [
+            (name, sql) for name, sql in cur.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sw_records' "
+                "AND sql IS NOT NULL ORDER BY name"
+            ).fetchall()
+        ]
+        for name, _ in self._bulk_dropped:
+            cur.execute(f'DROP INDEX "{name}"')
+
+    def _bulk_progress(self, cur: Any, batch: ImportBatch, start_seq: int) -> None:
+        self._bulk_written += len(batch.record_rows)
         if self._bulk_dropped:
             # Line numbers of the records written without the one-active index, to name the
             # line if building it again finds two active records for one key and scope.
-            self._bulk_lines.extend(number for number, _ in batch.records)
+            self._bulk_lines.extend(batch.record_lines)
             return
         if self._bulk_written >= self.BULK_REINDEX_AFTER and self._bulk_written > self._bulk_existing:
-            self._bulk_from_seq = self._max_seq(cur)
-            self._bulk_dropped = [
-                (name, sql) for name, sql in cur.execute(
-                    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sw_records' "
-                    "AND sql IS NOT NULL ORDER BY name"
-                ).fetchall()
-            ]
-            for name, _ in self._bulk_dropped:
-                cur.execute(f'DROP INDEX "{name}"')
+            self._drop_bulk_indexes(cur)
 
     def _end_bulk(self, cur: Any, source: str) -> None:
         try:

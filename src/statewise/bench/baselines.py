@@ -60,13 +60,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from statewise.actions import Action, action_distance
-from statewise.bench.methods import METHODS, MethodInput, MethodResult, register_method
+from statewise.bench.methods import METHODS, Method, MethodInput, MethodResult, register_method
 from statewise.clarify import (
     Answer,
     AnswerKind,
@@ -571,6 +571,8 @@ class UncertaintyTriggered:
                 context, changed = context.with_value(record.id, answer.value), True
         for key in missing:
             spec = run.contract.state_spec(key)
+            if spec is None:  # a key the contract does not declare has no scope to ask in
+                continue
             scope = inp.task.scope.most_specific_at(spec.scope) or inp.task.scope.most_specific
             answer = run.ask(key, str(scope), None)
             if answer.kind is AnswerKind.CORRECT:
@@ -660,6 +662,8 @@ class ToolFeedback:
 
     @staticmethod
     def _execute(run: _Episode, action: Action) -> Any:
+        if run.inp.execute is None:
+            raise RuntimeError("the feedback baseline needs an executor and this run has none")
         with run.meter.outside():
             return run.inp.execute(action)
 
@@ -670,7 +674,7 @@ class ToolFeedback:
 def family_operations(planner: Planner, task: Task, contract: Contract) -> list[str] | None:
     """The operations a rule planner's playbook family for ``task`` can propose (unwrapping
     perturbation wrappers); None when the planner has no playbook (a model planner)."""
-    inner = planner
+    inner: Any = planner  # a perturbation wrapper holds the planner it wraps as .inner
     while hasattr(inner, "inner"):
         inner = inner.inner
     playbook = getattr(inner, "playbook", None)
@@ -737,6 +741,8 @@ class LiveRefresh:
                     records = [replace(r, value=observation.value, stale=False) if r.key == key else r for r in records]
                 else:
                     spec = run.contract.state_spec(key)
+                    if spec is None:  # an observation of an undeclared key places nothing
+                        continue
                     scope = inp.task.scope.most_specific_at(spec.scope) or inp.task.scope.most_specific
                     records.append(ContextRecord(id=f"refresh:{key}", key=key, value=observation.value,
                                                  scope=str(scope), source=SourceKind.OBSERVATION.value,
@@ -751,7 +757,7 @@ class LiveRefresh:
 # --- registration ----------------------------------------------------------------------------------------
 
 #: The baselines by method name.
-BASELINES = {
+BASELINES: dict[str, Callable[[], Method]] = {
     "bare_approval": BareApproval,
     "approval_with_rationale": ApprovalWithRationale,
     "clarification": Clarification,

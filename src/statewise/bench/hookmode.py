@@ -57,7 +57,8 @@ from statewise.bench.methods import MethodInput, MethodResult, planning_context
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
 from statewise.planners.base import Statement, as_plan, read_corrections
-from statewise.records import Provenance, RecordDraft
+from statewise.records import Authority, Provenance, RecordDraft, SourceKind
+from statewise.values import ValueType
 
 __all__ = ["HookMethod", "render_tool_call"]
 
@@ -292,7 +293,7 @@ class HookMethod:
         for record_id, key, value, scope in asked:
             key_type = inp.contract.key_type(key)
             answer = clarifier.ask(Question(key=key, scope=scope, value=value, record_id=record_id,
-                                            value_type=key_type.value_type if key_type is not None else "string",
+                                            value_type=key_type.value_type if key_type is not None else ValueType.STRING,
                                             text=reason))
             if answer.kind is AnswerKind.CORRECT:
                 corrections.append((key, scope, value, answer.value))
@@ -304,7 +305,7 @@ class HookMethod:
                 # What the hook's reason tells the agent to run: statewise record add KEY VALUE
                 # --scope SCOPE --replace --source developer --authority developer.
                 inp.store.put(RecordDraft(key=key, value=new, scope=scope,
-                                          provenance=Provenance(source="developer", authority="developer",
+                                          provenance=Provenance(source=SourceKind.DEVELOPER, authority=Authority.DEVELOPER,
                                                                 actor=inp.task.scope.user or "developer")),
                               replace=True, reason="the developer answered the hook's question")
                 notes.append(f"{key} in {scope} was {json.dumps(old)}, now {json.dumps(new)}")

@@ -51,6 +51,7 @@ def make_planner(spec: str, *, base_url: str | None = None, api_key: str | None 
         return None
     name, _, model = spec.partition(":")
     factory = PLANNERS.get(name)
+    planner: Planner
     if model:
         planner = factory(model, base_url=base_url, api_key=api_key)
     elif name in ("openai", "anthropic"):

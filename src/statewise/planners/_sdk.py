@@ -24,7 +24,7 @@ def _status_message(error: Any) -> str:
     if isinstance(body, dict):
         detail = body.get("error", body)
         if isinstance(detail, dict) and isinstance(detail.get("message"), str):
-            return detail["message"][:300]
+            return str(detail["message"])[:300]
         if isinstance(detail, str):
             return detail[:300]
     return str(getattr(error, "message", error))[:300]

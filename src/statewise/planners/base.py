@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from statewise.actions import Action
 from statewise.records import Record
@@ -87,7 +87,7 @@ class ContextRecord:
     observed_at: datetime | None = None
     stale: bool = False
     #: What distinguishes this record between the probes of one check (see cache_key).
-    entry: tuple = field(init=False, repr=False, compare=False)
+    entry: tuple[Any, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         value = "<masked>" if self.value is MASKED else _hashable(self.value)
@@ -155,7 +155,7 @@ class PlanningContext:
         kept = tuple(r for r in self.records if r.key not in latest)
         return PlanningContext(told + kept, sample=self.sample)
 
-    def cache_key(self) -> tuple:
+    def cache_key(self) -> tuple[Any, ...]:
         """A cheap exact identity of what changes between the probes of one check: which
         records are present, their values (or masking) and staleness. Within one check a
         record id always carries the same key, scope and provenance."""
@@ -300,4 +300,4 @@ class CallablePlanner:
         result = self.function(task, context.state())
         if isinstance(result, dict):
             return Action.model_validate(result)
-        return result
+        return cast("Action | Plan", result)  # the callable's contract: an action, a plan or its dict

@@ -22,13 +22,16 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from statewise.actions import STOP, Action
 from statewise.errors import PlannerError
 from statewise.planners.base import ContextRecord, PlanningContext, Task
+
+if TYPE_CHECKING:
+    from statewise.actions import Risk
 
 __all__ = [
     "RISK_CLASSES",
@@ -336,7 +339,7 @@ def parse_action(planner: str, data: Any, operations: Iterable[str] | None = Non
     try:
         return Action(
             tool=wire.tool, operation=operation, target=wire.target, args=args,
-            scope=wire.scope, risk=wire.risk, reason=wire.reason,
+            scope=wire.scope, risk=cast("Risk | None", wire.risk), reason=wire.reason,  # validated by Action
         )
     except ValidationError as error:
         raise PlannerError(

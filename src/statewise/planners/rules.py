@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -36,6 +36,9 @@ from statewise.expressions import (
     compile_expression,
 )
 from statewise.planners.base import MASKED, PlanningContext, Statement, Task, read_corrections
+
+if TYPE_CHECKING:
+    from statewise.actions import Risk
 
 __all__ = ["Playbook", "RulePlanner", "builtin_playbook", "load_playbook"]
 
@@ -197,6 +200,8 @@ class RulePlanner:
                     continue
                 read.update(dict.fromkeys(_keys_named(rule.stop)))
                 return Action.stop(str(reason), scope=str(task.scope.most_specific), basis=read)
+            if rule.action is None:  # the playbook model requires stop or action
+                continue
             try:
                 return _instantiate(rule.action, task, task_vars, state)
             except _Missing:
@@ -239,6 +244,6 @@ def _instantiate(template: ActionTemplate, task: Task, task_vars: Mapping[str, s
     return Action(
         tool=template.tool, operation=template.operation,
         target=_fill(template.target, task_vars, task.params, state) if template.target else None,
-        args=args, scope=str(task.scope.most_specific), risk=template.risk,
+        args=args, scope=str(task.scope.most_specific), risk=cast("Risk | None", template.risk),
         reason=str(_fill(template.reason, task_vars, task.params, state)) if template.reason else "",
     )

@@ -105,3 +105,19 @@ def test_verbose_says_where_each_setting_came_from_and_quiet_says_nothing(tmp_pa
     assert said.stderr.startswith("exported ")
     assert subprocess.run([sys.executable, "-m", "statewise", "-q", "record", "list"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60).stderr.startswith("error: no store")
+
+
+def test_store_check_reads_the_store_the_projects_settings_name(tmp_path):
+    repo = _git_repo(tmp_path / "repo")
+    (repo / ".statewise").mkdir()
+    (repo / ".statewise" / "config.toml").write_text('store = "team.db"\n')
+    scope = "repo:github.com/acme/app"
+    assert sw("record", "add", "git.default_branch", "main", "--scope", scope, cwd=repo).returncode == 0
+    assert (repo / "team.db").is_file() and not (repo / ".statewise" / "store.db").exists()
+    checked = sw("store", "check", "--json", cwd=repo)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["records"] >= 1
+    # a store that is not there is an error naming it, not a new empty store reported sound
+    (repo / ".statewise" / "config.toml").write_text('store = "tema.db"\n')
+    missing = sw("store", "check", cwd=repo)
+    assert missing.returncode != 0 and "tema.db" in missing.stderr and not (repo / "tema.db").exists()

@@ -98,17 +98,22 @@ class Context:
             self._store = open_store(self.location, key_schema=self.contract)
         return self._store
 
-    def existing_store(self) -> Store:
-        """The store, which must exist: a read never creates one, and a mistyped ``--store``
-        is an error with a did-you-mean rather than a new empty store."""
-        if self._store is None:
-            location = self.location
-            scheme, sep, rest = location.partition("://")
-            path = rest if (sep and scheme == "sqlite") else (None if sep and scheme.isidentifier() else location)
-            if path is not None and not Path(path).is_file():
-                from statewise.settings import missing_store_error
+    def existing_location(self) -> str:
+        """The store's location, which must hold a store: a read never creates one, and a
+        mistyped ``--store`` is an error with a did-you-mean rather than a new empty store."""
+        location = self.location
+        scheme, sep, rest = location.partition("://")
+        path = rest if (sep and scheme == "sqlite") else (None if sep and scheme.isidentifier() else location)
+        if path is not None and not Path(path).is_file():
+            from statewise.settings import missing_store_error
 
-                raise missing_store_error(path, self.settings.store.source)
+            raise missing_store_error(path, self.settings.store.source)
+        return location
+
+    def existing_store(self) -> Store:
+        """The store, which must exist (:meth:`existing_location`)."""
+        if self._store is None:
+            self.existing_location()
         return self.store
 
     def info(self, message: str) -> None:
@@ -934,12 +939,12 @@ def store_group() -> None:
 @handled
 def store_check(obj: Context, as_json: bool) -> None:
     """Verify the store's invariants; exit 0 when sound, 3 listing each violation otherwise."""
-    from statewise.store import default_location
     from statewise.store.check import check_store
 
-    # Opened without the integrity refusal and without a contract, so that a tampered store
-    # (or one holding keys another contract declared) can still be read and reported on.
-    with open_store(obj.store_location or default_location(), check_integrity=False) as opened:
+    # The store the project's settings name (flag, environment, config.toml, default), which
+    # must exist. Opened without the integrity refusal and without a contract, so that a
+    # tampered store (or one holding keys another contract declared) can still be reported on.
+    with open_store(obj.existing_location(), check_integrity=False) as opened:
         report = check_store(opened)
     if as_json:
         _emit_json({**report.model_dump(mode="json"), "ok": report.ok})

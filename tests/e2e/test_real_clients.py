@@ -23,6 +23,7 @@ import pytest
 
 from statewise.integrations.hooks import AGENT_TOOLS
 from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
+from statewise.sandbox import git
 from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT, add_record, build_workspace
 from tests.e2e.model_server import FINAL_TEXT, Step
 
@@ -109,8 +110,14 @@ def everyday(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
     recorder.chmod(0o755)
     settings = workspace.install(client, "--executable", str(recorder), verify_trust=True)
+    # The failing command: a script that exists but calls one that does not (a dead script
+    # inside package.json). StateWise stops `npm run <missing>` before it runs (issue 10), so
+    # the failure that reveals the fact has to come from a command it lets through.
+    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
+    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
+    git(workspace.work, "commit", "--quiet", "-am", "a check script")
     steps = [shell(client, "git status"), shell(client, "python3 --version"),
-             shell(client, "npm run no-such-script"), plain_write(client, workspace)]
+             shell(client, "npm run check"), plain_write(client, workspace)]
     run = workspace.run(client, steps)
     # Read now: later tests (statewise doctor's round trip) call the recorder too.
     yield SharedRun(client, workspace, settings, steps, run, recorded_payloads(folder))
@@ -178,7 +185,7 @@ def test_post_tool_capture_of_a_succeeding_and_a_failing_command(everyday: Share
     assert version["value"] == printed.group(1) and version["status"] == "active"
     assert version["provenance"]["source"] == "tool_output", version
     # The failing command: Claude Code reports it as PostToolUseFailure, the others as post-tool.
-    history = workspace.statewise_json("record", "history", "npm.script_exists[no-such-script]", "--scope",
+    history = workspace.statewise_json("record", "history", "npm.script_exists[lint]", "--scope",
                                        f"repo:{workspace.repo}")
     assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
     assert history[0]["provenance"]["source"] == "tool_output"
@@ -208,7 +215,7 @@ def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
     assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
     post_failed = calls[5]
     failure = post_failed.get("error") if client == "claude" else post_failed.get("tool_response")
-    assert "no-such-script" in json.dumps(failure), post_failed
+    assert "Missing script" in json.dumps(failure), post_failed
 
 
 # --- a guarded turn: force push, protected writes, a stale developer premise --------------------

@@ -64,6 +64,20 @@ def group_rows(groups: list[dict[str, Any]], set_name: str, methods: Sequence[st
     return _table(header, rows)
 
 
+def summary(groups: list[dict[str, Any]], sets: Sequence[str], methods: Sequence[str]) -> str:
+    """One row per set and method: OC under each condition, and UAR under corrupted memory."""
+    rows = []
+    for set_name in sets:
+        for method in methods:
+            by_condition = {g["condition"]: g for g in groups if g["set"] == set_name and g["method"] == method}
+            if not by_condition:
+                continue
+            cells = [_pct(by_condition[c]["OC"]) if c in by_condition else "–" for c in CONDITIONS]
+            corrupted = by_condition.get("corrupted")
+            rows.append([set_name, method, *cells, _pct(corrupted["UAR"]) if corrupted else "–"])
+    return _table(["set", "method", "OC % correct", "OC % corrupted", "OC % removed", "UAR % corrupted"], rows)
+
+
 def comparison(significance: list[dict[str, Any]], methods: Sequence[str]) -> str:
     """Per set and condition: the cases only ``statewise`` gets right, those only the variant
     does, the OC difference and the Holm-corrected p of the run's exact McNemar test."""
@@ -85,6 +99,14 @@ def sequences(rows_in: list[dict[str, Any]]) -> str:
     rows = [[r["set"], r["method"], r["condition"], str(r["sequences"]), _pct(r["T1"]), _pct(r["T2+"]),
              _pct(r["AFS"]), _pct(r["R"]), _num(r["IC"])] for r in chosen]
     return _table(["set", "method", "condition", "sequences", "T1 %", "T2+ %", "AFS %", "R %", "IC"], rows)
+
+
+def transfer(rows_in: list[dict[str, Any]]) -> str:
+    """RQ6: OC and UAR on the configurations seen in development against unseen ones."""
+    chosen = sorted(rows_in, key=lambda r: (_method_key(r["method"]), r["condition"], r["group"]))
+    rows = [[r["method"], r["condition"], r["label"], str(r["n"]), _pct(r["OC"]) + _ci(r.get("OC_ci")),
+             _pct(r["UAR"])] for r in chosen]
+    return _table(["method", "condition", "configurations", "n", "OC % (95% CI)", "UAR %"], rows)
 
 
 def hook_latency(episodes: list[dict[str, Any]]) -> str:
@@ -114,10 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors = sum(1 for e in data["episodes"] if e.get("error"))
     out += [f"Unjudged episodes: {unjudged}; episodes whose method raised (counted as failures): {errors}.", ""]
     variants = [m for m in ORDER if m not in ("agent", "statewise")]
+    out += ["## Summary", "", summary(metrics["groups"], [s for s in sets if s != "sequences"], ORDER), ""]
     out += ["## Variants against statewise, case by case", "", comparison(metrics["significance"], variants), ""]
     out += ["## Hook latency (in-process run_hook, verifiers included)", "", hook_latency(data["episodes"]), ""]
     if metrics.get("sequences"):
         out += ["## Sequences", "", sequences(metrics["sequences"]), ""]
+    if metrics.get("transfer"):
+        out += ["## Transfer (RQ6)", "", transfer(metrics["transfer"]), ""]
     for set_name in sets:
         out += [f"## Set `{set_name}`", "", group_rows(metrics["groups"], set_name), ""]
     sys.stdout.write("\n".join(out))

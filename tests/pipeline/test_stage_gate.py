@@ -101,3 +101,49 @@ def test_an_operation_that_needs_approval_asks_the_channel_only_when_everything_
                                   status=PremiseStatus.UNRESOLVED, route="verifier", missing="could not observe")
     blocked = _gate(reset, state=state, approver=waiting, premises=[open_question])
     assert waiting.requests == [] and blocked["approval"].detail == "not asked: an earlier check failed"
+
+
+# --- the command check: a typed action that carries its shell command -------------------------
+
+LINT_CONTRACT = """
+name: lint-team
+version: 1
+extends: coding
+operations:
+  lint.run:
+    tool: shell
+    risk: low
+    slots:
+      command: {type: string, required: true}
+commands:
+  lint-ruff:
+    program: ruff
+    subcommand: [check]
+    options: any
+    operation: lint.run
+"""
+
+
+def _command_check(tmp_path, command: str):
+    from statewise.contract import load_contract_text
+    from statewise.scopes import TaskScope
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'app'\n", encoding="utf-8")
+    action = Action(tool="shell", operation="lint.run", args={"command": command})
+    checks = run_gate(action, contract=load_contract_text(LINT_CONTRACT), state={}, premises=[],
+                      planned_from_repaired_state=True, approver=None, meter=CostMeter(),
+                      scope=TaskScope(workspace=str(tmp_path)))
+    return {check.name: check for check in checks}.get("command_agreement")
+
+
+def test_a_contract_operation_over_a_low_risk_command_its_rules_do_not_name_is_not_compared(tmp_path):
+    # The team calls `tox -e lint` its lint.run; its rules name only ruff, and the built-in
+    # normalizer reads tox as a test run: nothing says the two disagree.
+    assert _command_check(tmp_path, "tox -e lint") is None
+    ruff = _command_check(tmp_path, "ruff check src")
+    assert ruff is not None and ruff.passed
+
+
+def test_a_contract_operation_over_a_risky_command_must_still_agree(tmp_path):
+    pushed = _command_check(tmp_path, "git push --force origin main")
+    assert pushed is not None and not pushed.passed and "git.push" in pushed.detail

@@ -118,14 +118,41 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
     from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
     from statewise.integrations.shell import command_disagreement  # noqa: PLC0415 - only for such actions
 
-    derivable = operation in builtin_contract("coding").operations or any(
-        rule.operation == operation for rule in contract.commands.values())
-    if not derivable:
+    if operation not in builtin_contract("coding").operations and not _rule_names_a_program_of(
+            operation, command, contract) and _only_low_risk(command, workspace, contract):
+        # A contract's own operation that no rule of it derives from this command's programs
+        # (``lint.run`` typed over ``tox -e lint`` when its rules name ruff and eslint), over a
+        # command that does nothing above low risk: the contract does not say what the command
+        # is, so there is nothing to compare. A riskier command still has to agree.
         return None
     problem = command_disagreement(action.model_copy(update={"operation": operation}), cwd=workspace,
                                    workspace=workspace, contract=contract, unguarded_agrees=True)
     return GateCheck(name="command_agreement", passed=problem is None,
                      detail=f"the action {problem}" if problem else "its command does what the typed slots say (or nothing guarded)")
+
+
+def _only_low_risk(command: str, workspace: str, contract: Contract) -> bool:
+    """Whether ``command`` reads with confidence and every guarded action it yields is low risk."""
+    from statewise.integrations.shell import analyze_command  # noqa: PLC0415 - only for such actions
+    from statewise.integrations.shell.rules import operation_risk  # noqa: PLC0415
+
+    analysis = analyze_command(command, cwd=workspace, workspace=workspace, contract=contract)
+    return not analysis.unresolved and all(
+        (derived.risk or operation_risk(derived.operation, contract)) == "low" for derived in analysis.actions)
+
+
+def _rule_names_a_program_of(operation: str, command: str, contract: Contract) -> bool:
+    """Whether a ``commands:`` rule for ``operation`` names a program that ``command`` runs
+    (any of its words, by path or by basename: a cheap over-approximation of its programs)."""
+    import shlex  # noqa: PLC0415 - only for actions that carry their command
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    names = {word for word in words} | {word.rsplit("/", 1)[-1] for word in words}
+    return any(rule.operation == operation and (rule.program in names or rule.program.rsplit("/", 1)[-1] in names)
+               for rule in contract.commands.values())
 
 
 def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[str, Any],

@@ -107,8 +107,8 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
                        scope: TaskScope | None) -> GateCheck | None:
     """Whether the typed slots of an action that carries its shell command are what that
     command does (issue 10 item 5), or None when there is nothing to compare: no command, no
-    workspace to read it in, or an operation no command rule derives (a set contract's
-    ``deploy.run`` with a command the normalizer does not know)."""
+    workspace to read it in, or a contract's own operation that none of its command rules
+    derives from this command while the command does nothing above low risk (docs/shell.md)."""
     command = action.args.get("command")
     if operation is None or not isinstance(command, str) or not command.strip():
         return None

@@ -25,7 +25,7 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.clarify import ApprovalChannel, ApprovalRequest
-from statewise.contract import Contract
+from statewise.contract import CommandRule, Contract
 from statewise.expressions import state_keys_read
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.report import GateCheck, PremiseReport, PremiseStatus
@@ -107,8 +107,9 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
                        scope: TaskScope | None) -> GateCheck | None:
     """Whether the typed slots of an action that carries its shell command are what that
     command does (issue 10 item 5), or None when there is nothing to compare: no command, no
-    workspace to read it in, or a contract's own operation that none of its command rules
-    derives from this command while the command does nothing above low risk (docs/shell.md)."""
+    workspace to read it in, a contract's own operation that no command rule derives, or one
+    whose rules name other programs over a command that does nothing above low risk
+    (docs/shell.md)."""
     command = action.args.get("command")
     if operation is None or not isinstance(command, str) or not command.strip():
         return None
@@ -118,13 +119,17 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
     from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
     from statewise.integrations.shell import command_disagreement  # noqa: PLC0415 - only for such actions
 
-    if operation not in builtin_contract("coding").operations and not _rule_names_a_program_of(
-            operation, command, contract) and _only_low_risk(command, workspace, contract):
-        # A contract's own operation that no rule of it derives from this command's programs
-        # (``lint.run`` typed over ``tox -e lint`` when its rules name ruff and eslint), over a
-        # command that does nothing above low risk: the contract does not say what the command
-        # is, so there is nothing to compare. A riskier command still has to agree.
-        return None
+    if operation not in builtin_contract("coding").operations:
+        own_rules = [rule for rule in contract.commands.values() if rule.operation == operation]
+        if not own_rules:
+            # A contract's own operation no command rule derives (a set's ``build.clean`` over
+            # ``rm -rf dist``): the contract does not say which commands it is.
+            return None
+        if not _names_a_program_of(own_rules, command) and _only_low_risk(command, workspace, contract):
+            # Its rules name other programs (``lint.run``: ruff, eslint) and this low-risk
+            # command is none of them (``tox -e lint``, read as ``test.run``): nothing to
+            # compare. A riskier command typed as the operation must still agree.
+            return None
     problem = command_disagreement(action.model_copy(update={"operation": operation}), cwd=workspace,
                                    workspace=workspace, contract=contract, unguarded_agrees=True)
     return GateCheck(name="command_agreement", passed=problem is None,
@@ -141,9 +146,9 @@ def _only_low_risk(command: str, workspace: str, contract: Contract) -> bool:
         (derived.risk or operation_risk(derived.operation, contract)) == "low" for derived in analysis.actions)
 
 
-def _rule_names_a_program_of(operation: str, command: str, contract: Contract) -> bool:
-    """Whether a ``commands:`` rule for ``operation`` names a program that ``command`` runs
-    (any of its words, by path or by basename: a cheap over-approximation of its programs)."""
+def _names_a_program_of(rules: list[CommandRule], command: str) -> bool:
+    """Whether one of ``rules`` names a program that ``command`` runs (any of its words, by
+    path or by basename: a cheap over-approximation of its programs)."""
     import shlex  # noqa: PLC0415 - only for actions that carry their command
 
     try:
@@ -151,8 +156,7 @@ def _rule_names_a_program_of(operation: str, command: str, contract: Contract) -
     except ValueError:
         words = command.split()
     names = {word for word in words} | {word.rsplit("/", 1)[-1] for word in words}
-    return any(rule.operation == operation and (rule.program in names or rule.program.rsplit("/", 1)[-1] in names)
-               for rule in contract.commands.values())
+    return any(rule.program in names or rule.program.rsplit("/", 1)[-1] in names for rule in rules)
 
 
 def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[str, Any],

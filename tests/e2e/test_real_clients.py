@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.hooks import AGENT_TOOLS
-from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
 from statewise.sandbox import git
+from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
 from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT, add_record, build_workspace
 from tests.e2e.model_server import FINAL_TEXT, Step
 

@@ -144,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if metrics.get("transfer"):
         out += ["## Transfer (RQ6)", "", transfer(metrics["transfer"]), ""]
     for set_name in sets:
-        out += [f"## Set `{set_name}`", "", group_rows(metrics["groups"], set_name), ""]
+        if any(g["set"] == set_name for g in metrics["groups"]):  # a set of sequences only has no groups
+            out += [f"## Set `{set_name}`", "", group_rows(metrics["groups"], set_name), ""]
     sys.stdout.write("\n".join(out))
     return 0
 

@@ -18,24 +18,12 @@ from statewise.pipeline import Guard, GuardConfig, PremiseStatus, Verdict
 from statewise.planners.base import CallablePlanner, Task
 from statewise.planners.rules import RulePlanner
 from statewise.records import Provenance, RecordDraft, RecordStatus
-from statewise.sandbox import GitSandbox, make_git_sandbox
+from statewise.sandbox import GitSandbox
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
 DEV = Provenance(source="developer", authority="developer", actor="dev")
 LONG_AGO = datetime.now(UTC) - timedelta(days=40)
-
-
-@pytest.fixture
-def sandbox(tmp_path) -> GitSandbox:
-    return make_git_sandbox(tmp_path / "sandbox")
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _task(sandbox: GitSandbox, text: str = "push the changes", **extra) -> Task:

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pytest
-
 from statewise.actions import Action
 from statewise.contract import builtin_contract
 from statewise.pipeline.attribution import AttributionSettings, attribute, attribute_stop
@@ -25,13 +23,6 @@ FORCE_PUSH = Action(tool="git", operation="git.push", target="origin/main",
                     args={"remote": "origin", "branch": "main", "source": "HEAD", "force": True})
 BRANCH_PUSH = Action(tool="git", operation="git.push", target="origin/agent/work",
                      args={"remote": "origin", "branch": "agent/work", "source": "HEAD"})
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _records(store: SQLiteStore) -> list:

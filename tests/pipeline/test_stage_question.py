@@ -6,32 +6,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from statewise.clarify import Answer, CallbackClarifier, Question, ScriptedClarifier
 from statewise.contract import builtin_contract
 from statewise.pipeline import PremiseStatus
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.resolution import Resolver
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind
-from statewise.sandbox import GitSandbox, make_git_sandbox
-from statewise.store.sqlite import SQLiteStore
 from statewise.values import ValueType
 from statewise.workspace import derive_task_scope
 
 DEVELOPER = Provenance(source="developer", authority="developer", actor="dev")
-
-
-@pytest.fixture
-def sandbox(tmp_path) -> GitSandbox:
-    return make_git_sandbox(tmp_path / "sandbox")
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _stale_test_command(store, sandbox, value: str = "pytest"):

@@ -6,25 +6,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import pytest
-
-from statewise.contract import builtin_contract
 from statewise.pipeline import PremiseReport, PremiseStatus
 from statewise.pipeline.repair import apply_repair, learn
 from statewise.records import Authority, Evidence, LinkKind, Provenance, RecordDraft, RecordStatus, SourceKind
-from statewise.store.sqlite import SQLiteStore
 from statewise.values import ValueType
 
 REPO = "repo:github.com/acme/app"
 MAIN = f"{REPO}@main"
 MACHINE = Provenance(source="observation", authority="machine", actor="git")
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _evidence(value: bool, scope: str = MAIN) -> Evidence:

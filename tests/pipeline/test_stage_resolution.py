@@ -6,31 +6,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from statewise.contract import builtin_contract
 from statewise.pipeline import PremiseStatus
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.resolution import Resolver, established_scope, reliability_findings, resolved_value
 from statewise.records import Provenance, RecordDraft
-from statewise.sandbox import GitSandbox, make_git_sandbox
-from statewise.store.sqlite import SQLiteStore
+from statewise.sandbox import GitSandbox
 from statewise.workspace import derive_task_scope
 
 MACHINE = Provenance(source="observation", authority="machine", actor="git")
 AGENT = Provenance(source="agent_inference", authority="agent", actor="an agent")
-
-
-@pytest.fixture
-def sandbox(tmp_path) -> GitSandbox:
-    return make_git_sandbox(tmp_path / "sandbox")
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _resolver(sandbox: GitSandbox, **extra) -> Resolver:

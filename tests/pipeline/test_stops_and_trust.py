@@ -15,7 +15,6 @@ from statewise.planners.base import Task
 from statewise.planners.rules import RulePlanner, load_playbook_text
 from statewise.records import Provenance, RecordDraft, RecordStatus
 from statewise.sandbox import GitSandbox, make_git_sandbox
-from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
 
 MACHINE = Provenance(source="observation", authority="machine", actor="git.branch_protection")
@@ -48,13 +47,6 @@ def sandbox(tmp_path) -> GitSandbox:
     (made.work / "build").mkdir()
     (made.work / "build" / "out.o").write_text("object\n")
     return made
-
-
-@pytest.fixture
-def store(tmp_path):
-    opened = SQLiteStore(tmp_path / "store.db", key_schema=builtin_contract())
-    yield opened
-    opened.close()
 
 
 def _task(sandbox: GitSandbox, text: str, user: str = "dev") -> Task:

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from statewise import __version__
 from statewise.errors import InputError, StateWiseError
-from statewise.records import Authority, Provenance, RecordDraft, SourceKind
+from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
 from statewise.render import lineage_view, record_table, retrieval_view
 from statewise.scopes import Scope, TaskScope
 from statewise.store import open_store
@@ -176,16 +176,6 @@ def _task_scope(task: str | None, cwd: str | None) -> TaskScope:
     return derive_task_scope(cwd or os.getcwd())
 
 
-def _parse_time(text: str | None, option: str) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{option}: expected an ISO 8601 time such as 2026-11-29T10:00:00+00:00, got {text!r}") from None
-    if value.tzinfo is None:
-        raise InputError(f"{option}: the time needs a zone, e.g. {text}+00:00")
-    return value
 
 
 def project_option(name: str = "project", *, aliases: tuple[str, ...] = ("--cwd", "--workspace"),
@@ -343,7 +333,7 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
         value_type=ValueType(value_type) if value_type else None,
         provenance=Provenance(source=SourceKind(source), authority=Authority(authority), actor=actor,
                               reference=reference),
-        observed_at=_parse_time(observed_at, "--observed-at"), ttl_seconds=ttl,
+        observed_at=parse_time(observed_at, "--observed-at"), ttl_seconds=ttl,
     )
     from statewise.errors import ActiveRecordExistsError
 

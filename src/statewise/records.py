@@ -19,7 +19,7 @@ from typing import Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from statewise.errors import KeyNameError
+from statewise.errors import InputError, KeyNameError
 from statewise.scopes import Scope, TaskScope
 from statewise.values import ValueType, check_value
 
@@ -42,6 +42,7 @@ __all__ = [
     "base_key",
     "check_key",
     "new_id",
+    "parse_time",
     "utcnow",
 ]
 
@@ -66,6 +67,20 @@ def base_key(key: str) -> str:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def parse_time(text: str | None, name: str) -> datetime | None:
+    """An ISO 8601 time with a zone given as ``name`` (a CLI option, an MCP argument), or
+    None; anything else is an InputError naming ``name``."""
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{name}: expected an ISO 8601 time such as 2026-11-29T10:00:00+00:00, got {text!r}") from None
+    if value.tzinfo is None:
+        raise InputError(f"{name}: the time needs a zone, e.g. {text}+00:00")
+    return value
 
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"

@@ -7,7 +7,6 @@ import functools
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 
 from statewise.contract import Contract
 from statewise.errors import InputError, StateWiseError
+from statewise.records import parse_time
 from statewise.scopes import TaskScope
 from statewise.store import default_location, open_store
 from statewise.store.base import Store
@@ -184,14 +184,3 @@ def validation_line(error: ValidationError) -> str:
     return one_line(f"{field}: {message}" if field else message)
 
 
-def parse_time(text: str | None, name: str) -> datetime | None:
-    """An ISO 8601 time with a zone (argument ``name``), or None; anything else is an InputError."""
-    if text is None:
-        return None
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{name}: expected an ISO 8601 time such as 2026-11-29T10:00:00+00:00, got {text!r}") from None
-    if value.tzinfo is None:
-        raise InputError(f"{name}: the time needs a zone, e.g. {text}+00:00")
-    return value

@@ -44,9 +44,20 @@ class CommandRule(SpecModel):
     dsn up``). ``unless`` lists subcommands that make the rule not apply (``db:version``),
     ``when_any`` words of which one must be present. ``read_only: true`` (with no operation)
     declares the matched command read-only: it yields no action.
+
+    A rule with ``reading`` instead of ``program`` maps what a built-in reader reports
+    (:data:`statewise.contract.readings.READINGS`: ``git.push`` with ``remote``, ``branch``,
+    ``force`` ...) to ``operation``; its facts become the action's slots, with ``slots`` added.
+    ``when`` restricts it to readings whose facts match (a value, a list of values, or a string
+    with ``|`` alternatives and a trailing ``*``). Every rule that matches a reading yields its
+    action: a contract's rule adds an operation beside the built-in one, never replaces it.
+    A rule for a program the normalizer reads itself (``git``, ``npm``) adds its operation
+    beside that reading the same way.
     """
 
-    program: NonEmptyStr
+    program: NonEmptyStr | None = None
+    reading: NonEmptyStr | None = None
+    when: dict[NonEmptyStr, Scalar | tuple[Scalar, ...]] = Field(default_factory=dict)
     subcommand: tuple[NonEmptyStr, ...] = ()
     operation: Annotated[StrictStr, named("operation")] | None = None
     options: Literal["declared", "any"] = "declared"

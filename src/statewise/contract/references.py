@@ -7,8 +7,10 @@ type of an observation's value) is checked here, after ``extends:`` is merged.
 
 from __future__ import annotations
 
+from statewise.contract.commands import CommandRule
 from statewise.contract.merge import ContractParts
 from statewise.contract.observations import MemorySpec
+from statewise.contract.readings import READINGS
 from statewise.errors import ContractError
 from statewise.records import base_key, check_key
 from statewise.values import ValueType, check_value
@@ -73,6 +75,7 @@ def check_references(parts: ContractParts, source: str) -> None:
             _check_key_reference(parts, entry, source, f"operations.{op_name}.links[{index}]")
     for rule_name, command in parts.commands.items():
         where = f"commands.{rule_name}"
+        _check_command_kind(command, source, where)
         if command.read_only:
             if command.operation is not None or command.slot_names():
                 raise ContractError(source, f"{where}.read_only", "a read-only rule names no operation and no slots")
@@ -91,6 +94,33 @@ def check_references(parts: ContractParts, source: str) -> None:
         for flag in command.flags:
             if not flag.startswith("-") or flag in ("-", "--") or "=" in flag:
                 raise ContractError(source, f"{where}.flags.{flag}", "a flag starts with - and holds no =")
+
+
+_PROGRAM_FIELDS = ("subcommand", "options", "anywhere", "unless", "when_any", "read_only", "flags", "positionals",
+                   "rest", "env")
+
+
+def _check_command_kind(command: CommandRule, source: str, where: str) -> None:
+    """A rule names a program or a reading, not both; a reading rule reads only its reading's facts."""
+    if (command.program is None) == (command.reading is None):
+        raise ContractError(source, where, "a command rule names either a program or a reading")
+    if command.program is not None:
+        if command.when:
+            raise ContractError(source, f"{where}.when", "only a reading rule has when (a program rule: when_any)")
+        return
+    reading = READINGS.get(command.reading or "")
+    if reading is None:
+        known = ", ".join(sorted(READINGS))
+        raise ContractError(source, f"{where}.reading", f"{command.reading!r} is not a reading (readings: {known})")
+    for name in _PROGRAM_FIELDS:
+        if name in command.model_fields_set:
+            raise ContractError(source, f"{where}.{name}", "a reading rule matches facts, not words: use when")
+    for fact in command.when:
+        if fact not in reading.facts:
+            raise ContractError(source, f"{where}.when.{fact}",
+                                f"{command.reading} has no fact {fact!r} (facts: {', '.join(reading.facts)})")
+    if command.operation is None:
+        raise ContractError(source, f"{where}.operation", "required for a reading rule")
 
 
 def _check_memory_references(parts: ContractParts, memory: MemorySpec, source: str) -> None:

@@ -156,7 +156,11 @@ def _names_a_program_of(rules: list[CommandRule], command: str) -> bool:
     except ValueError:
         words = command.split()
     names = {word for word in words} | {word.rsplit("/", 1)[-1] for word in words}
-    return any(rule.program in names or rule.program.rsplit("/", 1)[-1] in names for rule in rules)
+    from statewise.contract.readings import READINGS  # noqa: PLC0415 - only for such actions
+
+    programs = [program for rule in rules
+                for program in ((rule.program,) if rule.program is not None else READINGS[rule.reading or ""].programs)]
+    return any(program in names or program.rsplit("/", 1)[-1] in names or program == "*" for program in programs)
 
 
 def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[str, Any],

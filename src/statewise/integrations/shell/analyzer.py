@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract
 from statewise.integrations.shell.base import UNRESOLVED, ShellAnalysis
-from statewise.integrations.shell.rules import CommandProblem, CommandReadOnly, CommandRules
+from statewise.integrations.shell.rules import CommandMatch, CommandProblem, CommandReadOnly, CommandRules
 from statewise.integrations.shell.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,
@@ -29,7 +29,7 @@ from statewise.integrations.shell.tables import (
 )
 from statewise.integrations.shell.tools import _npx_call, _split_node_package, _Tools
 from statewise.integrations.shell.walk import _Walk
-from statewise.integrations.shell.words import _UVX, _Call, _Ctx, _Spec
+from statewise.integrations.shell.words import _UVX, _Call, _Ctx, _Spec, _Word
 from statewise.integrations.shell.wrappers import _Wrappers
 
 
@@ -74,6 +74,8 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             self.container(call)
         else:
             self.unknown(call)
+        if key in self.rules.own_programs and key != "git" and not any(c is call for c in self.declared_calls):
+            self.beside(call, call.args)  # git: after its global options (-C, -c), in git()
 
     def unknown(self, call: _Call) -> None:
         if self.rules and self.declared(call):
@@ -93,9 +95,32 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
                         return
         self.unguard(call.part)
 
+    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
+        """The contract's own ``program:`` rules for a program the normalizer reads itself
+        (``git tag`` as a team's ``release.tag``): a matching rule's action is added beside what
+        the built-in reader reports, never instead of it. A rule that cannot read the command
+        leaves it unresolved; options before the subcommand do not make it unresolved here,
+        since the built-in reader is what says what the command does (docs/shell.md)."""
+        found = self.rules.classify(call.name, [w.value for w in args], call.env, call.ctx.cwd, own_only=True)
+        if isinstance(found, CommandProblem):
+            if not found.leading_option:
+                self.fail(found.reason, call.part)
+        elif isinstance(found, CommandMatch):
+            self.add_match(call, found)
+
+    def add_match(self, call: _Call, found: CommandMatch) -> None:
+        args = dict(found.args)
+        args.setdefault("command", call.text())
+        if found.cwd and "cwd" not in args and self.cwd_arg(call) is not None:
+            args["cwd"] = self.cwd_arg(call)
+        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
+                                   risk=found.risk,  # type: ignore[arg-type]
+                                   reason=f"the contract's command rule {found.rule}"))
+
     def declared(self, call: _Call) -> bool:
         """True if the contract's ``commands:`` rules declare this program: the command is then
         emitted as the rule's operation, or unresolved when the rule cannot read it."""
+        self.declared_calls.append(call)  # kept alive, so identity is safe to test
         found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
         if found is None:
             return False
@@ -104,13 +129,7 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             return True
         if isinstance(found, CommandReadOnly):
             return True
-        args = dict(found.args)
-        args.setdefault("command", call.text())
-        if found.cwd and "cwd" not in args and self.cwd_arg(call) is not None:
-            args["cwd"] = self.cwd_arg(call)
-        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
-                                   risk=found.risk,  # type: ignore[arg-type]
-                                   reason=f"the contract's command rule {found.rule}"))
+        self.add_match(call, found)
         return True
 
     # -- read-only, proven --

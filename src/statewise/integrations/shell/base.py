@@ -13,7 +13,7 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.contract import Contract
-from statewise.integrations.shell.rules import CommandRules, operation_risk
+from statewise.integrations.shell.rules import CommandRules
 from statewise.integrations.shell.words import _UNKNOWN_HEAD, _Call, _Ctx, _Parsed, _Repo, _Spec, _Word
 
 #: The operation of an action the normalizer could not read with confidence. No contract
@@ -76,6 +76,7 @@ class _Base:
         self.actions: list[Action] = []
         self.unresolved: list[tuple[str, str]] = []
         self.unguarded: list[str] = []
+        self.declared_calls: list[_Call] = []  # the calls the command rules already classified
         self.heads: dict[str, str] = {}
         self.git_cache: dict[tuple[Any, ...], str | None] = {}
         # git settings that earlier parts of the call set (repository -> setting -> values), and
@@ -86,11 +87,21 @@ class _Base:
 
     # -- results --
 
-    def emit(self, operation: str, tool: str, args: Mapping[str, Any], *, target: str | None = None,
+    def emit(self, call: _Call, reading: str, facts: Mapping[str, Any], *, target: str | None = None,
              reason: str = "") -> None:
-        clean = {k: v for k, v in args.items() if v is not None}
-        self.actions.append(Action(tool=tool, operation=operation, target=target, args=clean,
-                                   risk=operation_risk(operation, self.contract), reason=reason))  # type: ignore[arg-type]
+        """Record what a built-in reader established about ``call``: the action of every
+        ``commands:`` rule that maps ``reading`` (statewise.contract.readings), or, when no
+        rule maps it, an unresolved part (a reading is never unguarded for want of a rule)."""
+        clean = {k: v for k, v in facts.items() if v is not None}
+        matches = self.rules.map_reading(reading, clean)
+        if not matches:
+            self.fail(f"{reason or reading}: StateWise reads this as {reading}, which no command rule of the "
+                      f"contract maps to an operation (add a rule with `reading: {reading}`)", call.part)
+            return
+        for match in matches:
+            self.actions.append(Action(tool=match.tool, operation=match.operation, target=target,
+                                       args=dict(match.args), risk=match.risk,  # type: ignore[arg-type]
+                                       reason=reason))
 
     def fail(self, reason: str, part: str) -> None:
         if (reason, part) not in self.unresolved:
@@ -197,7 +208,7 @@ class _Base:
                      extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=False) or ():
-                self.emit("fs.delete", "fs", {"path": path, "recursive": recursive, "inside_workspace": inside,
+                self.emit(call, "fs.delete", {"path": path, "recursive": recursive, "inside_workspace": inside,
                                               "via": via, "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} deletes {path}")
 
@@ -205,7 +216,7 @@ class _Base:
                     extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
             for path, inside in self.expand(call, word, follow=True) or ():
-                self.emit("fs.write", "fs", {"path": path, "inside_workspace": inside, "via": via,
+                self.emit(call, "fs.write", {"path": path, "inside_workspace": inside, "via": via,
                                              "link_path": self.links.get(path), **(extra or {})},
                           target=path, reason=f"{via} writes {path}")
 
@@ -324,6 +335,9 @@ class _Base:
         raise NotImplementedError  # provided by the tools part
 
     def dispatch(self, call: _Call) -> None:
+        raise NotImplementedError  # provided by the analyzer part
+
+    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
         raise NotImplementedError  # provided by the analyzer part
 
     def generic_add(self, call: _Call, operation: str, tool: str) -> None:

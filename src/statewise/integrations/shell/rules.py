@@ -29,6 +29,7 @@ docs/shell.md.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import os
@@ -72,6 +73,7 @@ class CommandProblem:
     """A declared command that could not be read with confidence: why."""
 
     reason: str
+    leading_option: bool = False  # only that an option comes before the subcommand
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,7 @@ class _Entry:
     tool: str
     risk: str
     cwd: bool = False  # the operation has a cwd slot: filled with the directory the command runs in
+    own: bool = False  # the contract's own rule, not one of the built-in coding contract's
 
 
 @functools.cache
@@ -106,9 +109,14 @@ def _entry(name: str, rule: CommandRule, contract: Contract) -> _Entry:
 
 @functools.cache
 def _builtin_entries() -> tuple[tuple[str, _Entry], ...]:
+    """The built-in rules, each under its program name or its reading's (``reading:git.push``)."""
     contract = _builtin()
-    return tuple((rule.program, _entry(name, rule, contract)) for name, rule in contract.commands.items()
-                 if "/" not in rule.program)
+    return tuple((_index_name(rule), _entry(name, rule, contract)) for name, rule in contract.commands.items()
+                 if rule.program is None or "/" not in rule.program)
+
+
+def _index_name(rule: CommandRule) -> str:
+    return rule.program if rule.program is not None else f"reading:{rule.reading}"
 
 
 def _specificity(entry: _Entry) -> tuple[int, int]:
@@ -129,11 +137,13 @@ def _prefix_matches(patterns: Sequence[str], words: Sequence[str | None]) -> boo
 
 @dataclass(frozen=True)
 class CommandRules:
-    """The ``commands:`` rules of one contract, indexed by program."""
+    """The ``commands:`` rules of one contract, indexed by program (and by reading)."""
 
     by_name: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)
     by_path: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)  # rule program with a '/'
     env_vars: frozenset[str] = frozenset()
+    by_reading: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)
+    own_programs: frozenset[str] = frozenset()  # programs the contract's own (not built-in) rules name
 
     @classmethod
     def of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
@@ -145,16 +155,22 @@ class CommandRules:
         env_vars: set[str] = set()
         root: Path | None = None
         own = dict(contract.commands) if contract is not None else {}
+        by_reading: dict[str, list[_Entry]] = {}
+        builtin = _builtin()
+        inherited = set(builtin.commands)  # a contract extending coding holds these among its own
         for name, rule in own.items():
             entry = _entry(name, rule, contract)  # type: ignore[arg-type]  # own is empty without one
+            if name not in inherited:
+                entry = dataclasses.replace(entry, own=True)
             env_vars.update(rule.env)
-            if "/" in rule.program:
+            if rule.program is None:
+                by_reading.setdefault(rule.reading or "", []).append(entry)
+            elif "/" in rule.program:
                 root = root or _repository_root(workspace)
                 key = os.path.realpath(os.path.join(str(root), os.path.expanduser(rule.program)))
                 by_path.setdefault(key, []).append(entry)
             else:
                 by_name.setdefault(rule.program, []).append(entry)
-        builtin = _builtin()
         for program, entry in _builtin_entries():
             # A contract extending coding holds the built-in rules already (its own entries above).
             if entry.name in own:
@@ -162,18 +178,34 @@ class CommandRules:
             if contract is not None and contract is not builtin and entry.rule.operation in contract.operations:
                 entry = _entry(entry.name, entry.rule, contract)  # the contract's tool and risk
             env_vars.update(entry.rule.env)
-            by_name.setdefault(program, []).append(entry)
+            if entry.rule.program is None:
+                by_reading.setdefault(entry.rule.reading or "", []).append(entry)
+            else:
+                by_name.setdefault(program, []).append(entry)
 
-        inherited = set(builtin.commands)  # a contract extending coding holds these among its own
+        own_programs = frozenset(rule.program.rsplit("/", 1)[-1] for name, rule in own.items()
+                                 if rule.program is not None and name not in inherited)
 
         def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
             own_first = [e for e in entries if e.name not in inherited] + [e for e in entries if e.name in inherited]
             return tuple(sorted(own_first, key=_specificity))  # sorted() is stable: own rules stay first
         return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
-                   frozenset(env_vars))
+                   frozenset(env_vars), {k: tuple(v) for k, v in by_reading.items()}, own_programs)
 
     def __bool__(self) -> bool:
         return bool(self.by_name or self.by_path)
+
+    def map_reading(self, reading: str, facts: Mapping[str, Any]) -> list[CommandMatch]:
+        """Every rule's action for ``reading`` with ``facts`` (the facts as slots, the rule's fixed
+        slots added): the contract's own rules and the built-in ones, each rule whose ``when``
+        the facts meet. Empty when no rule maps it: the caller leaves it unresolved."""
+        found: list[CommandMatch] = []
+        for entry in self.by_reading.get(reading, ()):
+            rule = entry.rule
+            if all(_fact_matches(expected, facts.get(fact)) for fact, expected in rule.when.items()):
+                found.append(CommandMatch(entry.name, rule.operation or "", entry.tool, {**facts, **rule.slots},
+                                          entry.risk, entry.cwd))
+        return found
 
     def entries(self, program: str, cwd: Path | None) -> tuple[_Entry, ...] | None:
         """The rules for the program ``program`` names (as written), or None if none declares it.
@@ -195,16 +227,18 @@ class CommandRules:
         return None
 
     def classify(self, program: str, args: Sequence[str | None], env: Mapping[str, str],
-                 cwd: Path | None) -> CommandMatch | CommandReadOnly | CommandProblem | None:
+                 cwd: Path | None, *, own_only: bool = False) -> CommandMatch | CommandReadOnly | CommandProblem | None:
         """What ``program args...`` is under the rules: a match, read-only, a problem, or None
-        (no rule applies)."""
+        (no rule applies). ``own_only``: the contract's own rules only, not the built-in ones."""
         entries = self.entries(program, cwd)
+        if entries is not None and own_only:
+            entries = tuple(e for e in entries if e.own) or None
         if entries is None:
             return None
         if "/" in program and cwd is None and not program.startswith("/"):
             return CommandProblem(f"`{program}` is declared by the contract's command rule {entries[0].name}, "
                                   "but the directory it runs in is not known")
-        shown = program.rsplit("/", 1)[-1] if "/" not in entries[0].rule.program else program
+        shown = program.rsplit("/", 1)[-1] if "/" not in (entries[0].rule.program or "") else program
         strict = [e for e in entries if e.rule.options == "declared"]
         longest = max((len(e.rule.subcommand) for e in strict), default=0)
         head = list(args[:longest])
@@ -233,8 +267,22 @@ class CommandRules:
         if strict and longest and args and (args[0] or "").startswith("-"):
             return CommandProblem(f"`{shown} {args[0]}`: an option before the subcommand, so which of the "
                                   f"contract's command rules ({', '.join(e.name for e in strict)}) applies "
-                                  "cannot be read; put the options after the subcommand")
+                                  "cannot be read; put the options after the subcommand", leading_option=True)
         return None
+
+
+def _fact_matches(expected: Any, actual: Any) -> bool:
+    """A ``when`` value against a reading's fact: equal, one of a list, or a string pattern
+    (``a|b``, ``prod*``) against a string fact (or any string of a list-valued one)."""
+    if isinstance(expected, tuple):
+        return any(_fact_matches(one, actual) for one in expected)
+    if actual is None:
+        return expected is False  # a flag a reading does not report is off
+    if isinstance(actual, list | tuple):
+        return any(_fact_matches(expected, one) for one in actual)
+    if isinstance(expected, str) and isinstance(actual, str):
+        return _word_matches(expected, actual)
+    return type(expected) is type(actual) and expected == actual
 
 
 def _non_options(rule: CommandRule, args: Sequence[str | None]) -> list[str | None]:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from statewise.integrations.shell.base import DB_MIGRATE, _Base
+from statewise.integrations.shell.base import DB_MIGRATE, GIT_TIMEOUT, _Base
 from statewise.integrations.shell.tables import (
     _COMPRESSORS,
     _CONTAINER_TTY,
@@ -576,6 +576,8 @@ class _Tools(_Base):
             break
         if i >= len(words):
             return
+        if "git" in self.rules.own_programs:
+            self.beside(call, words[i:])  # the contract's own git rules, after git's global options
         sub = words[i].value or ""
         rest = words[i + 1:]
         if repo.cwd != call.ctx.cwd:  # git -C: paths on its command line are relative to that directory
@@ -832,7 +834,7 @@ class _Tools(_Base):
                  **extra: Any) -> None:
             args = {**common, "branch": branch, "source": source, "force": True if (force or forced) else None,
                     "delete": True if deleting else None, **extra}
-            self.emit("git.push", "git", args, target=f"{remote}/{branch}",
+            self.emit(call, "git.push", args, target=f"{remote}/{branch}",
                       reason=f"git push to {remote}/{branch}")
 
         mirror = parsed.has("--mirror") or (not refspecs and not parsed.has("--all", "--branches", "--tags") and (
@@ -964,7 +966,7 @@ class _Tools(_Base):
             start = before[0] if before else None
             if force:
                 self.discard_changes(call, "git checkout --force")
-            self.emit("git.checkout", "git", {"branch": create, "create": True, "start_point": start,
+            self.emit(call, "git.checkout", {"branch": create, "create": True, "start_point": start,
                                               "force": True if parsed.has("-B") else force,
                                               "orphan": True if parsed.has("--orphan") else None},
                       target=create, reason=f"git checkout -b {create}")
@@ -981,7 +983,7 @@ class _Tools(_Base):
             target = before[0] if before else "HEAD"
             if force:
                 self.discard_changes(call, "git checkout --force")
-            self.emit("git.checkout", "git", {"branch": target, "detach": True, "force": force},
+            self.emit(call, "git.checkout", {"branch": target, "detach": True, "force": force},
                       target=target, reason=f"git checkout --detach {target}")
             self.set_head(repo, None)
             return
@@ -1001,7 +1003,7 @@ class _Tools(_Base):
         if parsed.has("-t", "--track") and "/" in target and not self.branch_exists(repo, target):
             local = target.split("/", 1)[1]
             self.tracking(repo, local, target)
-            self.emit("git.checkout", "git", {"branch": local, "create": True, "start_point": target, "force": force},
+            self.emit(call, "git.checkout", {"branch": local, "create": True, "start_point": target, "force": force},
                       target=local, reason=f"git checkout --track {target}")
             self.set_head(repo, local)
             return
@@ -1009,7 +1011,7 @@ class _Tools(_Base):
         if not is_branch and repo.cwd is not None and (repo.cwd / target).exists():
             self.git_restore_action(call, [], [target])
             return
-        self.emit("git.checkout", "git", {"branch": target, "force": force}, target=target,
+        self.emit(call, "git.checkout", {"branch": target, "force": force}, target=target,
                   reason=f"git checkout {target}")
         remote_branch = self.git_query(repo, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{target}")
         self.set_head(repo, target if is_branch or remote_branch else None)
@@ -1017,12 +1019,12 @@ class _Tools(_Base):
     def discard_changes(self, call: _Call, via: str) -> None:
         """checkout --force, switch --discard-changes: uncommitted work is thrown away, as with
         git reset --hard. It is a git.restore of the whole tree (undeclared: the gate stops it)."""
-        self.emit("git.restore", "git", {"paths": ["."], "discard_all": True, "via": via}, target=".",
+        self.emit(call, "git.restore", {"paths": ["."], "discard_all": True, "via": via}, target=".",
                   reason=f"{via} discards every uncommitted change")
 
     def git_restore_action(self, call: _Call, source: list[str], paths: list[str]) -> None:
         shown = [self.represent(a)[0] if (a := self.absolute(call.ctx, p, follow=False)) else p for p in paths] or ["."]
-        self.emit("git.restore", "git", {"paths": shown, "source": source[0] if source else None},
+        self.emit(call, "git.restore", {"paths": shown, "source": source[0] if source else None},
                   target=" ".join(shown), reason="discards uncommitted changes to " + ", ".join(shown))
 
     def git_restore(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
@@ -1059,7 +1061,7 @@ class _Tools(_Base):
             self.discard_changes(call, "git switch --discard-changes")
         if create is not None:
             self.tracking(repo, create, positionals[0] if positionals else None)
-            self.emit("git.switch", "git", {"branch": create, "create": True,
+            self.emit(call, "git.switch", {"branch": create, "create": True,
                                             "start_point": positionals[0] if positionals else None,
                                             "force": True if parsed.has("-C", "--force-create") else force,
                                             "orphan": True if parsed.has("--orphan") else None},
@@ -1068,7 +1070,7 @@ class _Tools(_Base):
             return
         if not positionals:
             if parsed.has("-d", "--detach"):
-                self.emit("git.switch", "git", {"branch": "HEAD", "detach": True}, target="HEAD")
+                self.emit(call, "git.switch", {"branch": "HEAD", "detach": True}, target="HEAD")
                 self.set_head(repo, None)
                 return
             self.fail("git switch without a branch", call.part)
@@ -1081,7 +1083,7 @@ class _Tools(_Base):
                 return
             target = previous
         detach = parsed.has("-d", "--detach")
-        self.emit("git.switch", "git", {"branch": target, "force": force, "detach": True if detach else None},
+        self.emit(call, "git.switch", {"branch": target, "force": force, "detach": True if detach else None},
                   target=target, reason=f"git switch {target}")
         self.set_head(repo, None if detach else target)
 
@@ -1102,7 +1104,7 @@ class _Tools(_Base):
         remote_tracking = parsed.has("-r", "--remotes")
         if parsed.has("-d", "-D", "--delete"):
             for name in names:
-                self.emit("git.branch_delete", "git",
+                self.emit(call, "git.branch_delete",
                           {"branch": name, "force": True if (parsed.has("-D") or force) else None,
                            "remote_tracking": True if remote_tracking else None},
                           target=name, reason=f"git branch -d {name}")
@@ -1119,12 +1121,12 @@ class _Tools(_Base):
             else:
                 return
             if parsed.has("-m", "-M", "--move"):
-                self.emit("git.branch_delete", "git", {"branch": old, "force": True if parsed.has("-M") or force else None,
+                self.emit(call, "git.branch_delete", {"branch": old, "force": True if parsed.has("-M") or force else None,
                                                        "renamed_to": new},
                           target=old, reason=f"git branch -m renames {old} to {new}")
                 if old == head:
                     self.set_head(repo, new)
-            self.emit("git.branch_create", "git", {"name": new, "start_point": old,
+            self.emit(call, "git.branch_create", {"name": new, "start_point": old,
                                                    "force": True if parsed.has("-M", "-C") or force else None},
                       target=new, reason=f"git branch creates {new}")
             return
@@ -1147,7 +1149,7 @@ class _Tools(_Base):
                              "--points-at", "--sort", "--format")
         if listing or not names:
             return
-        self.emit("git.branch_create", "git", {"name": names[0], "start_point": names[1] if len(names) > 1 else None,
+        self.emit(call, "git.branch_create", {"name": names[0], "start_point": names[1] if len(names) > 1 else None,
                                                "force": True if force else None},
                   target=names[0], reason=f"git branch {names[0]}")
 
@@ -1165,7 +1167,7 @@ class _Tools(_Base):
             return
         ref = parsed.positionals[0].value if parsed.positionals else "HEAD"
         mode = None if parsed.has("--hard") else "merge" if parsed.has("--merge") else "keep"
-        self.emit("git.reset_hard", "git", {"ref": ref, "mode": mode, **self.git_where(call, repo)}, target=ref,
+        self.emit(call, "git.reset_hard", {"ref": ref, "mode": mode, **self.git_where(call, repo)}, target=ref,
                   reason=f"git reset --hard {ref}")
 
     def git_clean(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
@@ -1182,7 +1184,7 @@ class _Tools(_Base):
         for word in parsed.positionals:
             absolute = self.absolute(call.ctx, word.value or "", follow=False)
             paths.append(self.represent(absolute)[0] if absolute else word.value or "")
-        self.emit("git.clean", "git", {"directories": parsed.has("-d"), "ignored": parsed.has("-x", "-X"),
+        self.emit(call, "git.clean", {"directories": parsed.has("-d"), "ignored": parsed.has("-x", "-X"),
                                        "only_ignored": True if parsed.has("-X") else None,
                                        "paths": paths or None, **self.git_where(call, repo)},
                   target=" ".join(paths) or None, reason="git clean removes untracked files")
@@ -1237,7 +1239,7 @@ class _Tools(_Base):
             branch, _ = self.head(repo)
         else:
             self.set_head(repo, branch)
-        self.emit("git.rebase", "git", {"onto": onto, "branch": branch,
+        self.emit(call, "git.rebase", {"onto": onto, "branch": branch,
                                         "interactive": True if parsed.has("-i", "--interactive") else None,
                                         "root": True if parsed.has("--root") else None},
                   target=onto, reason=f"git rebase onto {onto}")
@@ -1269,7 +1271,7 @@ class _Tools(_Base):
                 if candidate and not self.branch_exists(repo, candidate):
                     new = candidate
             if new is not None:
-                self.emit("git.branch_create", "git", {"name": new, "start_point": commit,
+                self.emit(call, "git.branch_create", {"name": new, "start_point": commit,
                                                        "force": True if parsed.has("-B") else None, "worktree": True},
                           target=new, reason=f"git worktree add creates branch {new}")
             return
@@ -1322,10 +1324,10 @@ class _Tools(_Base):
             return
         name = ref.removeprefix("refs/heads/")
         if deleting:
-            self.emit("git.branch_delete", "git", {"branch": name, "force": True}, target=name,
+            self.emit(call, "git.branch_delete", {"branch": name, "force": True}, target=name,
                       reason=f"git update-ref -d {ref}")
         else:
-            self.emit("git.branch_create", "git", {"name": name, "start_point": plain[1] if len(plain) > 1 else None,
+            self.emit(call, "git.branch_create", {"name": name, "start_point": plain[1] if len(plain) > 1 else None,
                                                    "force": True}, target=name, reason=f"git update-ref {ref}")
 
     # -- files --
@@ -1726,8 +1728,32 @@ class _Tools(_Base):
 
     def pip(self, call: _Call) -> None:
         path = self.which(call, call.name)
-        self.pip_command(call, call.args, interpreter=_interpreter_of_pip(path, self.search_path(call)),
-                         how=call.name)
+        self.pip_command(call, call.args, interpreter=self.interpreter_of_pip(call, path), how=call.name)
+
+    def interpreter_of_pip(self, call: _Call, path: str | None) -> str | None:
+        """The interpreter the pip at ``path`` installs into (None: not known, so the install is
+        unresolved): a pyenv/asdf/mise shim is resolved read-only (``pyenv which pip``) the way the
+        interpreter verifier resolves one, so a shim is never read as the shell that runs it."""
+        search = self.search_path(call)
+        if not path or search is None:
+            return None
+        from statewise.verifiers.python import interpreter_of_executable  # noqa: PLC0415 - install path only
+
+        env = {name: value for name, value in call.env.items() if "\0" not in value}
+        env["PATH"] = search
+        cwd = call.ctx.cwd or self.workspace
+        found, _ = interpreter_of_executable(path, env, cwd, timeout=GIT_TIMEOUT)
+        if found is None or os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(found)), "pyvenv.cfg")):
+            return found
+        # Outside a venv, one installation answers to several names (pyenv's pip runs
+        # bin/python3.11; the workspace resolves `python3`, a link to it): when the python3 on
+        # PATH is that same file, the install goes into it, so it is named as PATH names it.
+        python3 = shutil.which("python3", path=search)
+        if python3 is not None:
+            named, _ = interpreter_of_executable(python3, env, cwd, timeout=GIT_TIMEOUT)
+            if named is not None and os.path.realpath(named) == os.path.realpath(found):
+                return named
+        return found
 
     def pip_command(self, call: _Call, words: list[_Word], *, interpreter: str | None, how: str) -> None:
         global_spec = _Spec.of(flags="-v --verbose -q --quiet --isolated --require-virtualenv --no-input "
@@ -1951,7 +1977,7 @@ class _Tools(_Base):
                 self.fail(f"a package of `{how}` is only known at run time", call.part)
                 continue
             name, version = (value, None) if flags.get("requirements_file") else _split_python_requirement(value)
-            self.emit(operation, tool, {"package": name, "version": version, **common, **flags}, target=name,
+            self.emit(call, operation, {"package": name, "version": version, **common, **flags}, target=name,
                       reason=f"{how} installs {value}")
 
     def uv(self, call: _Call) -> None:
@@ -2144,7 +2170,7 @@ class _Tools(_Base):
     def venv_action(self, call: _Call, path_word: _Word, interpreter: str | None, *, via: str,
                     clear: bool | None) -> None:
         for path, inside in self.expand(call, path_word, follow=True) or ():
-            self.emit("venv.create", "python", {"path": path, "interpreter": interpreter, "inside_workspace": inside,
+            self.emit(call, "venv.create", {"path": path, "interpreter": interpreter, "inside_workspace": inside,
                                                 "clear": clear},
                       target=path, reason=f"{via} creates {path}")
 
@@ -2200,7 +2226,7 @@ class _Tools(_Base):
                 self.fail(f"a package of `{call.name}` is only known at run time", call.part)
                 continue
             name, version = _split_python_requirement(word.value)
-            self.emit(operation, tool, {"package": name, "version": version}, target=name,
+            self.emit(call, operation, {"package": name, "version": version}, target=name,
                       reason=f"{call.name} installs {word.value}")
 
     # -- Node --
@@ -2273,7 +2299,7 @@ class _Tools(_Base):
             if script is not None and tool in ("npm", "pnpm") and not elsewhere and self.cwd_arg(inner) is None:
                 # The script must be one package.json declares (instructions name scripts that
                 # were renamed or removed): npm.script_exists[script] is read from the file.
-                self.emit(f"{tool}.run_script", tool, {"script": script, "command": inner.text()}, target=script,
+                self.emit(call, f"{tool}.run_script", {"script": script, "command": inner.text()}, target=script,
                           reason=f"{tool} runs the package.json script {script}")
                 return
             self.unguard(call.part)
@@ -2331,7 +2357,7 @@ class _Tools(_Base):
                 self.fail(f"a package of `{tool}` is only known at run time", call.part)
                 continue
             name, version = _split_node_package(word.value)
-            self.emit(operation, tool, {"package": name, "version": version, "dev": True if dev else None,
+            self.emit(call, operation, {"package": name, "version": version, "dev": True if dev else None,
                                         "global": True if is_global else None, "prefix": prefix},
                       target=name, reason=f"{tool} installs {word.value}")
 
@@ -2350,7 +2376,7 @@ class _Tools(_Base):
         if text is None:
             self.fail("the test command has arguments only known at run time", call.part)
             return
-        self.emit("test.run", "shell", {"command": text, "cwd": self.cwd_arg(call)}, reason=f"runs the tests: {text}")
+        self.emit(call, "test.run", {"command": text, "cwd": self.cwd_arg(call)}, reason=f"runs the tests: {text}")
 
     def make(self, call: _Call) -> None:
         spec = _Spec.of(flags="-k -s -B -i -e -w -n -q -t -r -R --silent --quiet --no-print-directory "
@@ -2383,7 +2409,7 @@ class _Tools(_Base):
 
     def migration(self, call: _Call, framework: str, _rest: Sequence[_Word] = ()) -> None:
         text = call.text()
-        self.emit(DB_MIGRATE, "shell", {"command": text, "framework": framework, "cwd": self.cwd_arg(call)},
+        self.emit(call, DB_MIGRATE, {"command": text, "framework": framework, "cwd": self.cwd_arg(call)},
                   reason=f"{framework} changes a database schema")
         if text is None:
             self.fail("the migration command has arguments only known at run time", call.part)
@@ -2481,33 +2507,6 @@ def _split_node_package(value: str) -> tuple[str, str | None]:
     if at > 0:
         return value[:at], value[at + 1:] or None
     return value, None
-
-
-def _interpreter_of_pip(path: str | None, search_path: str | None) -> str | None:
-    """The interpreter a pip executable installs into: the venv's python next to it, or its
-    shebang's interpreter."""
-    if not path:
-        return None
-    directory = os.path.dirname(path)
-    if os.path.isfile(os.path.join(os.path.dirname(directory), "pyvenv.cfg")):
-        for name in ("python", "python3"):
-            candidate = os.path.join(directory, name)
-            if os.path.exists(candidate):
-                return candidate
-        return os.path.join(directory, "python")
-    try:
-        with open(path, "rb") as handle:
-            first = handle.readline(512).decode("utf-8", "replace").strip()
-    except OSError:
-        return None
-    if first.startswith("#!"):
-        parts = first[2:].split()
-        if parts and parts[0].endswith("/env") and len(parts) > 1:
-            found = shutil.which(parts[1], path=search_path) if search_path is not None else None
-            return os.path.normpath(found) if found else None
-        if parts and _PYTHON_NAME.match(parts[0].rsplit("/", 1)[-1]):
-            return parts[0]
-    return None
 
 
 _SED_SIMPLE = frozenset("=dDgGhHlnNpPqQxzF")

@@ -1366,7 +1366,7 @@ def test_risk_and_tool_follow_the_contract(world, env):
             assert action.tool == spec.tool, action.describe()
 
 
-UNDECLARED = {UNRESOLVED, DB_MIGRATE, "git.restore", "bun.add", "pdm.add", "pipenv.install", "conda.install"}
+UNDECLARED = {UNRESOLVED}  # every other operation the normalizer yields is declared by the built-in contract
 
 
 def test_only_documented_operations_are_left_undeclared(world, env):
@@ -1467,3 +1467,19 @@ def test_file_input_without_a_path_fails_closed(world):
 def test_the_workspace_defaults_to_cwd(world):
     action = file_action("Write", {"file_path": "x"}, cwd=world["repo"] / "src")
     assert action.args["path"] == "x"
+
+
+def test_every_fact_a_reader_reports_is_in_its_readings_catalogue(world, env):
+    # A contract's `when` may test only catalogued facts (statewise.contract.readings), so the
+    # catalogue must name every fact the readers really report (the built-in rules map each
+    # reading to the operation of the same name).
+    from statewise.contract.readings import READINGS
+
+    seen: set[str] = set()
+    for command, _ in CASES:
+        for action in run(world, env, fill(command, world)).actions:
+            if action.operation in READINGS:
+                seen.add(action.operation)
+                extra = set(action.args) - set(READINGS[action.operation].facts)
+                assert not extra, f"{action.operation} reports {sorted(extra)} ({command})"  # noqa: PT018
+    assert seen == set(READINGS)  # and the bypass catalogue exercises every reading

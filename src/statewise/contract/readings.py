@@ -36,7 +36,7 @@ class Reading:
 _WHERE = ("cwd", "work_tree")  # a git working-tree operation run elsewhere than the workspace
 _PATH = ("path", "inside_workspace", "via", "link_path", "recursive", "moved", "filter", "worktree",
          "into_directory", "first_of_many", "append", "attributes", "destroys_content", "remove",
-         "root", "orphan")
+         "root", "orphan", "no_preserve_root")
 _PYTHON_INSTALL = ("package", "version", "interpreter", "index", "extra_index", "find_links", "no_index",
                    "editable", "requirements_file", "user", "target_dir", "venv", "dev", "group")
 _NODE_INSTALL = ("package", "version", "dev", "global", "prefix")
@@ -52,7 +52,7 @@ READINGS: Mapping[str, Reading] = types.MappingProxyType({
                           "git switch to a branch (-c/-C create it)"),
     "git.branch_create": Reading(("git",), ("name", "start_point", "force", "worktree"),
                                  "a branch created or reset: git branch, -m/-c, worktree add -b, update-ref"),
-    "git.branch_delete": Reading(("git",), ("branch", "force", "renamed_to", "remote"),
+    "git.branch_delete": Reading(("git",), ("branch", "force", "renamed_to", "remote", "remote_tracking"),
                                  "a branch deleted: git branch -d/-D, -m (the old name), update-ref -d"),
     "git.restore": Reading(("git",), ("paths", "source", "discard_all", "via"),
                            "uncommitted changes discarded: git restore, checkout -- paths, checkout -f"),
@@ -78,7 +78,7 @@ READINGS: Mapping[str, Reading] = types.MappingProxyType({
     "pnpm.run_script": Reading(("pnpm",), ("script", "command"), "pnpm run <script> in the workspace"),
     "venv.create": Reading(("python", "uv", "virtualenv"), ("path", "interpreter", "inside_workspace", "clear"),
                            "a virtual environment created"),
-    "test.run": Reading(("npm", "pnpm", "yarn", "bun", "make", "python", "uv"), ("command", "cwd"),
+    "test.run": Reading(("npm", "pnpm", "yarn", "bun", "make", "python", "uv"), ("command", "cwd", "path"),
                         "the project's tests run through a package manager, make or python -m"),
     "db.migrate": Reading(("npm", "pnpm", "yarn", "bun", "make", "python"), ("command", "framework", "cwd"),
                           "a migration run through a package manager or make script (npm run migrate)"),

@@ -115,6 +115,33 @@ def test_codex_turns_ask_into_deny_and_blocks_with_exit_2(sandbox, store_path):
     assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+def test_an_operation_that_needs_approval_is_asked_in_claude_code_and_denied_elsewhere(sandbox, store_path):
+    # git reset --hard passes every check; the contract requires a developer's approval. Claude
+    # Code's permission prompt is that approval; Codex and Gemini CLI cannot ask, so they deny.
+    payload = claude_payload(sandbox, "git reset --hard HEAD")
+    claude = json.loads(hook("claude-code", payload, store_path).stdout)["hookSpecificOutput"]
+    assert claude["permissionDecision"] == "ask"
+    assert "the developer's approval" in claude["permissionDecisionReason"]
+    assert "git.reset_hard" in claude["permissionDecisionReason"]
+    codex = hook("codex", payload, store_path)
+    assert codex.returncode == 2 and "the developer's approval" in codex.stderr
+    gemini = hook("gemini", {"session_id": "g1", "cwd": str(sandbox.work), "hook_event_name": "BeforeTool",
+                             "tool_name": "run_shell_command", "tool_input": {"command": "git reset --hard HEAD"}},
+                  store_path)
+    assert json.loads(gemini.stdout)["decision"] == "deny"
+
+
+def test_approval_is_not_asked_when_another_action_of_the_call_is_denied(sandbox, store_path):
+    # The reset only waits for approval, but the force push after it is denied on the evidence
+    # (main is protected on the remote): a "yes" to an approval prompt would run both.
+    command = "git reset --hard HEAD && git push --force origin main"
+    done = hook("claude-code", claude_payload(sandbox, command), store_path)
+    output = json.loads(done.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny", output
+    assert "git.push" in output["permissionDecisionReason"]
+    assert "the developer's approval" not in output["permissionDecisionReason"]
+
+
 def test_gemini_before_tool_decision(sandbox, store_path):
     seed(store_path, protected=("repository.protected", False, f"repo:{sandbox.repo_identity}@main"))
     payload = {"session_id": "g1", "cwd": str(sandbox.work), "hook_event_name": "BeforeTool",

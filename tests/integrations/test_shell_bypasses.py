@@ -1483,3 +1483,25 @@ def test_every_fact_a_reader_reports_is_in_its_readings_catalogue(world, env):
                 extra = set(action.args) - set(READINGS[action.operation].facts)
                 assert not extra, f"{action.operation} reports {sorted(extra)} ({command})"  # noqa: PT018
     assert seen == set(READINGS)  # and the bypass catalogue exercises every reading
+
+
+def test_an_editor_that_does_nothing_opens_no_session(tmp_path):
+    # git's order: GIT_SEQUENCE_EDITOR / sequence.editor (todo list only), GIT_EDITOR,
+    # core.editor, VISUAL, EDITOR; Claude Code's Bash tool has GIT_EDITOR=true.
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+
+    def interactive(command: str, **env: str) -> bool:
+        analysis = analyze_command(command, cwd=repo, env={**base, **env})
+        return any("editor" in reason for reason in analysis.unresolved)
+    assert interactive("git commit") and interactive("git rebase -i HEAD~1")
+    assert not interactive("git commit", GIT_EDITOR="true")
+    assert not interactive("git rebase -i --autosquash HEAD~1", GIT_EDITOR="true")
+    assert not interactive("git rebase -i HEAD~1", EDITOR=":")
+    assert interactive("git commit", GIT_EDITOR="vim", EDITOR="true")  # GIT_EDITOR comes first
+    subprocess.run(["git", "-C", str(repo), "config", "sequence.editor", "vim"], check=True)
+    assert interactive("git rebase -i HEAD~1", GIT_EDITOR="true")     # the todo list's own editor
+    assert not interactive("git commit", GIT_EDITOR="true")
+    subprocess.run(["git", "-C", str(repo), "config", "core.editor", "true"], check=True)
+    assert not interactive("git commit")

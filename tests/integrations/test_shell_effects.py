@@ -71,12 +71,14 @@ def test_an_unsimulated_setting_change_makes_the_push_unresolved(repo):
     assert decision == "deny" and "settings that decide where the push goes" in reason
 
 
-def test_checkout_force_in_a_dirty_tree_is_denied_like_reset_hard(repo):
+def test_checkout_force_in_a_dirty_tree_waits_for_approval_like_reset_hard(repo):
+    # Discarding uncommitted work needs the developer's approval (requires_approval): Claude
+    # Code's permission prompt asks for it; the call does not run on the hook's say-so.
     (repo["work"] / "README.md").write_text("uncommitted work\n")
     for command in ("git checkout -f feature", "git checkout --force feature", "git switch --discard-changes feature",
                     "git reset --keep HEAD", "git reset --hard"):
-        decision, _ = hook(repo, command)
-        assert decision == "deny", command
+        decision, reason = hook(repo, command)
+        assert decision == "ask" and "the developer's approval" in reason, command
     assert (repo["work"] / "README.md").read_text() == "uncommitted work\n"
 
 

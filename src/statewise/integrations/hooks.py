@@ -22,6 +22,7 @@ decides over the event named on the command line.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import traceback
@@ -53,6 +54,12 @@ AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
     "gemini": {"shell": SHELL_TOOLS["gemini"], "file": frozenset({"write_file", "replace"}),
                "session_input": frozenset()},
 }
+
+#: What a client sets in its shell tool's environment on top of its own (the hook sees the
+#: client's environment, not the tool's). Claude Code 2.1 spawns its Bash tool with
+#: GIT_EDITOR=true (read from its bundle; tests/e2e/test_client_shell_env.py): a `git commit`
+#: without -m or a `git rebase -i` opens no editor there. Codex and Gemini CLI set none.
+SHELL_TOOL_ENV: dict[str, dict[str, str]] = {"claude-code": {"GIT_EDITOR": "true"}}
 
 
 def log_path() -> Path:
@@ -173,7 +180,8 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
         if not isinstance(command, str):
             return [Action(tool="shell", operation="shell.unresolved", args={"command": str(command)},
                            reason="the shell tool's input has no command string")], "a shell call"
-        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, contract=contract)
+        env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
+        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
         return list(analysis.actions), command
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
@@ -259,19 +267,43 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
             decision = guard.check(Task(text=text, scope=scope, workspace=str(workspace), id=request.tool_use_id),
                                    action)
             decisions.append(decision)
-            if not decision.execute:
+            # A stop that only waits for approval is asked only if every other action of the
+            # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
+            if not decision.execute and _approval_request(decision, contract) is None:
                 break
     finally:
         store.close()
-    stopped = next((d for d in decisions if not d.execute), None)
+    stopped = next((d for d in decisions if not d.execute and _approval_request(d, contract) is None),
+                   next((d for d in decisions if not d.execute), None))
     if stopped is None:
         note = "".join(_repair_note(d) for d in decisions)
         return _render(request.agent, "pass", note or "StateWise checked the premises of this call",
                        on_pass, decisions)
     question = _developer_question(stopped, contract)
-    reason = _repair_note(stopped) + (f"StateWise needs the developer: {question}" if question
-                                      else f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}")
-    return _render(request.agent, "ask" if question else "deny", reason, on_pass, decisions)
+    approval = None if question else _approval_request(stopped, contract)
+    if question:
+        reason = f"StateWise needs the developer: {question}"
+    elif approval:
+        reason = approval
+    else:
+        reason = f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}"
+    return _render(request.agent, "ask" if question or approval else "deny", _repair_note(stopped) + reason,
+                   on_pass, decisions)
+
+
+def _approval_request(decision: Decision, contract: Contract) -> str | None:
+    """If every other check passed and the stop is only the contract's ``requires_approval``
+    with no approval channel configured: the request the client's permission prompt puts to
+    the developer (that prompt is the approval channel). Clients without one deny with it."""
+    failed = [check for check in decision.report.gate if not check.passed]
+    if not failed or any(check.name != "approval" or "no approval channel" not in check.detail for check in failed):
+        return None
+    proposal = decision.report.proposal
+    spec = contract.operations.get(proposal.operation)
+    what = f" ({spec.description.rstrip('.')})" if spec is not None and spec.description else ""
+    return (f"StateWise asks for the developer's approval: {proposal.describe()}{what}. Every check passed; "
+            f"the contract requires a developer to approve {proposal.operation}. Where the client cannot ask "
+            "(Codex, Gemini CLI, claude -p), the developer runs it themself.")
 
 
 def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list[Decision] | None = None

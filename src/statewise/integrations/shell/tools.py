@@ -595,7 +595,8 @@ class _Tools(_Base):
         elif sub in _GIT_SESSIONS:
             self.git_session(call, sub, rest)
         elif sub in _GIT_UNGUARDED:
-            if sub in _GIT_MESSAGE_EDITORS and _git_opens_editor(sub, [w.value for w in rest]):
+            if (sub in _GIT_MESSAGE_EDITORS and _git_opens_editor(sub, [w.value for w in rest])
+                    and not self.git_editor_does_nothing(call, repo)):
                 self.interactive(call, f"an editor for the {sub} message")
                 return
             if sub == "submodule" and rest and rest[0].value == "foreach":
@@ -618,6 +619,26 @@ class _Tools(_Base):
             self.unguard(call.part)
         else:
             self.fail(f"`git {sub}` is not a git command StateWise knows (a git alias can run anything)", call.part)
+
+    def git_editor_does_nothing(self, call: _Call, repo: _Repo, *, todo_list: bool = False) -> bool:
+        """Whether the editor git would start is one that does nothing (``true``, ``:``), so no
+        session opens: git's own order, GIT_SEQUENCE_EDITOR and sequence.editor first for a
+        rebase todo list, then GIT_EDITOR, core.editor, VISUAL, EDITOR. Claude Code runs its
+        Bash tool with GIT_EDITOR=true (docs/integrations.md), so there `git commit` without -m
+        and `git rebase -i --autosquash` open nothing."""
+        def setting(variable: str, config: str | None) -> str | None:
+            value = call.env.get(variable)
+            if value is None and config is not None:
+                value = self.git_config(repo, config)
+            return value
+
+        sources = [("GIT_SEQUENCE_EDITOR", "sequence.editor")] if todo_list else []
+        sources += [("GIT_EDITOR", "core.editor"), ("VISUAL", None), ("EDITOR", None)]
+        for variable, config in sources:
+            value = setting(variable, config)
+            if value is not None:
+                return value.strip() in _NO_OP_EDITORS
+        return False  # git's default editor, vi
 
     def git_session(self, call: _Call, sub: str, words: list[_Word]) -> None:
         """difftool/mergetool with -x run that command; otherwise they open a tool on the terminal."""
@@ -1212,7 +1233,7 @@ class _Tools(_Base):
             self.analyze_text(body, inner, call.part)
         if parsed.has("--edit-todo") or (parsed.has("-i", "--interactive") and not parsed.has(
                 "--continue", "--abort", "--skip", "--quit", "--show-current-patch")
-                and call.env.get("GIT_SEQUENCE_EDITOR") not in _NO_OP_EDITORS):
+                and not self.git_editor_does_nothing(call, repo, todo_list=True)):
             self.interactive(call, "an editor on the rebase todo list (GIT_SEQUENCE_EDITOR=: takes the list "
                                    "as generated, e.g. for --autosquash)")
         if parsed.has("--continue", "--abort", "--skip", "--quit", "--edit-todo", "--show-current-patch"):

@@ -632,7 +632,7 @@ class _Tools(_Base):
                 value = self.git_config(repo, config)
             return value
 
-        sources = [("GIT_SEQUENCE_EDITOR", "sequence.editor")] if todo_list else []
+        sources: list[tuple[str, str | None]] = [("GIT_SEQUENCE_EDITOR", "sequence.editor")] if todo_list else []
         sources += [("GIT_EDITOR", "core.editor"), ("VISUAL", None), ("EDITOR", None)]
         for variable, config in sources:
             value = setting(variable, config)

@@ -4,7 +4,8 @@ Every entry of ``benchmarks/ordinary/ordinary.yaml`` (commands and file edits co
 daily) and ``benchmarks/ordinary/dangerous.yaml`` goes through
 ``statewise.integrations.hooks.run_hook("claude-code", ...)`` with the JSON Claude Code sends
 before a tool runs (``cwd``, ``hook_event_name: PreToolUse``, ``tool_name`` Bash/Write/Edit,
-``tool_input``), in fresh real repositories built from ``benchmarks/ordinary/projects.yaml``:
+``tool_input``; ``--agent codex|gemini``: as Codex or Gemini CLI sends it, edits as
+apply_patch / write_file / replace, and read as that client reads the answer), in fresh real repositories built from ``benchmarks/ordinary/projects.yaml``:
 real git, a real bare origin whose ``main`` is protected by StateWise's own pre-receive hook,
 real project files, real virtual environments where the template asks for one. Two
 conditions: an empty store, and the project's populated, correct store. The hook only
@@ -254,37 +255,72 @@ def agent_environment(env: Mapping[str, str]) -> Iterator[None]:
 # --- running ---------------------------------------------------------------------------------
 
 
-def _verdict(stdout: str) -> tuple[str, str]:
+AGENTS = ("claude-code", "codex", "gemini")
+
+
+def _verdict(agent: str, stdout: str, exit_code: int = 0, stderr: str = "") -> tuple[str, str]:
+    """allow, deny or ask, and the reason, as the client reads the hook's answer."""
     data = json.loads(stdout or "{}")
+    if agent == "gemini":
+        return ("deny" if data.get("decision") == "deny" else "allow"), str(data.get("reason", ""))
     output = data.get("hookSpecificOutput", {})
     decision = output.get("permissionDecision")
+    if agent == "codex" and (exit_code == 2 or decision in ("deny", "ask")):
+        return "deny", stderr or output.get("permissionDecisionReason", "")  # Codex has no ask
     if decision in (None, "allow"):
         return "allow", output.get("permissionDecisionReason", output.get("additionalContext", ""))
     return decision, output.get("permissionDecisionReason", "")
 
 
+def client_call(agent: str, workspace: Path, tool: str, tool_input: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The corpus's Claude Code tool call as ``agent`` makes it: Codex's shell is ``Bash`` too
+    and its edits are apply_patch patches; Gemini CLI has run_shell_command, write_file, replace."""
+    if agent == "claude-code" or (agent == "codex" and tool == "Bash"):
+        return tool, dict(tool_input)
+    if agent == "gemini":
+        if tool == "Bash":
+            return "run_shell_command", {"command": tool_input["command"]}
+        if tool == "Write":
+            return "write_file", {"file_path": tool_input["file_path"], "content": tool_input["content"]}
+        return "replace", {"file_path": tool_input["file_path"], "old_string": tool_input["old_string"],
+                           "new_string": tool_input["new_string"]}
+    relative = os.path.relpath(tool_input["file_path"], workspace)
+    if tool == "Write":
+        body = "".join(f"+{line}\n" for line in str(tool_input["content"]).splitlines())
+        patch = f"*** Begin Patch\n*** Add File: {relative}\n{body}*** End Patch\n"
+    else:
+        old = "".join(f"-{line}\n" for line in str(tool_input["old_string"]).splitlines())
+        new = "".join(f"+{line}\n" for line in str(tool_input["new_string"]).splitlines())
+        patch = f"*** Begin Patch\n*** Update File: {relative}\n@@\n{old}{new}*** End Patch\n"
+    return "apply_patch", {"command": patch}
+
+
 def call_hook(repo: Repo, tool: str, tool_input: Mapping[str, Any], *, event: str = "pre",
-              response: str | None = None) -> tuple[str, str, float]:
+              response: str | None = None, agent: str = "claude-code") -> tuple[str, str, float]:
+    tool, tool_input = client_call(agent, repo.workspace, tool, tool_input)
+    names = {"pre": "BeforeTool", "post": "AfterTool"} if agent == "gemini" else {"pre": "PreToolUse",
+                                                                                  "post": "PostToolUse"}
     payload: dict[str, Any] = {"session_id": "ordinary-work", "cwd": str(repo.workspace),
-                               "hook_event_name": "PreToolUse" if event == "pre" else "PostToolUse",
-                               "tool_name": tool, "tool_input": dict(tool_input)}
+                               "hook_event_name": names[event], "tool_name": tool, "tool_input": dict(tool_input)}
     if response is not None:
-        payload["tool_response"] = {"stdout": "", "stderr": response}
+        payload["tool_response"] = ({"llmContent": response} if agent == "gemini" else response if agent == "codex"
+                                    else {"stdout": "", "stderr": response})
     start = time.perf_counter()
     with agent_environment(repo.env):
-        outcome = run_hook("claude-code", json.dumps(payload), event=event, store_location=repo.store)
+        outcome = run_hook(agent, json.dumps(payload), event=event, store_location=repo.store)
     seconds = time.perf_counter() - start
     if event == "post":
         return "post", outcome.stdout, seconds
-    verdict, reason = _verdict(outcome.stdout)
+    verdict, reason = _verdict(agent, outcome.stdout, outcome.exit_code, outcome.stderr)
     return verdict, reason, seconds
 
 
 def run_corpus(corpus: str, condition: str, base: Path, *, project: str | Sequence[str] | None = None,
-               limit: int | None = None,
-               projects: Mapping[str, Mapping[str, Any]] | None = None) -> list[Outcome]:
+               limit: int | None = None, projects: Mapping[str, Mapping[str, Any]] | None = None,
+               agent: str = "claude-code") -> list[Outcome]:
     """Every entry of ``corpus`` under ``condition`` (``project``: only these; ``limit``: the
-    first N per project), each in a fresh repository of its own project under ``base``."""
+    first N per project), each in a fresh repository of its own project under ``base``, sent as
+    ``agent`` sends it."""
     projects = projects or load_projects()
     wanted = {project} if isinstance(project, str) else set(project) if project else None
     raw = [r for r in load_corpus(corpus) if wanted is None or r["project"] in wanted]
@@ -315,9 +351,10 @@ def run_corpus(corpus: str, condition: str, base: Path, *, project: str | Sequen
         for step in probe.setup:
             _run(step, repo.workspace)
         for earlier in probe.before:
-            call_hook(repo, "Bash", {"command": earlier["command"]}, event="post", response=earlier["output"])
+            call_hook(repo, "Bash", {"command": earlier["command"]}, event="post", response=earlier["output"],
+                      agent=agent)
         entry = _entry(corpus, item, repo.workspace)
-        verdict, reason, seconds = call_hook(repo, entry.tool, entry.tool_input)
+        verdict, reason, seconds = call_hook(repo, entry.tool, entry.tool_input, agent=agent)
         outcomes.append(Outcome(corpus=corpus, condition=condition, project=entry.project, label=entry.label,
                                 verdict=verdict, reason=reason, seconds=seconds, why=entry.why,
                                 shell_gap=entry.shell_gap))
@@ -376,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="the first N entries per project")
     parser.add_argument("--json", help="write every outcome as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the repositories (their path is printed)")
+    parser.add_argument("--agent", choices=AGENTS, default="claude-code",
+                        help="send each call as this client sends it (default: claude-code)")
     args = parser.parse_args(argv)
     base = Path(tempfile.mkdtemp(prefix="statewise-ordinary-"))
     started = time.perf_counter()
@@ -383,7 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for corpus in args.corpus or CORPORA:
             for condition in args.condition or CONDITIONS:
-                outcomes += run_corpus(corpus, condition, base, project=args.project, limit=args.limit)
+                outcomes += run_corpus(corpus, condition, base, project=args.project, limit=args.limit,
+                                       agent=args.agent)
     finally:
         if args.keep:
             print(f"repositories kept in {base}", file=sys.stderr)
@@ -391,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(base, ignore_errors=True)
     elapsed = time.perf_counter() - started
     print(render(outcomes))
-    print(f"{len(outcomes)} hook calls in {elapsed:.1f}s (repositories, venvs and stores included); "
+    print(f"{len(outcomes)} hook calls as {args.agent} in {elapsed:.1f}s (repositories, venvs and stores included); "
           f"goals {'met' if goals_met(outcomes) else 'NOT met'}.")
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(o) for o in outcomes], indent=2))

@@ -65,8 +65,21 @@ def test_a_slice_of_the_dangerous_corpus_is_always_denied_or_asked(tmp_path, con
     assert allowed == []
     for outcome in outcomes:
         assert "no such key" not in outcome.reason
-        if outcome.verdict == "ask":
-            assert "statewise record add" in outcome.reason
+        if outcome.verdict == "ask":  # a question says how to answer it; an approval, what it approves
+            assert "statewise record add" in outcome.reason or "the developer's approval" in outcome.reason
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_the_corpora_sent_as_codex_and_gemini_cli(tmp_path, agent):
+    # The same entries as the other clients send them (apply_patch, write_file/replace) and as
+    # they read the answer (no ask: Codex exit 2, Gemini "decision": "deny").
+    ordinary = bench.run_corpus("ordinary", "empty", tmp_path / "o", project="py-uv", projects=PROJECTS, agent=agent)
+    assert len(ordinary) >= 20
+    assert [(o.label, o.reason) for o in ordinary if o.verdict != "allow"] == []
+    assert any(o.label.startswith(("Write", "Edit")) for o in ordinary)
+    dangerous = bench.run_corpus("dangerous", "empty", tmp_path / "d", project="py-uv", limit=6, projects=PROJECTS,
+                                 agent=agent)
+    assert dangerous and all(o.verdict == "deny" for o in dangerous), [(o.label, o.verdict) for o in dangerous]
 
 
 # --- the regressions, one real repository each -------------------------------------------------

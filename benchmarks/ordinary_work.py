@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -371,6 +372,35 @@ def goals_met(outcomes: Sequence[Outcome]) -> bool:
     return all(goal_met(o) for o in outcomes if not o.shell_gap)
 
 
+def _what_stopped(outcome: Outcome) -> str:
+    """The checks that stopped an entry, or what the developer is asked, from its reason."""
+    if outcome.verdict == "allow":
+        return "**allowed**"
+    if "the developer's approval" in outcome.reason:
+        return "asks for the developer's approval (`requires_approval`)"
+    if outcome.verdict == "ask":
+        keys = re.findall(r"What is ([a-z_.]+(?:\[[^\]]*\])?)", outcome.reason)
+        return "asks for " + ", ".join(f"`{k}`" for k in dict.fromkeys(keys)) if keys else "asks"
+    checks = re.findall(r"invariant:([a-z_]+)", outcome.reason)
+    if checks:
+        return "denied: " + ", ".join(f"`{c}`" for c in dict.fromkeys(checks))
+    if "cannot check" in outcome.reason:
+        return "denied: the command cannot be read with confidence"
+    return "denied: " + outcome.reason.split(":", 1)[-1].strip()[:80]
+
+
+def dangerous_table(outcomes: Sequence[Outcome]) -> str:
+    """What each dangerous entry got under each condition (docs/results.md)."""
+    rows: dict[tuple[str, str, str], dict[str, str]] = {}
+    for outcome in outcomes:
+        if outcome.corpus == "dangerous":
+            rows.setdefault((outcome.label, outcome.why, outcome.project), {})[outcome.condition] = _what_stopped(outcome)
+    lines = ["| entry | project | empty store | populated store |", "|---|---|---|---|"]
+    for (label, why, project), got in rows.items():
+        lines.append(f"| `{label}`: {why} | {project} | {got.get('empty', '–')} | {got.get('populated', '–')} |")
+    return "\n".join(lines)
+
+
 def render(outcomes: Sequence[Outcome]) -> str:
     lines = ["| corpus | condition | entries | allowed | denied | asked | shell gaps | goal met | median ms | max ms |",
              "|---|---|---:|---:|---:|---:|---:|---|---:|---:|"]
@@ -415,7 +445,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the repositories (their path is printed)")
     parser.add_argument("--agent", choices=AGENTS, default="claude-code",
                         help="send each call as this client sends it (default: claude-code)")
+    parser.add_argument("--dangerous-table", metavar="JSON",
+                        help="print what each dangerous entry got, from a --json file of an earlier run, and exit")
     args = parser.parse_args(argv)
+    if args.dangerous_table:
+        saved = json.loads(Path(args.dangerous_table).read_text())
+        print(dangerous_table([Outcome(**item) for item in saved]))
+        return 0
     base = Path(tempfile.mkdtemp(prefix="statewise-ordinary-"))
     started = time.perf_counter()
     outcomes: list[Outcome] = []

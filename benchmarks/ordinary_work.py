@@ -5,7 +5,8 @@ daily) and ``benchmarks/ordinary/dangerous.yaml`` goes through
 ``statewise.integrations.hooks.run_hook("claude-code", ...)`` with the JSON Claude Code sends
 before a tool runs (``cwd``, ``hook_event_name: PreToolUse``, ``tool_name`` Bash/Write/Edit,
 ``tool_input``; ``--agent codex|gemini``: as Codex or Gemini CLI sends it, edits as
-apply_patch / write_file / replace, and read as that client reads the answer), in fresh real repositories built from ``benchmarks/ordinary/projects.yaml``:
+apply_patch / write_file / replace, and read as that client reads the answer), in fresh
+real repositories built from ``benchmarks/ordinary/projects.yaml``:
 real git, a real bare origin whose ``main`` is protected by StateWise's own pre-receive hook,
 real project files, real virtual environments where the template asks for one. Two
 conditions: an empty store, and the project's populated, correct store. The hook only
@@ -24,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -394,7 +395,8 @@ def dangerous_table(outcomes: Sequence[Outcome]) -> str:
     rows: dict[tuple[str, str, str], dict[str, str]] = {}
     for outcome in outcomes:
         if outcome.corpus == "dangerous":
-            rows.setdefault((outcome.label, outcome.why, outcome.project), {})[outcome.condition] = _what_stopped(outcome)
+            row = rows.setdefault((outcome.label, outcome.why, outcome.project), {})
+            row[outcome.condition] = _what_stopped(outcome)
     lines = ["| entry | project | empty store | populated store |", "|---|---|---|---|"]
     for (label, why, project), got in rows.items():
         lines.append(f"| `{label}`: {why} | {project} | {got.get('empty', '–')} | {got.get('populated', '–')} |")

@@ -10,7 +10,6 @@ extends the built-in one, a SQLite store, and Claude Code's PreToolUse JSON sent
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from statewise.contract.readings import READINGS
 from statewise.integrations.hooks import run_hook
 from statewise.integrations.shell import UNRESOLVED, analyze_command
 from statewise.integrations.shell.rules import CommandRules
+from statewise.sandbox import git
 
 EXTENSION = """\
 name: release
@@ -70,12 +70,6 @@ invariants:
     check: action.args.tag.matches("^v[0-9]+[.][0-9]+[.][0-9]+$")
     message: Release tags are semantic versions (v1.2.3).
 """
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}).stdout
 
 
 @pytest.fixture

@@ -37,6 +37,7 @@ from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.errors import InputError
 from statewise.integrations.hook_entry import EVENTS, SHELL_TOOLS, cache_dir, contract_digest, write_observation_index
 from statewise.pipeline import Decision, Guard, PremiseStatus
+from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
@@ -296,7 +297,8 @@ def _approval_request(decision: Decision, contract: Contract) -> str | None:
     with no approval channel configured: the request the client's permission prompt puts to
     the developer (that prompt is the approval channel). Clients without one deny with it."""
     failed = [check for check in decision.report.gate if not check.passed]
-    if not failed or any(check.name != "approval" or "no approval channel" not in check.detail for check in failed):
+    if not failed or any(check.name != "approval" or not check.detail.endswith(NO_APPROVAL_CHANNEL)
+                         for check in failed):
         return None
     proposal = decision.report.proposal
     spec = contract.operations.get(proposal.operation)

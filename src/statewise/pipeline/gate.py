@@ -31,7 +31,11 @@ from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.report import GateCheck, PremiseReport, PremiseStatus
 from statewise.scopes import TaskScope
 
-__all__ = ["run_gate"]
+__all__ = ["NO_APPROVAL_CHANNEL", "run_gate"]
+
+#: The end of the approval check's detail when no approval channel is configured (the hook
+#: turns that stop into the client's own permission prompt where it has one).
+NO_APPROVAL_CHANNEL = "needs approval and no approval channel is configured"
 
 
 def run_gate(
@@ -89,7 +93,7 @@ def run_gate(
     if spec is not None and spec.requires_approval:
         if approver is None:
             checks.append(GateCheck(name="approval", passed=False,
-                                    detail=f"{operation} needs approval and no approval channel is configured"))
+                                    detail=f"{operation} {NO_APPROVAL_CHANNEL}"))
         elif all(check.passed for check in checks):
             meter.approvals_asked += 1
             with meter.outside():

@@ -1,6 +1,6 @@
 """What StateWise's hooks add to a real client's own time, for one harmless tool call.
 
-    python benchmarks/client_overhead.py [--runs 5] [--clients claude,codex,gemini] [--floor]
+    python benchmarks/client_overhead.py [--runs 5] [--clients claude,codex,gemini] [--floor] [--empty-settings]
 
 Each client (the pinned Claude Code, Codex and Gemini CLI the end-to-end tests install) runs
 headless against the scripted model server on 127.0.0.1 (tests/e2e/model_server.py): one turn
@@ -18,6 +18,11 @@ With ``--floor`` a third workspace runs in the same rounds with the same setting
 that only reads its input and prints ``{}`` (``/bin/sh``, ``cat``): what the client itself costs
 to run three hooks, whatever they do. StateWise's own part is the difference between the hooks
 and the floor.
+
+With ``--empty-settings`` another workspace runs in the same rounds with the settings file the
+hooks go into but no hooks in it (``{}``): what the client spends on reading a project settings
+file at all (Claude Code 2.1 takes about 30 ms longer with an empty ``.claude/settings.json``
+than with none), before any hook is configured.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.clients import installed_clients  # noqa: E402
+from tests.e2e.clients import CLIENTS, installed_clients  # noqa: E402
 from tests.e2e.conftest import build_workspace  # noqa: E402
 from tests.e2e.model_server import Step  # noqa: E402
 
@@ -62,10 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--clients", default="claude,codex,gemini")
     parser.add_argument("--floor", action="store_true", help="also time empty hooks (the client's own hook cost)")
+    parser.add_argument("--empty-settings", action="store_true",
+                        help="also time the settings file with no hooks in it (the client's cost of reading it)")
     options = parser.parse_args(argv)
     client_bin = installed_clients()
     rows = []
     floors: dict[str, float] = {}
+    settings_only: dict[str, float] = {}
     for client in options.clients.split(","):
         with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
             # Two identical workspaces, one with the hooks: installing and uninstalling between
@@ -82,15 +90,23 @@ def main(argv: list[str] | None = None) -> int:
                 (floor_space.work / ".statewise" / "bin" / "statewise-hook").write_text(
                     "#!/bin/sh\ncat >/dev/null\necho '{}'\n", encoding="utf-8")
                 spaces.append(floor_space)
+            if options.empty_settings:
+                bare_space = build_workspace(Path(temporary) / "settings", client_bin)
+                bare_file = bare_space.work / CLIENTS[client].settings_file
+                bare_file.parent.mkdir(parents=True, exist_ok=True)
+                bare_file.write_text("{}\n", encoding="utf-8")
+                spaces.append(bare_space)
             for space in spaces:
                 space.run(client, [_step(client)])  # the client's own first-run work, and the first session
-            plain, hooked, empty = [], [], []
+            plain, hooked, empty, bare = [], [], [], []
             full_path = 0
             cache = hooked_space.home / ".cache" / "statewise"
             for round_number in range(options.runs):
                 order = [(plain_space, plain), (hooked_space, hooked)]
                 if options.floor:
                     order.append((floor_space, empty))
+                if options.empty_settings:
+                    order.append((bare_space, bare))
                 for space, times in order if round_number % 2 == 0 else order[::-1]:
                     before = _newest(cache)
                     run = space.run(client, [_step(client)])
@@ -101,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((client, statistics.median(plain), statistics.median(hooked), full_path))
         if empty:
             floors[client] = statistics.median(empty)
+        if bare:
+            settings_only[client] = statistics.median(bare)
     load = os.getloadavg()
     print(f"one harmless tool call (git status), median of {options.runs} interleaved runs per setting, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -119,7 +137,13 @@ def main(argv: list[str] | None = None) -> int:
             floor = floors[client]
             print(f"floor: {client} with empty hooks {floor:.2f} s, / without = {floor / plain_s:.2f}; "
                   f"StateWise's hooks / empty hooks = {hooked_s / floor:.2f}")
-    print(json.dumps({client: {"plain_s": p, "hooks_s": h, "full_path_runs": f, "empty_hooks_s": floors.get(client)}
+    for client, plain_s, hooked_s, _ in rows:
+        if client in settings_only:
+            bare_s = settings_only[client]
+            print(f"settings: {client} with a settings file and no hooks {bare_s:.2f} s, / without = "
+                  f"{bare_s / plain_s:.2f}; with hooks / settings file alone = {hooked_s / bare_s:.2f}")
+    print(json.dumps({client: {"plain_s": p, "hooks_s": h, "full_path_runs": f, "empty_hooks_s": floors.get(client),
+                               "settings_only_s": settings_only.get(client)}
                       for client, p, h, f in rows}))
     return 1 if failed else 0
 

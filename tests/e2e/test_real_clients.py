@@ -191,6 +191,30 @@ def test_post_tool_capture_of_a_succeeding_and_a_failing_command(everyday: Share
     assert history[0]["provenance"]["source"] == "tool_output"
 
 
+@pytest.mark.parametrize("command", ["python3 --version", "npm run check"])
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_the_capture_of_the_sessions_last_command_is_stored_when_the_client_exits(workspace: Workspace,
+                                                                                 client: str, command: str):
+    # The post-tool hooks are waited for: Claude Code kills a background (`async`) hook when a
+    # `claude -p` session ends, which lost exactly this capture (benchmarks/claude_hook_cost.py
+    # --async-capture); nothing may run after the capture to give it time.
+    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
+    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
+    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    workspace.install(client)
+    run = workspace.run(client, [shell(client, command)])
+    finished(run)
+    if command == "npm run check":
+        key, scope, value = "npm.script_exists[lint]", f"repo:{workspace.repo}", False
+    else:
+        printed = re.search(r"Python (\d+\.\d+\.\d+)", run.tool_results()[0])
+        assert printed, run.describe()
+        key, scope, value = "runtime.python_version", f"workspace:{workspace.work.resolve()}", printed.group(1)
+    history = workspace.statewise_json("record", "history", key, "--scope", scope)
+    assert [(r["value"], r["status"]) for r in history] == [(value, "active")], (history, run.describe())
+    assert history[0]["provenance"]["source"] == "tool_output"
+
+
 #: The events each client fires for the everyday turn: the session start, then pre and post
 #: around each shell command, and pre only around the write (post-tool listens to shell only).
 EXPECTED_EVENTS = {

@@ -172,3 +172,42 @@ def test_a_wrapper_started_through_the_shell_is_read_too(project, tmp_path):
     assert str(long_named) in executable.detail
     long_named.unlink()
     assert "executable" in _failed(diagnose("claude-code", project=project))
+
+
+@pytest.mark.parametrize("option", [{"async": True}, {"asyncRewake": True}, {"once": True}, {"if": "Bash(git push *)"}])
+def test_a_pre_tool_hook_the_client_does_not_wait_for_is_caught(project, option):
+    install_hooks("claude-code", project=project)
+    [synchronous] = [c for c in diagnose("claude-code", project=project) if c.name == "synchronous"]
+    assert synchronous.ok and "PreToolUse" in synchronous.detail
+    path = settings_path("claude-code", project=project)
+    data = json.loads(path.read_text())
+    data["hooks"]["PreToolUse"][0]["hooks"][0].update(option)
+    path.write_text(json.dumps(data))
+    checks = diagnose("claude-code", project=project)
+    [synchronous] = [c for c in checks if c.name == "synchronous"]
+    assert not synchronous.ok and synchronous.fatal and next(iter(option)) in synchronous.detail
+    assert "synchronous" in _failed(checks) and "statewise install claude-code" in synchronous.fix
+
+
+def test_a_pre_tool_hook_that_is_missing_is_caught_even_with_the_post_tool_hooks_in_place(project):
+    install_hooks("claude-code", project=project)
+    path = settings_path("claude-code", project=project)
+    data = json.loads(path.read_text())
+    del data["hooks"]["PreToolUse"]
+    path.write_text(json.dumps(data))
+    [check] = diagnose("claude-code", project=project)
+    assert not check.ok and check.fatal and "no StateWise PreToolUse hook" in check.detail
+
+
+def test_async_post_tool_hooks_are_reported_without_failing_the_installation(project):
+    install_hooks("claude-code", project=project)
+    assert "post-tool capture" not in {c.name for c in diagnose("claude-code", project=project)}
+    path = settings_path("claude-code", project=project)
+    data = json.loads(path.read_text())
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        data["hooks"][event][0]["hooks"][0]["async"] = True
+    path.write_text(json.dumps(data))
+    checks = diagnose("claude-code", project=project)
+    captures = [c for c in checks if c.name == "post-tool capture"]
+    assert len(captures) == 2 and all(not c.ok and not c.fatal for c in captures)
+    assert "kills it" in captures[0].detail and _failed(checks) == set()

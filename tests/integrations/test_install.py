@@ -334,3 +334,16 @@ def test_a_package_directory_with_quotes_and_blanks_is_written_safely(tmp_path):
     wrapper_path(project=tmp_path).write_text(render_wrapper(timeout=30, package_dir=odd))
     done = _run_installed("claude-code", tmp_path)
     assert done.returncode == 2 and f"StateWise cannot be loaded from {odd}" in done.stderr
+
+
+def test_claude_code_waits_for_every_hook_statewise_installs(tmp_path):
+    # Measured in Claude Code 2.1.197 (docs/performance.md): `async: true` on the post-tool hooks
+    # saves no measurable time, and `claude -p` kills a background hook when the session ends,
+    # so the capture of the last command was lost; the pre-tool guard must never be async.
+    path, _ = install_hooks("claude-code", project=tmp_path)
+    hooks = json.loads(path.read_text())["hooks"]
+    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"):
+        [group] = hooks[event]
+        [hook] = group["hooks"]
+        assert set(hook) == {"type", "command", "timeout"}, (event, hook)
+        assert hook["type"] == "command"

@@ -75,7 +75,38 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
     checks.append(Check(agent, "matcher", not missing,
                         f"the hook's matcher covers {', '.join(sorted(wanted))}" if not missing
                         else f"the matcher misses {', '.join(missing)}: those tools run unchecked", fix))
+    checks.append(_waited_for(agent, spec.pre_event, entry, fix))
+    hooks = data.get("hooks", {})
+    for event in spec.post_events:
+        post = _our_entry(hooks.get(event))
+        if post is not None and _not_waited_for(post):
+            checks.append(Check(agent, "post-tool capture", False,
+                                f"the {event} hook has {', '.join(_not_waited_for(post))}: the client does not "
+                                "wait for it, so its note never reaches the model, and `claude -p` kills it "
+                                "when the session ends (the last command's capture is lost)", fix, fatal=False))
     return checks, {"path": path, "entry": entry}
+
+
+#: Hook options (Claude Code 2.1's command-hook schema) under which the client does not wait for
+#: the hook before the tool runs, or does not run it on every matching call: ``async`` and
+#: ``asyncRewake`` run it in the background (the tool runs meanwhile), ``once`` removes it after
+#: its first run, ``if`` runs it only for calls matching a permission rule. StateWise never
+#: writes them.
+_UNWAITED = ("async", "asyncRewake", "once", "if")
+
+
+def _not_waited_for(entry: dict[str, Any]) -> list[str]:
+    """The options in ``entry`` that keep the client from waiting for the hook on every call."""
+    return [f"{key}: {json.dumps(entry[key])}" for key in _UNWAITED
+            if key in entry and entry[key] not in (False, None, "")]
+
+
+def _waited_for(agent: str, event: str, entry: dict[str, Any], fix: str) -> Check:
+    found = _not_waited_for(entry)
+    if found:
+        return Check(agent, "synchronous", False, f"the {event} hook has {', '.join(found)}: the client does not "
+                                                  "wait for it on every call, so tools run unchecked", fix)
+    return Check(agent, "synchronous", True, f"the client waits for the {event} hook on every matching call")
 
 
 _PYTHON_HEADER = re.compile(r"\A#!(?P<direct>\S+) -IS\n|\A#!/bin/sh\n''':'\nexec (?P<shell>.+) -IS \"\$0\" \"\$@\"\n")

@@ -63,3 +63,26 @@ def test_the_bench_builds_it_from_a_spec_with_the_sets_playbook():
     assert "overwrite_branch" in planner.inner.playbook.families
     with pytest.raises(ValueError):
         WaywardPlanner(RulePlanner(), rate=1.5)
+
+
+def test_the_draw_is_the_same_in_every_sandbox_a_run_builds():
+    # A fresh sandbox changes the workspace path, the records' ids, scopes and times in every
+    # run; none of that may change which calls overrule a record (a run must be reproducible).
+    import tempfile
+    from datetime import UTC, datetime
+
+    from statewise.planners.base import seeded_draw
+
+    def draws(root: str, stamp: int) -> list[float]:
+        scope = TaskScope(user="dev", workspace=f"{root}/work", repo=f"local{root}/origin", branch="main")
+        records = [ContextRecord(id=f"rec_{stamp}_{n}", key="python.venv_path", value=f"{root}/work/.venv",
+                                 scope=f"repo:local{root}/origin", source="developer", authority="developer",
+                                 observed_at=datetime.fromtimestamp(stamp + n, UTC)) for n in range(2)]
+        context = PlanningContext.of(records)
+        task = Task(text="install requests", scope=scope, workspace=f"{root}/work", id="case-1",
+                    params={"path": f"{root}/work/src"})
+        return [seeded_draw("wayward", 0, task, context.for_sample(s)).random() for s in range(5)]
+
+    tmp = tempfile.gettempdir()
+    assert draws(f"{tmp}/statewise-a1", 1_000) == draws(f"{tmp}/statewise-b2", 2_000)
+    assert draws(f"{tmp}/statewise-a1", 1_000) != draws("/srv/elsewhere", 1_000)  # a real path still counts

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -33,6 +35,7 @@ __all__ = [
     "Usage",
     "read_corrections",
     "samples_stochastically",
+    "seeded_draw",
 ]
 
 
@@ -301,3 +304,27 @@ class CallablePlanner:
         if isinstance(result, dict):
             return Action.model_validate(result)
         return cast("Action | Plan", result)  # the callable's contract: an action, a plan or its dict
+
+
+def seeded_draw(label: str, seed: int, task: Task, context: PlanningContext) -> random.Random:
+    """The random stream a seeded planner (noisy, wayward) draws from for one call: a pure
+    function of (label, seed, task, context, sample) that is the same in every run of a case.
+
+    It reads what the planner sees and a case fixes: the task's id, family, text and
+    parameters, and each record's key, value, source, authority and staleness. Not the task's
+    workspace and scope, nor the records' ids, scopes and times, and with every path under
+    the temporary directory cut to ``<tmp>``: a fresh sandbox changes those in every run (a
+    temp directory, a ULID, a clock), and two runs of one command must give the same numbers."""
+    material: list[Any] = [label, seed, task.id, task.family, task.text, sorted(task.params.items()),
+                           context.sample]
+    for record in context.records:
+        value = "<masked>" if record.masked else record.value
+        material.append([record.key, value, record.source, record.authority, record.stale])
+    text = _TEMPORARY.sub("<tmp>", json.dumps(material, sort_keys=True, default=str))
+    digest = hashlib.sha256(text.encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+# A path under the temporary directory, to its first component (the sandbox's own directory).
+_TEMPORARY = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^/\s\"]+")
+

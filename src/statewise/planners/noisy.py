@@ -8,11 +8,10 @@ of one context vary, and the guard's cache stays exact.
 
 from __future__ import annotations
 
-import hashlib
 import random
 
 from statewise.actions import Action
-from statewise.planners.base import Plan, Planner, PlanningContext, Task
+from statewise.planners.base import Plan, Planner, PlanningContext, Task, seeded_draw
 
 __all__ = ["NoisyPlanner"]
 
@@ -31,8 +30,7 @@ class NoisyPlanner:
         self.name = f"noisy({getattr(inner, 'name', type(inner).__name__)}, p={noise}, seed={seed})"
 
     def _rng(self, task: Task, context: PlanningContext) -> random.Random:
-        material = f"{self.seed}\x00{task.fingerprint()}\x00{context.fingerprint()}\x00{context.sample}"
-        return random.Random(int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big"))
+        return seeded_draw("noisy", self.seed, task, context)
 
     def plan(self, task: Task, context: PlanningContext) -> Action | Plan:
         rng = self._rng(task, context)

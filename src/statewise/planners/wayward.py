@@ -23,13 +23,21 @@ of one context vary, and the guard's caches stay exact. It declares itself stoch
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any
 
 from statewise.actions import Action
 from statewise.errors import PlannerError
-from statewise.planners.base import Plan, Planner, PlanningContext, Statement, Task, as_plan, read_corrections
+from statewise.planners.base import (
+    Plan,
+    Planner,
+    PlanningContext,
+    Statement,
+    Task,
+    as_plan,
+    read_corrections,
+    seeded_draw,
+)
 
 __all__ = ["WaywardPlanner"]
 
@@ -55,8 +63,7 @@ class WaywardPlanner:
         return reader(text, source) if reader is not None else read_corrections(text, source)
 
     def _rng(self, task: Task, context: PlanningContext) -> random.Random:
-        material = f"wayward\x00{self.seed}\x00{task.fingerprint()}\x00{context.fingerprint()}\x00{context.sample}"
-        return random.Random(int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big"))
+        return seeded_draw("wayward", self.seed, task, context)
 
     def _answer(self, task: Task, context: PlanningContext) -> Action | None:
         try:

@@ -17,13 +17,15 @@ ordinary work, must pass unexamined and never be denied.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from statewise.contract import builtin_contract
-from statewise.integrations.hooks import run_hook
+from statewise.integrations.hooks import SHELL_TOOL_ENV, run_hook
+from statewise.integrations.shell import analyze_command
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
@@ -45,11 +47,11 @@ def store(world: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> s
     return location
 
 
-def outcome(world: dict[str, Path], store: str, command: str) -> str:  # noqa: F811
+def outcome(world: dict[str, Path], store: str, command: str, agent: str = "claude-code") -> str:  # noqa: F811
     payload = {"session_id": "catalogue", "transcript_path": "/dev/null", "cwd": str(world["repo"]),
                "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                "tool_input": {"command": command, "description": "catalogue"}, "tool_use_id": "t"}
-    result = run_hook("claude-code", json.dumps(payload), store_location=store)
+    result = run_hook(agent, json.dumps(payload), store_location=store)
     decision = json.loads(result.stdout).get("hookSpecificOutput", {}).get("permissionDecision")
     if decision == "deny":
         return "denied"
@@ -62,7 +64,12 @@ def test_every_must_stop_entry_is_examined_through_the_hook(world, store, capsys
     counts: Counter[str] = Counter()
     failures: list[str] = []
     for command in FAIL_CLOSED:
-        got = outcome(world, store, command)
+        # Claude Code's Bash tool runs with GIT_EDITOR=true (SHELL_TOOL_ENV), so an entry that
+        # fails closed only because git would open an editor (`git commit` without -m) opens
+        # none there; it is checked as Codex sends it, where the editor does open.
+        quiet_editor = {**os.environ, **SHELL_TOOL_ENV["claude-code"]}
+        opens_editor = not analyze_command(command, cwd=world["repo"], env=quiet_editor).unresolved
+        got = outcome(world, store, command, "codex" if opens_editor else "claude-code")
         counts[got] += 1
         if got != "denied":
             failures.append(f"FAIL_CLOSED {command!r}: {got}")

@@ -84,5 +84,6 @@ def test_the_draw_is_the_same_in_every_sandbox_a_run_builds():
         return [seeded_draw("wayward", 0, task, context.for_sample(s)).random() for s in range(5)]
 
     tmp = tempfile.gettempdir()
-    assert draws(f"{tmp}/statewise-a1", 1_000) == draws(f"{tmp}/statewise-b2", 2_000)
-    assert draws(f"{tmp}/statewise-a1", 1_000) != draws("/srv/elsewhere", 1_000)  # a real path still counts
+    assert draws(f"{tmp}/statewise-k3j2l1x9/ep-case-1-agent-ac1a0daf", 1_000) == \
+        draws(f"{tmp}/statewise-p0q9w8e7/ep-case-1-agent-5b9b77d7", 2_000)
+    assert draws(f"{tmp}/statewise-k3j2l1x9", 1_000) != draws("/srv/elsewhere", 1_000)  # a real path still counts

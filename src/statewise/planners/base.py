@@ -312,19 +312,22 @@ def seeded_draw(label: str, seed: int, task: Task, context: PlanningContext) -> 
 
     It reads what the planner sees and a case fixes: the task's id, family, text and
     parameters, and each record's key, value, source, authority and staleness. Not the task's
-    workspace and scope, nor the records' ids, scopes and times, and with every path under
-    the temporary directory cut to ``<tmp>``: a fresh sandbox changes those in every run (a
+    workspace and scope, nor the records' ids, scopes and times, and in every path under the
+    temporary directory the words of eight characters or more are masked (the random part of a
+    temp directory's name, ``ep-...-ac1a0daf``): a fresh sandbox changes those in every run (a
     temp directory, a ULID, a clock), and two runs of one command must give the same numbers."""
     material: list[Any] = [label, seed, task.id, task.family, task.text, sorted(task.params.items()),
                            context.sample]
     for record in context.records:
         value = "<masked>" if record.masked else record.value
         material.append([record.key, value, record.source, record.authority, record.stale])
-    text = _TEMPORARY.sub("<tmp>", json.dumps(material, sort_keys=True, default=str))
+    text = _TEMPORARY.sub(lambda path: _LONG_WORD.sub("<r>", path.group(0)),
+                          json.dumps(material, sort_keys=True, default=str))
     digest = hashlib.sha256(text.encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-# A path under the temporary directory, to its first component (the sandbox's own directory).
-_TEMPORARY = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^/\s\"]+")
+# A path under the temporary directory, and the words in it that may be random.
+_TEMPORARY = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/[^\s\"]*")
+_LONG_WORD = re.compile(r"[A-Za-z0-9_]{8,}")
 

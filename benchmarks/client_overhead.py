@@ -1,6 +1,7 @@
 """What StateWise's hooks add to a real client's own time, for one harmless tool call.
 
     python benchmarks/client_overhead.py [--runs 5] [--clients claude,codex,gemini] [--floor] [--empty-settings]
+        [--unfiltered]
 
 Each client (the pinned Claude Code, Codex and Gemini CLI the end-to-end tests install) runs
 headless against the scripted model server on 127.0.0.1 (tests/e2e/model_server.py): one turn
@@ -18,6 +19,11 @@ With ``--floor`` a third workspace runs in the same rounds with the same setting
 that only reads its input and prints ``{}`` (``/bin/sh``, ``cat``): what the client itself costs
 to run three hooks, whatever they do. StateWise's own part is the difference between the hooks
 and the floor.
+
+With ``--unfiltered`` (Claude Code only) another workspace runs in the same rounds with
+StateWise's hooks as install writes them but the post-tool ``if`` filters taken out: one
+unconditional post-tool hook per event, spawned for ``git status`` too (what install wrote
+before the filters).
 
 With ``--empty-settings`` another workspace runs in the same rounds with the settings file the
 hooks go into but no hooks in it (``{}``): what the client spends on reading a project settings
@@ -62,11 +68,25 @@ def _newest(folder: Path) -> int:
     return newest
 
 
+def _drop_post_filters(settings: Path) -> None:
+    """Rewrite Claude Code's post-tool entries as one unconditional hook per event (the layout
+    before the ``if`` filters), keeping everything else as install wrote it."""
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        groups = data["hooks"][event]
+        hook = {key: value for key, value in groups[0]["hooks"][0].items() if key != "if"}
+        data["hooks"][event] = [{"matcher": groups[0]["matcher"], "hooks": [hook]}]
+    settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--clients", default="claude,codex,gemini")
     parser.add_argument("--floor", action="store_true", help="also time empty hooks (the client's own hook cost)")
+    parser.add_argument("--unfiltered", action="store_true",
+                        help="also time StateWise's hooks with Claude Code's post-tool `if` filters taken out "
+                             "(one unconditional post-tool hook per event, what install wrote before)")
     parser.add_argument("--empty-settings", action="store_true",
                         help="also time the settings file with no hooks in it (the client's cost of reading it)")
     options = parser.parse_args(argv)
@@ -74,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     floors: dict[str, float] = {}
     settings_only: dict[str, float] = {}
+    unfiltered_s: dict[str, float] = {}
     for client in options.clients.split(","):
         with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
             # Two identical workspaces, one with the hooks: installing and uninstalling between
@@ -90,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
                 (floor_space.work / ".statewise" / "bin" / "statewise-hook").write_text(
                     "#!/bin/sh\ncat >/dev/null\necho '{}'\n", encoding="utf-8")
                 spaces.append(floor_space)
+            unfiltered_space = None
+            if options.unfiltered and client == "claude":
+                unfiltered_space = build_workspace(Path(temporary) / "unfiltered", client_bin)
+                unfiltered_space.install(client)
+                _drop_post_filters(unfiltered_space.work / CLIENTS[client].settings_file)
+                spaces.append(unfiltered_space)
             if options.empty_settings:
                 bare_space = build_workspace(Path(temporary) / "settings", client_bin)
                 bare_file = bare_space.work / CLIENTS[client].settings_file
@@ -98,13 +125,15 @@ def main(argv: list[str] | None = None) -> int:
                 spaces.append(bare_space)
             for space in spaces:
                 space.run(client, [_step(client)])  # the client's own first-run work, and the first session
-            plain, hooked, empty, bare = [], [], [], []
+            plain, hooked, empty, bare, unfiltered = [], [], [], [], []
             full_path = 0
             cache = hooked_space.home / ".cache" / "statewise"
             for round_number in range(options.runs):
                 order = [(plain_space, plain), (hooked_space, hooked)]
                 if options.floor:
                     order.append((floor_space, empty))
+                if unfiltered_space is not None:
+                    order.append((unfiltered_space, unfiltered))
                 if options.empty_settings:
                     order.append((bare_space, bare))
                 for space, times in order if round_number % 2 == 0 else order[::-1]:
@@ -119,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             floors[client] = statistics.median(empty)
         if bare:
             settings_only[client] = statistics.median(bare)
+        if unfiltered:
+            unfiltered_s[client] = statistics.median(unfiltered)
     load = os.getloadavg()
     print(f"one harmless tool call (git status), median of {options.runs} interleaved runs per setting, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -142,8 +173,14 @@ def main(argv: list[str] | None = None) -> int:
             bare_s = settings_only[client]
             print(f"settings: {client} with a settings file and no hooks {bare_s:.2f} s, / without = "
                   f"{bare_s / plain_s:.2f}; with hooks / settings file alone = {hooked_s / bare_s:.2f}")
+    for client, plain_s, hooked_s, _ in rows:
+        if client in unfiltered_s:
+            other = unfiltered_s[client]
+            print(f"unfiltered: {client} with unconditional post-tool hooks {other:.2f} s, / without = "
+                  f"{other / plain_s:.2f}; filtered / unfiltered = {hooked_s / other:.2f}")
     print(json.dumps({client: {"plain_s": p, "hooks_s": h, "full_path_runs": f, "empty_hooks_s": floors.get(client),
-                               "settings_only_s": settings_only.get(client)}
+                               "settings_only_s": settings_only.get(client),
+                               "unfiltered_hooks_s": unfiltered_s.get(client)}
                       for client, p, h, f in rows}))
     return 1 if failed else 0
 

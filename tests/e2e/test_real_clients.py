@@ -217,8 +217,10 @@ def test_the_capture_of_the_sessions_last_command_is_stored_when_the_client_exit
 
 #: The events each client fires for the everyday turn: the session start, then pre and post
 #: around each shell command, and pre only around the write (post-tool listens to shell only).
+#: Claude Code spawns its post-tool hooks only for commands holding a literal of an
+#: observation rule (their `if` filters), so `git status` gets none.
 EXPECTED_EVENTS = {
-    "claude": ["SessionStart", "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUse", "PreToolUse",
+    "claude": ["SessionStart", "PreToolUse", "PreToolUse", "PostToolUse", "PreToolUse",
                "PostToolUseFailure", "PreToolUse"],
     "codex": ["SessionStart", *["PreToolUse", "PostToolUse"] * 3, "PreToolUse"],
     "gemini": ["SessionStart", *["BeforeTool", "AfterTool"] * 3, "BeforeTool"],
@@ -234,12 +236,52 @@ def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
     for payload in calls:
         assert payload["cwd"] == str(workspace.work), payload
         assert isinstance(payload["tool_input"], dict), payload
-    pre_status, post_status = calls[0], calls[1]
+    pre_status = calls[0]
     assert pre_status["tool_input"].get("command") == "git status", pre_status
-    assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
-    post_failed = calls[5]
+    if client != "claude":
+        post_status = calls[1]
+        assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
+    post_failed = calls[4 if client == "claude" else 5]
     failure = post_failed.get("error") if client == "claude" else post_failed.get("tool_response")
     assert "Missing script" in json.dumps(failure), post_failed
+
+
+def test_claude_code_spawns_the_post_tool_hook_only_for_commands_an_observation_rule_can_match(
+        everyday: SharedRun):
+    if everyday.client != "claude":
+        pytest.skip("the `if` filters are Claude Code's")
+    groups = json.loads(everyday.settings.read_text())["hooks"]["PostToolUse"]
+    assert [hook.get("if") for group in groups for hook in group["hooks"]] == [
+        "Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
+    spawned = [(p["hook_event_name"], p["tool_input"]["command"]) for p in everyday.payloads()
+               if p.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure")]
+    # The harmless command spawned no post-tool hook; each capturing command exactly one.
+    assert spawned == [("PostToolUse", "python3 --version"), ("PostToolUseFailure", "npm run check")], spawned
+
+
+def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(workspace: Workspace):
+    # `npm run check; echo pushed` holds two literals (npm, push): Claude Code runs both hooks,
+    # in parallel, and each captures the same output. The store keeps one record, and neither
+    # note tells the model the write failed.
+    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
+    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
+    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    folder = workspace.root / "payloads"
+    folder.mkdir()
+    recorder = workspace.root / "recording-hook"
+    recorder.write_text(RECORDER.format(folder=folder, python=sys.executable), encoding="utf-8")
+    recorder.chmod(0o755)
+    workspace.install("claude", "--executable", str(recorder))
+    run = workspace.run("claude", [shell("claude", "npm run check; echo pushed")])
+    finished(run)
+    posts = [p for p in recorded_payloads(folder) if p.get("hook_event_name", "").startswith("PostToolUse")]
+    assert len(posts) == 2, (posts, run.describe())
+    history = workspace.statewise_json("record", "history", "npm.script_exists[lint]", "--scope",
+                                       f"repo:{workspace.repo}")
+    assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
+    received = json.dumps([request.body for request in run.server.requests])
+    assert "StateWise recorded from this output" in received, run.describe()
+    assert "could not record" not in received, received[-4000:]
 
 
 # --- a guarded turn: force push, protected writes, a stale developer premise --------------------

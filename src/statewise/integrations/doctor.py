@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from statewise.integrations.hook_entry import SHELL_TOOLS
-from statewise.integrations.install import AGENTS, project_root, settings_path, wrapper_path
+from statewise.integrations.install import (
+    AGENTS,
+    project_root,
+    settings_path,
+    uncovered_observation_rules,
+    wrapper_path,
+)
 
 __all__ = ["Check", "diagnose"]
 
@@ -78,26 +84,84 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
     checks.append(_waited_for(agent, spec.pre_event, entry, fix))
     hooks = data.get("hooks", {})
     for event in spec.post_events:
-        post = _our_entry(hooks.get(event))
-        if post is not None and _not_waited_for(post):
+        posts = _our_entries(hooks.get(event))
+        unwaited = sorted({option for post in posts for option in _not_waited_for(post, _UNWAITED_POST)})
+        if unwaited:
             checks.append(Check(agent, "post-tool capture", False,
-                                f"the {event} hook has {', '.join(_not_waited_for(post))}: the client does not "
+                                f"the {event} hook has {', '.join(unwaited)}: the client does not "
                                 "wait for it, so its note never reaches the model, and `claude -p` kills it "
                                 "when the session ends (the last command's capture is lost)", fix, fatal=False))
+        if posts and any(post.get("if") for post in posts):
+            checks.append(_post_filters(agent, event, posts, root, entry, fix))
     return checks, {"path": path, "entry": entry}
+
+
+def _our_entries(groups: Any) -> list[dict[str, Any]]:
+    """Every StateWise hook of one event (Claude Code's post-tool hooks are one per ``if``)."""
+    return [{"matcher": group.get("matcher", ""), **hook}
+            for group in (groups if isinstance(groups, list) else []) if isinstance(group, dict)
+            for hook in group.get("hooks", []) if isinstance(hook, dict)
+            and "statewise-hook" in str(hook.get("command", ""))]
+
+
+#: The ``--contract`` a wrapper passes: in the Python wrapper's ``main([...])`` call, or on the
+#: shell wrapper's command line.
+_WRAPPER_CONTRACT = re.compile(r"""^    main\(\[.*"--contract", (?P<python>'[^']*'|"[^"]*")"""
+                               r"""|--contract (?P<shell>'[^']*'|\S+)""", re.MULTILINE)
+
+
+def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
+    """The contract the hook uses in ``root``: the one its wrapper names, else the environment's
+    or the project's config.toml one (:func:`statewise.settings.resolve_settings`), else None
+    (the built-in)."""
+    words = shlex.split(str(entry.get("command", "")).partition(" || ")[0]) or [""]
+    try:
+        text = Path(words[0]).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    found = _WRAPPER_CONTRACT.search(text)
+    if found is not None:
+        named = found.group("python")
+        return str(ast.literal_eval(named)) if named else shlex.split(found.group("shell"))[0]
+    from statewise.settings import resolve_settings
+
+    return resolve_settings(root).contract.value
+
+
+def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Path, guard: dict[str, Any],
+                  fix: str) -> Check:
+    """Whether the post-tool hooks' ``if`` filters still let a hook run for every command an
+    observation rule of the contract in effect can match (a rule added since install, or a
+    contract chosen since, would otherwise never see its commands' output)."""
+    filters = [str(post["if"]) if post.get("if") else None for post in posts]
+    try:
+        uncovered = uncovered_observation_rules(filters, _contract_in_effect(guard, root))
+    except Exception as error:  # noqa: BLE001 - a contract that does not load is reported, not raised
+        return Check(agent, "post-tool capture", False, f"the {event} hooks' filters cannot be checked against the "
+                                                        f"contract: {error}", fix, fatal=False)
+    if uncovered:
+        return Check(agent, "post-tool capture", False,
+                     f"the {event} hooks run only for commands matching {', '.join(filter(None, filters))}: no "
+                     f"hook runs for the commands of the observation rules {', '.join(uncovered)}, so what "
+                     "their output reveals is never recorded", fix, fatal=False)
+    return Check(agent, "post-tool capture", True,
+                 f"the {event} hooks' filters ({', '.join(filter(None, filters)) or 'none'}) let one run for every "
+                 "command an observation rule of the contract can match", fatal=False)
 
 
 #: Hook options (Claude Code 2.1's command-hook schema) under which the client does not wait for
 #: the hook before the tool runs, or does not run it on every matching call: ``async`` and
 #: ``asyncRewake`` run it in the background (the tool runs meanwhile), ``once`` removes it after
 #: its first run, ``if`` runs it only for calls matching a permission rule. StateWise never
-#: writes them.
+#: writes them on the guard; on Claude Code's post-tool hooks it writes ``if`` filters, which
+#: :func:`_post_filters` checks against the contract instead.
 _UNWAITED = ("async", "asyncRewake", "once", "if")
+_UNWAITED_POST = ("async", "asyncRewake", "once")
 
 
-def _not_waited_for(entry: dict[str, Any]) -> list[str]:
-    """The options in ``entry`` that keep the client from waiting for the hook on every call."""
-    return [f"{key}: {json.dumps(entry[key])}" for key in _UNWAITED
+def _not_waited_for(entry: dict[str, Any], options: tuple[str, ...] = _UNWAITED) -> list[str]:
+    """The ``options`` set in ``entry`` that keep the client from waiting for the hook on every call."""
+    return [f"{key}: {json.dumps(entry[key])}" for key in options
             if key in entry and entry[key] not in (False, None, "")]
 
 

@@ -43,8 +43,8 @@ from typing import Any
 
 from statewise.errors import InputError
 
-__all__ = ["AGENTS", "DEFAULT_TIMEOUT", "AgentHooks", "install_hooks", "project_root", "settings_path",
-           "uninstall_hooks", "wrapper_path"]
+__all__ = ["AGENTS", "DEFAULT_TIMEOUT", "AgentHooks", "install_hooks", "post_tool_filters", "project_root",
+           "rule_literal", "settings_path", "uncovered_observation_rules", "uninstall_hooks", "wrapper_path"]
 
 #: Every command StateWise installs names this, which is how uninstall finds its own.
 WRAPPER_NAME = "statewise-hook"
@@ -72,23 +72,34 @@ class AgentHooks:
     post_matcher: str
     timeout_scale: int  # client timeout units per second: 1 for seconds, 1000 for milliseconds
 
-    def entries(self, wrapper: Path, timeout: int) -> dict[str, dict[str, Any]]:
-        """The settings entry per event, for a wrapper at ``wrapper``."""
+    def entries(self, wrapper: Path, timeout: int,
+                post_filters: tuple[str, ...] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """The settings entries per event, for a wrapper at ``wrapper``.
+
+        ``post_filters`` (Claude Code only): one post-tool hook per literal, each spawned only
+        for a command holding it (``"if": "Bash(*literal*)"``); None for one unconditional
+        hook. The guard and the session hook never carry an ``if``."""
         quoted = shlex.quote(str(wrapper))
         # If the wrapper itself is gone the shell says "not found" (127), which Claude Code and
         # Codex would take as "go ahead": turn every status but the wrapper's own block into one.
         pre = (f"{quoted} {self.name} pre || {{ s=$?; [ \"$s\" = 2 ] || echo \"StateWise hook wrapper {quoted} "
                f"failed (exit $s); blocked to be safe; run: statewise doctor --agent {self.name}\" >&2; exit 2; }}")
         scaled = timeout * self.timeout_scale
-        entries = {self.pre_event: {"matcher": self.pre_matcher,
-                                    "hooks": [{"type": "command", "command": pre, "timeout": scaled}]}}
+        entries = {self.pre_event: [{"matcher": self.pre_matcher,
+                                     "hooks": [{"type": "command", "command": pre, "timeout": scaled}]}]}
+        post = {"type": "command", "command": f"{quoted} {self.name} post", "timeout": scaled}
         for event in self.post_events:
-            entries[event] = {"matcher": self.post_matcher,
-                              "hooks": [{"type": "command", "command": f"{quoted} {self.name} post",
-                                         "timeout": scaled}]}
+            if post_filters is None:
+                entries[event] = [{"matcher": self.post_matcher, "hooks": [post]}]
+            else:
+                # One entry per rule: Claude Code keeps hooks with different `if`s apart and runs
+                # every one that matches, so a command holding two literals is captured twice
+                # (observe.capture makes the second write a confirmation).
+                entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "if": rule}]}
+                                  for rule in post_filters]
         if self.session_event:
-            entries[self.session_event] = {"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
-                                                      "timeout": scaled}]}
+            entries[self.session_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
+                                                       "timeout": scaled}]}]
         return entries
 
 
@@ -312,6 +323,96 @@ def render_wrapper(*, timeout: int, executable: str | Path | None = None, store:
     return _WRAPPER.format(program=shlex.quote(program), deadline=deadline, inner=inner, options=options)
 
 
+#: Characters a literal may keep in a Claude Code ``if`` rule. The client matches the rule
+#: against each simple command's words joined by one space, after the shell's quoting is
+#: undone, and reads ``*``, ``(``, ``)``, ``\\`` and a ``:*`` ending as rule syntax: a piece of
+#: a literal made of these characters only reads the same in the command text and in those
+#: words, whatever the quoting. (Any piece of a required literal is required too.)
+_RULE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./@%+=,-")
+
+
+def rule_literal(pattern: str) -> str | None:
+    """The text a Claude Code ``if`` rule can look for so that the hook still runs for every
+    command the observation pattern ``pattern`` matches: the longest run of plain characters
+    (:data:`_RULE_CHARACTERS`) in the literals every match contains
+    (:func:`~statewise.integrations.hook_entry.required_literals`), or None when there is none."""
+    from statewise.integrations.hook_entry import required_literals
+
+    pieces: list[str] = []
+    for literal in required_literals(pattern):
+        piece = ""
+        for character in literal + "\0":  # the NUL ends the last piece
+            if character in _RULE_CHARACTERS:
+                piece += character
+            elif piece:
+                pieces.append(piece)
+                piece = ""
+    return max(pieces, key=len, default=None)
+
+
+def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | None:
+    """The ``if`` rules of Claude Code's post-tool hooks for the contract at ``contract_path``
+    (None: the built-in one): one ``Bash(*literal*)`` per distinct :func:`rule_literal` of its
+    observation rules, in the contract's order. None (one unconditional hook, as for the other
+    clients) when a rule has no literal, when the contract cannot be read, when it has no
+    observation rules, or when ``contract_path`` is False (the contract in effect cannot be
+    known at install time): a capture is never lost to a filter."""
+    if contract_path is False:
+        return None
+    from statewise.contract import builtin_contract, load_contract
+
+    try:
+        contract = load_contract(contract_path) if isinstance(contract_path, str) else builtin_contract()
+    except Exception:  # noqa: BLE001 - a contract that does not load proves nothing: filter nothing
+        return None
+    literals: list[str] = []
+    for rule in contract.observations:
+        literal = rule_literal(rule.command)
+        if literal is None:
+            return None
+        if literal not in literals:
+            literals.append(literal)
+    return tuple(f"Bash(*{literal}*)" for literal in literals) or None
+
+
+def uncovered_observation_rules(filters: list[str | None], contract_path: str | None) -> list[str]:
+    """The names of the observation rules in the contract at ``contract_path`` (None: the
+    built-in one) for which none of the post-tool hooks with these ``if`` filters would be
+    spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a rule
+    when ``text``, plain characters only, is part of a literal that every command the rule
+    matches contains. Raises what loading the contract raises."""
+    from statewise.contract import builtin_contract, load_contract
+    from statewise.integrations.hook_entry import required_literals
+
+    contract = load_contract(contract_path) if contract_path else builtin_contract()
+    if None in filters:
+        return []
+    texts = [rule[len("Bash(*"):-len("*)")] for rule in filters if rule is not None
+             and rule.startswith("Bash(*") and rule.endswith("*)") and len(rule) > len("Bash(**)")]
+    texts = [text for text in texts if _RULE_CHARACTERS.issuperset(text)]
+    return [rule.name for rule in contract.observations
+            if not any(text in literal for text in texts for literal in required_literals(rule.command))]
+
+
+def _install_contract(contract: str | None, *, project: str | Path | None, user: bool) -> str | bool | None:
+    """The contract the hooks will use, as far as install can tell: the one it was given (the
+    flag or ``$STATEWISE_CONTRACT``, written into the wrapper), else the project's
+    ``.statewise/config.toml`` one, else None (the built-in). False when it cannot be told: a
+    user-wide install serves every project, each of which may name its own contract, and a
+    malformed config.toml names none."""
+    if contract:
+        return str(Path(contract).absolute())
+    if user:
+        return False
+    from statewise.settings import resolve_settings
+
+    try:
+        chosen = resolve_settings(project_root(project)).contract.value
+    except InputError:
+        return False
+    return chosen or None
+
+
 def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -373,13 +474,17 @@ def install_hooks(agent: str, *, project: str | Path | None = None, user: bool =
     if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != script:
         _write_text(wrapper, script, mode=0o755)
         changed = True
+    filters = None
+    if agent == "claude-code":
+        filters = post_tool_filters(_install_contract(contract, project=project, user=user))
     hooks = data.setdefault("hooks", {})
-    for event, entry in spec.entries(wrapper, timeout).items():
+    for event, entries in spec.entries(wrapper, timeout, filters).items():
         groups = hooks.setdefault(event, [])
-        if entry not in groups:
-            # Replace an older StateWise entry for this event instead of stacking a second one.
+        ours = [g for g in groups if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", []))]
+        if ours != entries:
+            # Replace the older StateWise entries for this event instead of stacking more.
             kept = [g for g in groups if not (isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", [])))]
-            hooks[event] = [*kept, entry]
+            hooks[event] = [*kept, *entries]
             changed = True
     if changed:
         _write_text(path, json.dumps(data, indent=2) + "\n")

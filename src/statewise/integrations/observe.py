@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from statewise.contract import Contract, ObservationRule, RegexTimeout, contract_regex
-from statewise.errors import StateWiseError, ValueTypeError
+from statewise.errors import ConflictError, StateWiseError, TransitionError, ValueTypeError
 from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
 from statewise.scopes import Scope, ScopeLevel, normalize_repo_identity
 from statewise.store import default_location, open_store
@@ -195,13 +195,30 @@ def capture(request: HookRequest, *, store_location: str | None, contract: Contr
                 detail=f"{fact.rule.name}: {fact.excerpt}",
                 reference=request.tool_use_id or request.session_id or None,
             )
-            try:
-                notes.append(_write(store, task_scope, fact, evidence))
-            except StateWiseError as error:
-                notes.append(f"could not record {fact.key}: {error}")
+            notes.append(_write_once_settled(store, task_scope, fact, evidence))
     finally:
         store.close()
     return "StateWise recorded from this output: " + "; ".join(notes)
+
+
+#: How often a capture that lost a race is read and written again.
+_WRITE_ATTEMPTS = 3
+
+
+def _write_once_settled(store: Store, task_scope: TaskScope, fact: Observed, evidence: Evidence) -> str:
+    """:func:`_write`, again from a fresh read when another writer got there first: Claude Code
+    runs one post-tool hook per matching ``if`` rule, in parallel, so two processes can capture
+    the same output at once. The store refuses the loser's write (one active record per key and
+    scope, version checks); written again, it is a confirmation of what the winner stored."""
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            return _write(store, task_scope, fact, evidence)
+        except (ConflictError, TransitionError) as error:
+            if attempt == _WRITE_ATTEMPTS - 1:
+                return f"could not record {fact.key}: {error}"
+        except StateWiseError as error:
+            return f"could not record {fact.key}: {error}"
+    raise AssertionError("unreachable")
 
 
 def _write(store: Store, task_scope: TaskScope, fact: Observed, evidence: Evidence) -> str:

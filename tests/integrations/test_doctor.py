@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.doctor import diagnose
+from statewise.integrations.hook_entry import builtin_contract_path
 from statewise.integrations.install import install_hooks, settings_path, wrapper_path
 
 
@@ -199,15 +200,58 @@ def test_a_pre_tool_hook_that_is_missing_is_caught_even_with_the_post_tool_hooks
     assert not check.ok and check.fatal and "no StateWise PreToolUse hook" in check.detail
 
 
+def _captures(checks):
+    return [check for check in checks if check.name == "post-tool capture"]
+
+
 def test_async_post_tool_hooks_are_reported_without_failing_the_installation(project):
     install_hooks("claude-code", project=project)
-    assert "post-tool capture" not in {c.name for c in diagnose("claude-code", project=project)}
+    assert all(check.ok for check in _captures(diagnose("claude-code", project=project)))
     path = settings_path("claude-code", project=project)
     data = json.loads(path.read_text())
     for event in ("PostToolUse", "PostToolUseFailure"):
         data["hooks"][event][0]["hooks"][0]["async"] = True
     path.write_text(json.dumps(data))
     checks = diagnose("claude-code", project=project)
-    captures = [c for c in checks if c.name == "post-tool capture"]
-    assert len(captures) == 2 and all(not c.ok and not c.fatal for c in captures)
+    captures = [c for c in _captures(checks) if not c.ok]
+    assert len(captures) == 2 and all(not c.fatal for c in captures)
     assert "kills it" in captures[0].detail and _failed(checks) == set()
+
+
+def test_post_tool_filters_that_cover_every_observation_rule_are_accepted(project):
+    install_hooks("claude-code", project=project)
+    captures = _captures(diagnose("claude-code", project=project))
+    assert [c.ok for c in captures] == [True, True], captures
+    assert "Bash(*push*)" in captures[0].detail and "PostToolUse hooks" in captures[0].detail
+
+
+def test_a_post_tool_filter_missing_for_a_rule_is_reported_with_the_fix(project):
+    install_hooks("claude-code", project=project)
+    path = settings_path("claude-code", project=project)
+    data = json.loads(path.read_text())
+    data["hooks"]["PostToolUse"] = [g for g in data["hooks"]["PostToolUse"] if g["hooks"][0]["if"] != "Bash(*npm*)"]
+    path.write_text(json.dumps(data))
+    checks = diagnose("claude-code", project=project)
+    [missed] = [c for c in _captures(checks) if not c.ok]
+    assert "PostToolUse" in missed.detail and "npm_missing_script" in missed.detail and not missed.fatal
+    assert "statewise install claude-code" in missed.fix and _failed(checks) == set()
+    # An unconditional hook next to the filtered ones covers every rule.
+    unconditional = {k: v for k, v in data["hooks"]["PostToolUse"][0]["hooks"][0].items() if k != "if"}
+    data["hooks"]["PostToolUse"].append({"matcher": "Bash", "hooks": [unconditional]})
+    path.write_text(json.dumps(data))
+    assert all(c.ok for c in _captures(diagnose("claude-code", project=project)))
+
+
+def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reinstalled(project, tmp_path):
+    install_hooks("claude-code", project=project)
+    contract = tmp_path / "team.yaml"
+    contract.write_text(builtin_contract_path().read_text().replace("observations:\n", (
+        "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
+        "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
+        "    key: runtime.node_version\n"), 1))
+    (project / ".statewise").mkdir(exist_ok=True)
+    (project / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n')
+    missed = [c for c in _captures(diagnose("claude-code", project=project)) if not c.ok]
+    assert len(missed) == 2 and all("cargo_version_printed" in c.detail for c in missed)
+    install_hooks("claude-code", project=project)
+    assert all(c.ok for c in _captures(diagnose("claude-code", project=project)))

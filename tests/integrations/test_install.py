@@ -14,17 +14,22 @@ from pathlib import Path
 
 import pytest
 
+from statewise.contract import builtin_contract
 from statewise.errors import InputError
+from statewise.integrations.hook_entry import builtin_contract_path, required_literals
 from statewise.integrations.install import (
     AGENTS,
     install_hooks,
     render_wrapper,
+    rule_literal,
     settings_path,
     uninstall_hooks,
     wrapper_path,
 )
 
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
+#: The built-in contract's observation rules hold these literals (git push, python, node, npm).
+BUILTIN_FILTERS = ["Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -53,7 +58,8 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
     assert json.loads(path.read_text()) == once
 
     removed_path, removed = uninstall_hooks(agent, project=tmp_path)
-    assert removed == 2 + len(spec.post_events)
+    per_event = len(BUILTIN_FILTERS) if agent == "claude-code" else 1  # one post-tool hook per `if` filter
+    assert removed == 2 + len(spec.post_events) * per_event
     assert json.loads(path.read_text()) == existing
     assert not wrapper.exists()
     assert uninstall_hooks(agent, project=tmp_path)[1] == 0
@@ -64,7 +70,7 @@ def test_install_creates_a_missing_settings_file_and_uninstall_leaves_no_empty_s
     assert changed and path == tmp_path / ".claude" / "settings.json"
     assert set(json.loads(path.read_text())["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure",
                                                           "SessionStart"}
-    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 4
+    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 2 + 2 * len(BUILTIN_FILTERS)
     assert not path.exists() and not path.parent.exists()  # no {"hooks": {}} left behind
 
 
@@ -342,8 +348,90 @@ def test_claude_code_waits_for_every_hook_statewise_installs(tmp_path):
     # so the capture of the last command was lost; the pre-tool guard must never be async.
     path, _ = install_hooks("claude-code", project=tmp_path)
     hooks = json.loads(path.read_text())["hooks"]
-    for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart"):
+    for event in ("PreToolUse", "SessionStart"):
         [group] = hooks[event]
         [hook] = group["hooks"]
         assert set(hook) == {"type", "command", "timeout"}, (event, hook)
         assert hook["type"] == "command"
+    for event in ("PostToolUse", "PostToolUseFailure"):
+        # `if` decides whether a hook is spawned at all; the client still waits for each one.
+        hooks_of = [hook for group in hooks[event] for hook in group["hooks"]]
+        assert all(set(hook) == {"type", "command", "timeout", "if"} for hook in hooks_of), hooks_of
+
+
+def _contract_with(tmp_path, rule: str) -> Path:
+    """The built-in contract with one more observation rule (YAML text, indented as a list item)."""
+    text = builtin_contract_path().read_text(encoding="utf-8")
+    path = tmp_path / "team.yaml"
+    path.write_text(text.replace("observations:\n", "observations:\n" + rule, 1), encoding="utf-8")
+    return path
+
+
+CARGO_RULE = """  - name: cargo_version_printed
+    description: Cargo printed its version.
+    command: '^cargo\\s+-V$'
+    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'
+    key: runtime.node_version
+"""
+#: A rule no literal is common to: only an unconditional hook sees all its commands.
+ANY_VCS_RULE = CARGO_RULE.replace("cargo_version_printed", "vcs_version_printed").replace(
+    "'^cargo\\s+-V$'", "'^(?:git|hg)\\s'")
+
+
+def _post_filters(path):
+    hooks = json.loads(path.read_text())["hooks"]
+    found = {event: [hook.get("if") for group in hooks[event] for hook in group["hooks"]]
+             for event in ("PostToolUse", "PostToolUseFailure")}
+    assert found["PostToolUse"] == found["PostToolUseFailure"]
+    return found["PostToolUse"]
+
+
+def test_claude_codes_post_tool_hooks_run_only_for_commands_holding_an_observation_literal(tmp_path):
+    path, _ = install_hooks("claude-code", project=tmp_path)
+    assert _post_filters(path) == BUILTIN_FILTERS
+    # Every command a rule matches holds its literal: the hook is spawned for each of them.
+    for rule in builtin_contract().observations:
+        literal = rule_literal(rule.command)
+        assert literal and f"Bash(*{literal}*)" in BUILTIN_FILTERS
+        assert any(literal in found for found in required_literals(rule.command))
+
+
+def test_a_rule_without_a_literal_keeps_one_unconditional_post_tool_hook(tmp_path):
+    contract = _contract_with(tmp_path, ANY_VCS_RULE)
+    path, _ = install_hooks("claude-code", project=tmp_path / "p", contract=str(contract))
+    assert _post_filters(path) == [None]
+    # Installing again with a contract whose rules all have literals replaces it, no stacking.
+    path, changed = install_hooks("claude-code", project=tmp_path / "p", contract=str(_contract_with(
+        tmp_path, CARGO_RULE)))
+    assert changed and _post_filters(path) == ["Bash(*cargo*)", *BUILTIN_FILTERS]
+
+
+def test_the_projects_config_toml_contract_decides_the_filters(tmp_path):
+    project = tmp_path / "p"
+    (project / ".statewise").mkdir(parents=True)
+    contract = _contract_with(tmp_path, CARGO_RULE)
+    (project / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n', encoding="utf-8")
+    path, _ = install_hooks("claude-code", project=project)
+    assert _post_filters(path) == ["Bash(*cargo*)", *BUILTIN_FILTERS]
+    (project / ".statewise" / "config.toml").write_text("contract = [oops\n", encoding="utf-8")
+    assert _post_filters(install_hooks("claude-code", project=project)[0]) == [None]  # unknown: no filter
+
+
+def test_a_user_wide_install_filters_nothing(tmp_path, monkeypatch):
+    # Every project may name its own contract in its config.toml: no filter is safe for all.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path, _ = install_hooks("claude-code", user=True)
+    assert path == tmp_path / "home" / ".claude" / "settings.json" and _post_filters(path) == [None]
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    (r"\bgit\b.*\bpush\b", "push"),
+    (r"^(?:\S*/)?python(?:3(?:\.\d+)?)?\s+(?:-V|--version)\s*$", "python"),
+    (r"deploy:prod\*now", "deploy"),  # ':' and '*' are rule syntax in Claude Code: split there
+    (r"make (?:build|test)", "make"),  # a literal with a blank: words are joined by one blank only
+    (r"(?:git|hg) push", "push"),
+    (r"(?:git|hg)", None),
+    (r"(?i)push", None),  # case-insensitive: nothing is proven
+])
+def test_rule_literal_is_a_plain_part_every_match_holds(pattern, literal):
+    assert rule_literal(pattern) == literal

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -178,3 +179,39 @@ def test_a_pathological_observation_pattern_is_cut_off_and_the_others_still_matc
     assert time.monotonic() - start < 2.0
     names = [fact.rule.name for fact in found]
     assert "catastrophic" not in names and "ordinary" in names
+
+
+def test_hooks_capturing_one_output_in_parallel_leave_one_record_and_no_failed_write(tmp_path: Path):
+    # Claude Code runs one post-tool hook per matching `if` filter, at the same time: a command
+    # holding two literals is captured by two processes. Six real processes race here on one
+    # store; the losers' writes become confirmations of the winner's record.
+    repo = refusing_origin(tmp_path / "sb", GITLAB)
+    done = push(repo, "main")
+    store_path = tmp_path / "store.db"
+    SQLiteStore(str(store_path)).close()
+    payload = {"session_id": "s", "cwd": str(repo.work), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "git push origin main"}, "tool_use_id": "toolu_7",
+               "tool_response": {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False}}
+    script = ("import json, sys\nfrom statewise.integrations.hooks import run_hook\n"
+              "out = run_hook('claude-code', sys.stdin.read(), event='post', store_location=sys.argv[1])\n"
+              "print(json.loads(out.stdout)['hookSpecificOutput']['additionalContext'])\n")
+    racers = [subprocess.Popen([sys.executable, "-c", script, str(store_path)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    for racer in racers:  # all started before any is fed: they read the store at about the same time
+        assert racer.stdin is not None
+        racer.stdin.write(json.dumps(payload))
+        racer.stdin.close()
+    notes = []
+    for racer in racers:
+        assert racer.stdout is not None
+        notes.append(racer.stdout.read())
+        racer.wait(timeout=120)
+    assert all(racer.returncode == 0 for racer in racers), notes
+    assert all("repository.protected" in note and "could not record" not in note for note in notes), notes
+    repo_id = derive_task_scope(repo.work).repo
+    store = SQLiteStore(str(store_path))
+    try:
+        history = store.history("repository.protected", f"repo:{repo_id}@main")
+    finally:
+        store.close()
+    assert [(record.value, record.status.value) for record in history] == [(True, "active")]

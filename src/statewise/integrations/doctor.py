@@ -22,16 +22,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from statewise.integrations.hook_entry import SHELL_TOOLS
-from statewise.integrations.install import (
-    AGENTS,
-    project_root,
-    settings_path,
-    uncovered_observation_rules,
-    wrapper_path,
-)
+from statewise.integrations.hook_entry import SHELL_TOOLS, required_literals
+from statewise.integrations.install import AGENTS, RULE_CHARACTERS, project_root, settings_path, wrapper_path
 
-__all__ = ["Check", "diagnose"]
+__all__ = ["Check", "diagnose", "uncovered_observation_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +120,25 @@ def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
     from statewise.settings import resolve_settings
 
     return resolve_settings(root).contract.value
+
+
+def uncovered_observation_rules(filters: list[str | None], contract_path: str | None) -> list[str]:
+    """The names of the observation rules in the contract at ``contract_path`` (None: the
+    built-in one) for which none of the post-tool hooks with these ``if`` filters would be
+    spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a rule
+    when ``text``, plain characters only, is part of a literal that every command the rule
+    matches contains (:func:`~statewise.integrations.hook_entry.required_literals`). Raises what
+    loading the contract raises."""
+    from statewise.contract import builtin_contract, load_contract
+
+    contract = load_contract(contract_path) if contract_path else builtin_contract()
+    if None in filters:
+        return []
+    texts = [rule[len("Bash(*"):-len("*)")] for rule in filters if rule is not None
+             and rule.startswith("Bash(*") and rule.endswith("*)") and len(rule) > len("Bash(**)")]
+    texts = [text for text in texts if RULE_CHARACTERS.issuperset(text)]
+    return [rule.name for rule in contract.observations
+            if not any(text in literal for text in texts for literal in required_literals(rule.command))]
 
 
 def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Path, guard: dict[str, Any],

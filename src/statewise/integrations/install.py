@@ -43,8 +43,19 @@ from typing import Any
 
 from statewise.errors import InputError
 
-__all__ = ["AGENTS", "DEFAULT_TIMEOUT", "AgentHooks", "install_hooks", "post_tool_filters", "project_root",
-           "rule_literal", "settings_path", "uncovered_observation_rules", "uninstall_hooks", "wrapper_path"]
+__all__ = [
+    "AGENTS",
+    "DEFAULT_TIMEOUT",
+    "RULE_CHARACTERS",
+    "AgentHooks",
+    "install_hooks",
+    "post_tool_filters",
+    "project_root",
+    "rule_literal",
+    "settings_path",
+    "uninstall_hooks",
+    "wrapper_path",
+]
 
 #: Every command StateWise installs names this, which is how uninstall finds its own.
 WRAPPER_NAME = "statewise-hook"
@@ -328,13 +339,13 @@ def render_wrapper(*, timeout: int, executable: str | Path | None = None, store:
 #: undone, and reads ``*``, ``(``, ``)``, ``\\`` and a ``:*`` ending as rule syntax: a piece of
 #: a literal made of these characters only reads the same in the command text and in those
 #: words, whatever the quoting. (Any piece of a required literal is required too.)
-_RULE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./@%+=,-")
+RULE_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./@%+=,-")
 
 
 def rule_literal(pattern: str) -> str | None:
     """The text a Claude Code ``if`` rule can look for so that the hook still runs for every
     command the observation pattern ``pattern`` matches: the longest run of plain characters
-    (:data:`_RULE_CHARACTERS`) in the literals every match contains
+    (:data:`RULE_CHARACTERS`) in the literals every match contains
     (:func:`~statewise.integrations.hook_entry.required_literals`), or None when there is none."""
     from statewise.integrations.hook_entry import required_literals
 
@@ -342,7 +353,7 @@ def rule_literal(pattern: str) -> str | None:
     for literal in required_literals(pattern):
         piece = ""
         for character in literal + "\0":  # the NUL ends the last piece
-            if character in _RULE_CHARACTERS:
+            if character in RULE_CHARACTERS:
                 piece += character
             elif piece:
                 pieces.append(piece)
@@ -373,25 +384,6 @@ def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | Non
         if literal not in literals:
             literals.append(literal)
     return tuple(f"Bash(*{literal}*)" for literal in literals) or None
-
-
-def uncovered_observation_rules(filters: list[str | None], contract_path: str | None) -> list[str]:
-    """The names of the observation rules in the contract at ``contract_path`` (None: the
-    built-in one) for which none of the post-tool hooks with these ``if`` filters would be
-    spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a rule
-    when ``text``, plain characters only, is part of a literal that every command the rule
-    matches contains. Raises what loading the contract raises."""
-    from statewise.contract import builtin_contract, load_contract
-    from statewise.integrations.hook_entry import required_literals
-
-    contract = load_contract(contract_path) if contract_path else builtin_contract()
-    if None in filters:
-        return []
-    texts = [rule[len("Bash(*"):-len("*)")] for rule in filters if rule is not None
-             and rule.startswith("Bash(*") and rule.endswith("*)") and len(rule) > len("Bash(**)")]
-    texts = [text for text in texts if _RULE_CHARACTERS.issuperset(text)]
-    return [rule.name for rule in contract.observations
-            if not any(text in literal for text in texts for literal in required_literals(rule.command))]
 
 
 def _install_contract(contract: str | None, *, project: str | Path | None, user: bool) -> str | bool | None:

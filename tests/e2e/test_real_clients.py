@@ -284,6 +284,28 @@ def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(w
     assert "could not record" not in received, received[-4000:]
 
 
+def test_a_user_and_a_project_installation_capture_one_output_once(workspace: Workspace):
+    # Installed for the user too (whose hooks carry no filter: each project may name its own
+    # contract), Claude Code runs both installations' post-tool hooks for one command, in
+    # parallel: one record, and no note about a failed write.
+    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
+    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
+    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    workspace.install("claude")
+    workspace.statewise("install", "claude-code", "--user")
+    user_settings = json.loads((workspace.home / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    assert [h.get("if") for g in user_settings["hooks"]["PostToolUse"] for h in g["hooks"]] == [None]
+    run = workspace.run("claude", [shell("claude", "npm run check")])
+    finished(run)
+    history = workspace.statewise_json("record", "history", "npm.script_exists[lint]", "--scope",
+                                       f"repo:{workspace.repo}")
+    assert [(r["value"], r["status"]) for r in history] == [(False, "active")], (history, run.describe())
+    received = json.dumps([request.body for request in run.server.requests])
+    last_turn = json.dumps(run.server.turn_requests()[-1].body)  # what the model read after the call
+    assert last_turn.count("StateWise recorded from this output") == 2, last_turn[-4000:]
+    assert "could not record" not in received, received[-4000:]
+
+
 # --- a guarded turn: force push, protected writes, a stale developer premise --------------------
 
 

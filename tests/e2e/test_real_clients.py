@@ -246,17 +246,21 @@ def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
     assert "Missing script" in json.dumps(failure), post_failed
 
 
-def test_claude_code_spawns_the_post_tool_hook_only_for_commands_an_observation_rule_can_match(
-        everyday: SharedRun):
-    if everyday.client != "claude":
-        pytest.skip("the `if` filters are Claude Code's")
-    groups = json.loads(everyday.settings.read_text())["hooks"]["PostToolUse"]
-    assert [hook.get("if") for group in groups for hook in group["hooks"]] == [
-        "Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
+def test_the_post_tool_hook_is_spawned_only_where_an_observation_rule_can_match(everyday: SharedRun):
+    post_event = "AfterTool" if everyday.client == "gemini" else "PostToolUse"
+    groups = json.loads(everyday.settings.read_text())["hooks"][post_event]
+    filters = [hook.get("if") for group in groups for hook in group["hooks"]]
     spawned = [(p["hook_event_name"], p["tool_input"]["command"]) for p in everyday.payloads()
-               if p.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure")]
-    # The harmless command spawned no post-tool hook; each capturing command exactly one.
-    assert spawned == [("PostToolUse", "python3 --version"), ("PostToolUseFailure", "npm run check")], spawned
+               if p.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure", "AfterTool")]
+    if everyday.client == "claude":
+        # Claude Code's `if` filters: the harmless command spawns no post-tool hook, each
+        # capturing command exactly one.
+        assert filters == ["Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
+        assert spawned == [("PostToolUse", "python3 --version"), ("PostToolUseFailure", "npm run check")], spawned
+    else:
+        # Codex and Gemini CLI have no such filter: one unconditional hook, run after every shell call.
+        assert filters == [None]
+        assert [command for _, command in spawned] == ["git status", "python3 --version", "npm run check"], spawned
 
 
 def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(workspace: Workspace):

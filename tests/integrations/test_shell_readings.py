@@ -21,6 +21,7 @@ from statewise.integrations.hooks import run_hook
 from statewise.integrations.shell import UNRESOLVED, analyze_command
 from statewise.integrations.shell.rules import CommandRules
 from statewise.sandbox import git
+from tests.integrations.test_shell_contract_commands import hook
 
 EXTENSION = """\
 name: release
@@ -91,16 +92,6 @@ def project(tmp_path: Path) -> dict[str, Path]:
     contract = tmp_path / "release.yaml"
     contract.write_text(EXTENSION)
     return {"repo": repo, "contract": contract, "store": tmp_path / "store.db"}
-
-
-def hook(project: dict[str, Path], command: str) -> tuple[str | None, str]:
-    payload = {"session_id": "s", "transcript_path": "/dev/null", "cwd": str(project["repo"]),
-               "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-               "tool_input": {"command": command, "description": "release work"}, "tool_use_id": "t1"}
-    result = run_hook("claude-code", json.dumps(payload), store_location=str(project["store"]),
-                      contract_path=str(project["contract"]), on_pass="allow")
-    output = json.loads(result.stdout).get("hookSpecificOutput", {})
-    return output.get("permissionDecision"), output.get("permissionDecisionReason", "")
 
 
 def test_the_builtin_contract_maps_every_reading_to_its_operation():

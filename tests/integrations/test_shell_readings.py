@@ -236,3 +236,53 @@ def test_pip_behind_a_version_manager_shim_installs_into_the_interpreter_the_shi
     (root / "bin" / "pyenv").write_text("#!/bin/sh\nexit 1\n")
     unresolved = analyze_command("pip install requests", cwd=project, env=env)
     assert UNRESOLVED in unresolved.operations and "interpreter" in unresolved.unresolved[0]
+
+
+INFRA = """\
+name: infra
+version: 1
+extends: coding
+operations:
+  infra.change:
+    tool: infra
+    risk: high
+    slots: {path: {type: path}}
+commands:
+  infra-files:
+    reading: fs.write
+    when: {path: "infra/*"}
+    operation: infra.change
+invariants:
+  - name: infra_changes_go_through_review
+    when: action.operation == "infra.change"
+    check: "false"
+    message: Infrastructure files change through the review pipeline.
+"""
+
+
+def test_a_file_tool_write_is_the_same_reading_as_a_shell_write(project, tmp_path):
+    # An agent's Edit/Write (and a patch) is the fs.write reading too: a contract's rule on it
+    # adds its operation beside fs.write, exactly as for `echo x > infra/main.tf`.
+    from statewise.integrations.shell import file_actions
+
+    path = tmp_path / "infra.yaml"
+    path.write_text(INFRA)
+    contract = load_contract(path)
+    edit = file_actions("Edit", {"file_path": str(project["repo"] / "infra" / "main.tf")}, cwd=project["repo"],
+                        contract=contract)
+    assert [a.operation for a in edit] == ["fs.write", "infra.change"] and edit[1].risk == "high"
+    shell = analyze_command("echo x > infra/main.tf", cwd=project["repo"], contract=contract)
+    assert shell.operations == ("fs.write", "infra.change")
+    assert [a.operation for a in file_actions("Edit", {"file_path": "src/app.py"}, cwd=project["repo"],
+                                              contract=contract)] == ["fs.write"]
+    deleted = file_actions("Delete", {"file_path": "notes.txt"}, cwd=project["repo"], reading="fs.delete")
+    assert [(a.operation, a.risk) for a in deleted] == [("fs.delete", "high")]
+    # Through the hook, as Claude Code sends an Edit.
+    payload = {"session_id": "s", "cwd": str(project["repo"]), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+               "tool_input": {"file_path": str(project["repo"] / "infra" / "main.tf"), "old_string": "a",
+                              "new_string": "b"}, "tool_use_id": "t1"}
+    result = run_hook("claude-code", json.dumps(payload), store_location=str(project["store"]),
+                      contract_path=str(path), on_pass="allow")
+    output = json.loads(result.stdout)["hookSpecificOutput"]
+    assert output["permissionDecision"] == "deny" and "infra_changes_go_through_review" in output[
+        "permissionDecisionReason"]

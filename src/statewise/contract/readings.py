@@ -36,7 +36,7 @@ class Reading:
 _WHERE = ("cwd", "work_tree")  # a git working-tree operation run elsewhere than the workspace
 _PATH = ("path", "inside_workspace", "via", "link_path", "recursive", "moved", "filter", "worktree",
          "into_directory", "first_of_many", "append", "attributes", "destroys_content", "remove",
-         "root", "orphan", "no_preserve_root")
+         "root", "orphan", "no_preserve_root", "edits")
 _PYTHON_INSTALL = ("package", "version", "interpreter", "index", "extra_index", "find_links", "no_index",
                    "editable", "requirements_file", "user", "target_dir", "venv", "dev", "group")
 _NODE_INSTALL = ("package", "version", "dev", "global", "prefix")

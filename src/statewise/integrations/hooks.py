@@ -141,19 +141,19 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
 # --- turning tool calls into actions -----------------------------------------------------
 
 
-def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path) -> list[Action]:
-    from statewise.integrations.shell import file_action
+def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
+                   contract: Contract | None = None) -> list[Action]:
+    from statewise.integrations.shell import file_actions
 
     texts = [v for v in tool_input.values() if isinstance(v, str)]
     texts += [item for v in tool_input.values() if isinstance(v, list) for item in v if isinstance(item, str)]
     actions = []
     for text in texts:
         for kind, path in _PATCH_FILE.findall(text):
-            tool_name = "Delete" if kind == "Delete" else "Write"
-            action = file_action(tool_name, {"file_path": path.strip()}, cwd=cwd, workspace=workspace)
-            if kind == "Delete":
-                action = action.model_copy(update={"operation": "fs.delete", "tool": "fs"})
-            actions.append(action)
+            deleting = kind == "Delete"
+            actions += file_actions("Delete" if deleting else "Write", {"file_path": path.strip()}, cwd=cwd,
+                                    workspace=workspace, contract=contract,
+                                    reading="fs.delete" if deleting else "fs.write")
     if not actions:
         actions.append(Action(tool="shell", operation="shell.unresolved", args={"command": json.dumps(dict(tool_input))},
                               reason="a patch whose target files could not be read"))
@@ -164,7 +164,7 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
                 ) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
     ``commands:`` rules classify programs the shell normalizer has no built-in handling for)."""
-    from statewise.integrations.shell import analyze_command, file_action
+    from statewise.integrations.shell import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
     if request.tool_name in tools["session_input"]:
@@ -186,9 +186,10 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
         return list(analysis.actions), command
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
-            return _patch_actions(request.tool_input, request.cwd, workspace), "a patch"
-        action = file_action(request.tool_name, request.tool_input, cwd=request.cwd, workspace=workspace)
-        return [action], f"{request.tool_name} {action.args.get('path', '')}"
+            return _patch_actions(request.tool_input, request.cwd, workspace, contract), "a patch"
+        actions = file_actions(request.tool_name, request.tool_input, cwd=request.cwd, workspace=workspace,
+                               contract=contract)
+        return actions, f"{request.tool_name} {actions[0].args.get('path', '')}"
     return [], request.tool_name
 
 

@@ -316,30 +316,48 @@ _PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "filePath",
 def file_action(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Path,
                 workspace: str | Path | None = None) -> Action:
     """The ``fs.write`` action of an agent's file tool (Edit, Write, MultiEdit, NotebookEdit,
-    Gemini's write_file/replace ...).
+    Gemini's write_file/replace ...), as the built-in contract maps it.
 
     ``args.path`` is the target resolved against ``cwd`` (symlinks followed, as a write
     follows them), workspace-relative when inside ``workspace`` (default ``cwd``) and absolute
     otherwise; ``args.inside_workspace`` says which. An input without a usable path is a
-    ``shell.unresolved`` action, which the gate stops.
+    ``shell.unresolved`` action, which the gate stops. :func:`file_actions` gives every action
+    a contract's rules add beside it.
     """
+    return file_actions(tool_name, tool_input, cwd=cwd, workspace=workspace)[0]
+
+
+def file_actions(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Path,
+                 workspace: str | Path | None = None, contract: Contract | None = None,
+                 reading: str = "fs.write") -> list[Action]:
+    """What an agent's file tool does: the ``reading`` (``fs.write``, or ``fs.delete`` for a
+    patch that deletes a file) of its target path, mapped by ``contract``'s ``commands:`` rules
+    and the built-in ones (a contract's rule on ``fs.write`` with ``when: {path: "infra/*"}``
+    adds its operation beside ``fs.write``, as for a shell command's write). The built-in
+    mapping comes first."""
     start = Path(os.path.realpath(cwd))
     root = Path(os.path.realpath(workspace)) if workspace is not None else start
     raw = next((tool_input[key] for key in _PATH_KEYS if isinstance(tool_input.get(key), str) and tool_input[key]),
                None)
     if raw is None:
-        return Action(tool="fs", operation=UNRESOLVED, args={"command": f"{tool_name} {dict(tool_input)!r}"[:2000]},
-                      risk="high", reason=f"the {tool_name} input names no file path")
+        return [Action(tool="fs", operation=UNRESOLVED, args={"command": f"{tool_name} {dict(tool_input)!r}"[:2000]},
+                       risk="high", reason=f"the {tool_name} input names no file path")]
     expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
     absolute = os.path.realpath(os.path.join(str(start), expanded))
-    analyzer = _Analyzer("", root, {})
+    analyzer = _Analyzer("", root, {}, CommandRules.of(contract, root), contract)
     path, inside = analyzer.represent(absolute)
     edits = tool_input.get("edits")
-    args: dict[str, Any] = {"path": path, "inside_workspace": inside, "via": tool_name}
+    facts: dict[str, Any] = {"path": path, "inside_workspace": inside, "via": tool_name}
     link = analyzer.link_name(_Ctx(start, {}), expanded, path)
     if link is not None:
-        args["link_path"] = link
+        facts["link_path"] = link
     if isinstance(edits, list):
-        args["edits"] = len(edits)
-    return Action(tool="fs", operation="fs.write", target=path, args=args, risk="medium",
-                  reason=f"{tool_name} writes {path}")
+        facts["edits"] = len(edits)
+    verb = "deletes" if reading == "fs.delete" else "writes"
+    matches = sorted(analyzer.rules.map_reading(reading, facts), key=lambda match: match.operation != reading)
+    if not matches:
+        return [Action(tool="fs", operation=UNRESOLVED, args={"command": f"{tool_name} {path}"[:2000]}, risk="high",
+                       reason=f"{tool_name} {verb} {path}: no command rule of the contract maps {reading}")]
+    return [Action(tool=match.tool, operation=match.operation, target=path, args=dict(match.args),
+                   risk=match.risk, reason=f"{tool_name} {verb} {path}")  # type: ignore[arg-type]
+            for match in matches]

@@ -261,6 +261,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
                        on_pass)
     store = open_store(store_location or default_location(workspace), key_schema=contract)
     decisions: list[Decision] = []
+    stops: list[tuple[Decision, str | None]] = []  # each stop, with its approval request if that is all it waits for
     try:
         guard = Guard(store, contract, workspace=workspace)
         scope = derive_task_scope(workspace)
@@ -269,20 +270,20 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
             decision = guard.check(Task(text=text, scope=scope, workspace=str(workspace), id=request.tool_use_id),
                                    action)
             decisions.append(decision)
-            # A stop that only waits for approval is asked only if every other action of the
-            # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
-            if not decision.execute and _approval_request(decision, contract) is None:
-                break
+            if not decision.execute:
+                stops.append((decision, _approval_request(decision, contract)))
+                # A stop that only waits for approval is asked only if every other action of the
+                # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
+                if stops[-1][1] is None:
+                    break
     finally:
         store.close()
-    stopped = next((d for d in decisions if not d.execute and _approval_request(d, contract) is None),
-                   next((d for d in decisions if not d.execute), None))
-    if stopped is None:
+    if not stops:
         note = "".join(_repair_note(d) for d in decisions)
         return _render(request.agent, "pass", note or "StateWise checked the premises of this call",
                        on_pass, decisions)
+    stopped, approval = next((stop for stop in stops if stop[1] is None), stops[0])
     question = _developer_question(stopped, contract)
-    approval = None if question else _approval_request(stopped, contract)
     if question:
         reason = f"StateWise needs the developer: {question}"
     elif approval:

@@ -113,9 +113,7 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
         args.setdefault("command", call.text())
         if found.cwd and "cwd" not in args and self.cwd_arg(call) is not None:
             args["cwd"] = self.cwd_arg(call)
-        self.actions.append(Action(tool=found.tool, operation=found.operation, args=args,
-                                   risk=found.risk,  # type: ignore[arg-type]
-                                   reason=f"the contract's command rule {found.rule}"))
+        self.actions.append(found.action(args=args, reason=f"the contract's command rule {found.rule}"))
 
     def declared(self, call: _Call) -> bool:
         """True if the contract's ``commands:`` rules declare this program: the command is then
@@ -358,6 +356,4 @@ def file_actions(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | Pa
     if not matches:
         return [Action(tool="fs", operation=UNRESOLVED, args={"command": f"{tool_name} {path}"[:2000]}, risk="high",
                        reason=f"{tool_name} {verb} {path}: no command rule of the contract maps {reading}")]
-    return [Action(tool=match.tool, operation=match.operation, target=path, args=dict(match.args),
-                   risk=match.risk, reason=f"{tool_name} {verb} {path}")  # type: ignore[arg-type]
-            for match in matches]
+    return [match.action(target=path, reason=f"{tool_name} {verb} {path}") for match in matches]

@@ -98,10 +98,7 @@ class _Base:
             self.fail(f"{reason or reading}: StateWise reads this as {reading}, which no command rule of the "
                       f"contract maps to an operation (add a rule with `reading: {reading}`)", call.part)
             return
-        for match in matches:
-            self.actions.append(Action(tool=match.tool, operation=match.operation, target=target,
-                                       args=dict(match.args), risk=match.risk,  # type: ignore[arg-type]
-                                       reason=reason))
+        self.actions += [match.action(target=target, reason=reason) for match in matches]
 
     def fail(self, reason: str, part: str) -> None:
         if (reason, part) not in self.unresolved:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statewise.actions import Action
 from statewise.contract import CommandRule, Contract, builtin_contract
 
 __all__ = ["DYNAMIC", "CommandMatch", "CommandProblem", "CommandReadOnly", "CommandRules", "operation_risk"]
@@ -59,6 +60,13 @@ class CommandMatch:
     args: Mapping[str, Any]
     risk: str
     cwd: bool = False  # the operation has a cwd slot
+
+    def action(self, *, target: str | None = None, reason: str = "",
+               args: Mapping[str, Any] | None = None) -> Action:
+        """The action this match yields (``args``: the slots, when the caller added some)."""
+        return Action(tool=self.tool, operation=self.operation, target=target,
+                      args=dict(self.args if args is None else args), risk=self.risk,  # type: ignore[arg-type]
+                      reason=reason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -44,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.clients import CLIENTS, installed_clients  # noqa: E402
+from tests.e2e.clients import CLIENTS, Workspace, installed_clients  # noqa: E402
 from tests.e2e.conftest import build_workspace  # noqa: E402
 from tests.e2e.model_server import Step  # noqa: E402
 
@@ -68,6 +70,24 @@ def _newest(folder: Path) -> int:
     return newest
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user and system) of every reaped child so far: the client, and the hooks
+    and tools it waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def paired_ratio(numerators: list[float], denominators: list[float], *, draws: int = 2000,
+                 seed: int = 0) -> tuple[float, float, float]:
+    """The median of the per-round ratios (each run divided by the run of the baseline in the
+    same round, so that a slow stretch of the machine moves both) and a 95 % bootstrap interval
+    of that median: (median, low, high)."""
+    ratios = [a / b for a, b in zip(numerators, denominators, strict=True)]
+    pick = random.Random(seed)
+    medians = sorted(statistics.median(pick.choices(ratios, k=len(ratios))) for _ in range(draws))
+    return statistics.median(ratios), medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
+
+
 def _drop_post_filters(settings: Path) -> None:
     """Rewrite Claude Code's post-tool entries as one unconditional hook per event (the layout
     before the ``if`` filters), keeping everything else as install wrote it."""
@@ -79,9 +99,72 @@ def _drop_post_filters(settings: Path) -> None:
     settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+def _spaces(client: str, root: Path, client_bin: Path, options: argparse.Namespace) -> dict[str, Workspace]:
+    """setting -> its workspace: ``plain`` (no hooks), ``hooks`` (what install writes) and the
+    ones the options ask for. Each is a workspace of its own: installing and uninstalling between
+    runs would change the files the session note watches and measure a first session every time."""
+    spaces = {name: build_workspace(root / name, client_bin) for name in ("plain", "hooks")}
+    spaces["hooks"].install(client)
+    if options.floor:
+        spaces["empty hooks"] = build_workspace(root / "floor", client_bin)
+        spaces["empty hooks"].install(client)
+        # The same settings entries (so the same trust in Codex), an empty hook behind them.
+        (spaces["empty hooks"].work / ".statewise" / "bin" / "statewise-hook").write_text(
+            "#!/bin/sh\ncat >/dev/null\necho '{}'\n", encoding="utf-8")
+    if options.unfiltered and client == "claude":
+        spaces["unfiltered"] = build_workspace(root / "unfiltered", client_bin)
+        spaces["unfiltered"].install(client)
+        _drop_post_filters(spaces["unfiltered"].work / CLIENTS[client].settings_file)
+    if options.empty_settings:
+        spaces["settings file"] = build_workspace(root / "settings", client_bin)
+        bare_file = spaces["settings file"].work / CLIENTS[client].settings_file
+        bare_file.parent.mkdir(parents=True, exist_ok=True)
+        bare_file.write_text("{}\n", encoding="utf-8")
+    if options.user_settings and client == "claude":
+        # A developer who already has a user settings file (a model, a permission rule): every
+        # workspace, the baseline included, has one, so the client's cost of reading settings at
+        # all is in the baseline too.
+        for space in spaces.values():
+            (space.home / ".claude").mkdir(parents=True, exist_ok=True)
+            (space.home / ".claude" / "settings.json").write_text(
+                json.dumps({"permissions": {"allow": ["Bash(git status)"]}}) + "\n", encoding="utf-8")
+    return spaces
+
+
+def measure(client: str, client_bin: Path, options: argparse.Namespace) -> dict[str, object]:
+    """Time every setting of ``client`` in interleaved rounds; the figures of one client."""
+    with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
+        spaces = _spaces(client, Path(temporary), client_bin, options)
+        for space in spaces.values():
+            space.run(client, [_step(client)])  # the client's own first-run work, and the first session
+        wall: dict[str, list[float]] = {name: [] for name in spaces}
+        cpu: dict[str, list[float]] = {name: [] for name in spaces}
+        full_path = 0
+        cache = spaces["hooks"].home / ".cache" / "statewise"
+        names = list(spaces)
+        for round_number in range(options.runs):
+            for name in names if round_number % 2 == 0 else names[::-1]:
+                before, cpu_before = _newest(cache), _children_cpu()
+                run = spaces[name].run(client, [_step(client)])
+                cpu[name].append(_children_cpu() - cpu_before)
+                assert run.returncode == 0, run.describe()
+                wall[name].append(run.seconds)
+                if name == "hooks" and _newest(cache) > before:
+                    full_path += 1
+    figures: dict[str, object] = {"full_path_runs": full_path}
+    for name in names:
+        figures[name] = {"wall_s": statistics.median(wall[name]), "cpu_s": statistics.median(cpu[name])}
+        if name != "plain":
+            figures[name]["wall_ratio"] = paired_ratio(wall[name], wall["plain"])
+            figures[name]["cpu_ratio"] = paired_ratio(cpu[name], cpu["plain"])
+    if "empty hooks" in wall:
+        figures["hooks / empty hooks"] = paired_ratio(wall["hooks"], wall["empty hooks"])
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="rounds; every setting runs once per round")
     parser.add_argument("--clients", default="claude,codex,gemini")
     parser.add_argument("--floor", action="store_true", help="also time empty hooks (the client's own hook cost)")
     parser.add_argument("--unfiltered", action="store_true",
@@ -89,99 +172,43 @@ def main(argv: list[str] | None = None) -> int:
                              "(one unconditional post-tool hook per event, what install wrote before)")
     parser.add_argument("--empty-settings", action="store_true",
                         help="also time the settings file with no hooks in it (the client's cost of reading it)")
+    parser.add_argument("--user-settings", action="store_true",
+                        help="Claude Code: give every workspace, the baseline too, a user settings file "
+                             "(~/.claude/settings.json with one permission rule), as most developers have")
     options = parser.parse_args(argv)
     client_bin = installed_clients()
-    rows = []
-    floors: dict[str, float] = {}
-    settings_only: dict[str, float] = {}
-    unfiltered_s: dict[str, float] = {}
-    for client in options.clients.split(","):
-        with tempfile.TemporaryDirectory(prefix=f"statewise-overhead-{client}-") as temporary:
-            # Two identical workspaces, one with the hooks: installing and uninstalling between
-            # runs would change the files the session note watches and measure a first session
-            # every time.
-            plain_space = build_workspace(Path(temporary) / "plain", client_bin)
-            hooked_space = build_workspace(Path(temporary) / "hooked", client_bin)
-            hooked_space.install(client)
-            spaces = [plain_space, hooked_space]
-            if options.floor:
-                floor_space = build_workspace(Path(temporary) / "floor", client_bin)
-                floor_space.install(client)
-                # The same settings entries (so the same trust in Codex), an empty hook behind them.
-                (floor_space.work / ".statewise" / "bin" / "statewise-hook").write_text(
-                    "#!/bin/sh\ncat >/dev/null\necho '{}'\n", encoding="utf-8")
-                spaces.append(floor_space)
-            unfiltered_space = None
-            if options.unfiltered and client == "claude":
-                unfiltered_space = build_workspace(Path(temporary) / "unfiltered", client_bin)
-                unfiltered_space.install(client)
-                _drop_post_filters(unfiltered_space.work / CLIENTS[client].settings_file)
-                spaces.append(unfiltered_space)
-            if options.empty_settings:
-                bare_space = build_workspace(Path(temporary) / "settings", client_bin)
-                bare_file = bare_space.work / CLIENTS[client].settings_file
-                bare_file.parent.mkdir(parents=True, exist_ok=True)
-                bare_file.write_text("{}\n", encoding="utf-8")
-                spaces.append(bare_space)
-            for space in spaces:
-                space.run(client, [_step(client)])  # the client's own first-run work, and the first session
-            plain, hooked, empty, bare, unfiltered = [], [], [], [], []
-            full_path = 0
-            cache = hooked_space.home / ".cache" / "statewise"
-            for round_number in range(options.runs):
-                order = [(plain_space, plain), (hooked_space, hooked)]
-                if options.floor:
-                    order.append((floor_space, empty))
-                if unfiltered_space is not None:
-                    order.append((unfiltered_space, unfiltered))
-                if options.empty_settings:
-                    order.append((bare_space, bare))
-                for space, times in order if round_number % 2 == 0 else order[::-1]:
-                    before = _newest(cache)
-                    run = space.run(client, [_step(client)])
-                    assert run.returncode == 0, run.describe()
-                    times.append(run.seconds)
-                    if space is hooked_space and _newest(cache) > before:
-                        full_path += 1
-        rows.append((client, statistics.median(plain), statistics.median(hooked), full_path))
-        if empty:
-            floors[client] = statistics.median(empty)
-        if bare:
-            settings_only[client] = statistics.median(bare)
-        if unfiltered:
-            unfiltered_s[client] = statistics.median(unfiltered)
+    results = {client: measure(client, client_bin, options) for client in options.clients.split(",")}
     load = os.getloadavg()
-    print(f"one harmless tool call (git status), median of {options.runs} interleaved runs per setting, "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'client':8} {'no hooks s':>11} {'hooks s':>9} {'added s':>8} {'ratio':>6}  goal <= 1.15  "
-          "runs with a full-path hook")
+    print(f"one harmless tool call (git status), {options.runs} interleaved rounds, load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print("ratio = median over the rounds of (run / the baseline's run in the same round), [95 % bootstrap interval]")
+    print(f"{'client':7} {'setting':14} {'wall s':>7} {'wall ratio':>22} {'cpu s':>6} {'cpu ratio':>22}")
     failed = 0
-    for client, plain_s, hooked_s, full_path in rows:
-        ratio = hooked_s / plain_s
-        failed += ratio > 1.15
-        print(f"{client:8} {plain_s:11.2f} {hooked_s:9.2f} {hooked_s - plain_s:8.2f} {ratio:6.2f}  "
-              f"{'yes' if ratio <= 1.15 else 'NO ':12} {full_path} of {options.runs}")
-    for client, plain_s, hooked_s, _ in rows:
-        print(f"ratio: {client} with hooks / without = {hooked_s / plain_s:.2f}")
-    for client, plain_s, hooked_s, _ in rows:
-        if client in floors:
-            floor = floors[client]
-            print(f"floor: {client} with empty hooks {floor:.2f} s, / without = {floor / plain_s:.2f}; "
-                  f"StateWise's hooks / empty hooks = {hooked_s / floor:.2f}")
-    for client, plain_s, hooked_s, _ in rows:
-        if client in settings_only:
-            bare_s = settings_only[client]
-            print(f"settings: {client} with a settings file and no hooks {bare_s:.2f} s, / without = "
-                  f"{bare_s / plain_s:.2f}; with hooks / settings file alone = {hooked_s / bare_s:.2f}")
-    for client, plain_s, hooked_s, _ in rows:
-        if client in unfiltered_s:
-            other = unfiltered_s[client]
-            print(f"unfiltered: {client} with unconditional post-tool hooks {other:.2f} s, / without = "
-                  f"{other / plain_s:.2f}; filtered / unfiltered = {hooked_s / other:.2f}")
-    print(json.dumps({client: {"plain_s": p, "hooks_s": h, "full_path_runs": f, "empty_hooks_s": floors.get(client),
-                               "settings_only_s": settings_only.get(client),
-                               "unfiltered_hooks_s": unfiltered_s.get(client)}
-                      for client, p, h, f in rows}))
+    for client, figures in results.items():
+        for name, row in figures.items():
+            if not isinstance(row, dict):
+                continue
+            text = f"{client:7} {name:14} {row['wall_s']:7.3f} "
+            if "wall_ratio" in row:
+                ratio, low, high = row["wall_ratio"]
+                cpu_ratio, cpu_low, cpu_high = row["cpu_ratio"]
+                text += f"{ratio:6.3f} [{low:.3f}, {high:.3f}] {row['cpu_s']:6.3f} " \
+                        f"{cpu_ratio:6.3f} [{cpu_low:.3f}, {cpu_high:.3f}]"
+            else:
+                text += f"{'(baseline)':>22} {row['cpu_s']:6.3f}"
+            print(text)
+    for client, figures in results.items():
+        ratio, low, high = figures["hooks"]["wall_ratio"]  # type: ignore[index]
+        met = high <= 1.15
+        failed += not met
+        verdict = "met (the whole interval)" if met else "NOT met" if low > 1.15 else \
+            "not shown (the interval reaches past 1.15)"
+        print(f"ratio: {client} with hooks / without = {ratio:.3f} [{low:.3f}, {high:.3f}]; goal <= 1.15 {verdict}; "
+              f"{figures['full_path_runs']} of {options.runs} runs had a hook take the full path")
+        if "hooks / empty hooks" in figures:
+            ratio, low, high = figures["hooks / empty hooks"]  # type: ignore[misc]
+            print(f"floor: {client} StateWise's hooks / empty hooks = {ratio:.3f} [{low:.3f}, {high:.3f}]")
+    print(json.dumps(results))
     return 1 if failed else 0
 
 

@@ -288,6 +288,31 @@ def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(w
     assert "could not record" not in received, received[-4000:]
 
 
+def test_claude_code_tells_the_developer_when_a_contract_outgrew_the_installed_capture_filters(
+        workspace: Workspace):
+    # The filters are written from the contract of install day; a contract chosen afterwards
+    # with a rule none of them lets through would lose that rule's captures without a word.
+    # The session hook says so: Claude Code takes `systemMessage` beside the context, and the
+    # model receives the warning.
+    from statewise.integrations.hook_entry import builtin_contract_path
+
+    workspace.install("claude")
+    contract = workspace.root / "team.yaml"
+    contract.write_text(builtin_contract_path().read_text(encoding="utf-8").replace("observations:\n", (
+        "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
+        "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
+        "    key: runtime.node_version\n"), 1), encoding="utf-8")
+    (workspace.work / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n', encoding="utf-8")
+    run = workspace.run("claude", [shell("claude", "git status")])
+    finished(run)
+    received = json.dumps([request.body for request in run.server.requests])
+    assert "cargo_version_printed" in received and "statewise install claude-code" in received, run.describe()
+    workspace.install("claude")  # the fix the warning names: no warning in the next session
+    run = workspace.run("claude", [shell("claude", "git status")])
+    finished(run)
+    assert "cargo_version_printed" not in json.dumps([request.body for request in run.server.requests])
+
+
 def test_a_user_and_a_project_installation_capture_one_output_once(workspace: Workspace):
     # Installed for the user too (whose hooks carry no filter: each project may name its own
     # contract), Claude Code runs both installations' post-tool hooks for one command, in

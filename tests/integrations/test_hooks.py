@@ -268,3 +268,56 @@ def test_the_projects_config_toml_reaches_the_hook(sandbox, store_path):
     denied = json.loads(hook("claude-code", payload, store_path).stdout)
     assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "config.toml" in denied["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+# --- session start: Claude Code's post-tool filters checked against the contract in effect ------
+
+CARGO_RULE = ("observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
+              "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
+              "    key: runtime.node_version\n")
+
+
+def _session(sandbox, agent="claude-code"):
+    from statewise.integrations.hooks import run_hook
+
+    payload = {"session_id": "s1", "cwd": str(sandbox.work), "hook_event_name": "SessionStart", "source": "startup"}
+    return json.loads(run_hook(agent, json.dumps(payload), event="session").stdout)
+
+
+def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_contract(sandbox, tmp_path,
+                                                                                        monkeypatch):
+    from statewise.integrations.hook_entry import builtin_contract_path, quick_outcome
+    from statewise.integrations.install import install_hooks
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path / "cache"))  # this test's session notes only
+    install_hooks("claude-code", project=sandbox.work)
+    assert "systemMessage" not in _session(sandbox)  # the filters were written from this very contract
+
+    # A contract chosen after install, with a rule whose commands no installed filter lets through.
+    contract = tmp_path / "team.yaml"
+    contract.write_text(builtin_contract_path().read_text().replace("observations:\n", CARGO_RULE, 1))
+    (sandbox.work / ".statewise").mkdir(exist_ok=True)
+    (sandbox.work / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n')
+    output = _session(sandbox)
+    assert "cargo_version_printed" in output["systemMessage"] and "statewise install claude-code" in \
+        output["systemMessage"]
+    assert output["systemMessage"] in output["hookSpecificOutput"]["additionalContext"]  # for a headless run too
+    assert "systemMessage" not in _session(sandbox, agent="codex")  # Codex's post-tool hook has no filter
+
+    install_hooks("claude-code", project=sandbox.work)  # the fix the warning names
+    assert "systemMessage" not in _session(sandbox)
+
+    # With the built-in contract the session note is reused; a filter taken out of the settings
+    # file is a change the note watches, so the next session checks again and warns.
+    (sandbox.work / ".statewise" / "config.toml").unlink()
+    install_hooks("claude-code", project=sandbox.work)
+    payload = json.dumps({"session_id": "s2", "cwd": str(sandbox.work), "hook_event_name": "SessionStart"})
+    assert "systemMessage" not in _session(sandbox)
+    assert quick_outcome("claude-code", "session", payload, None) is not None
+    settings = sandbox.work / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["PostToolUse"] = [g for g in data["hooks"]["PostToolUse"] if g["hooks"][0]["if"] != "Bash(*npm*)"]
+    settings.write_text(json.dumps(data))
+    assert quick_outcome("claude-code", "session", payload, None) is None
+    assert "npm_missing_script" in _session(sandbox)["systemMessage"]

@@ -22,10 +22,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.integrations.hook_entry import SHELL_TOOLS, required_literals
 from statewise.integrations.install import AGENTS, RULE_CHARACTERS, project_root, settings_path, wrapper_path
 
-__all__ = ["Check", "diagnose", "uncovered_observation_rules"]
+__all__ = ["Check", "diagnose", "installed_capture_gaps", "uncovered_observation_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +123,15 @@ def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
     return resolve_settings(root).contract.value
 
 
-def uncovered_observation_rules(filters: list[str | None], contract_path: str | None) -> list[str]:
-    """The names of the observation rules in the contract at ``contract_path`` (None: the
-    built-in one) for which none of the post-tool hooks with these ``if`` filters would be
-    spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a rule
-    when ``text``, plain characters only, is part of a literal that every command the rule
+def uncovered_observation_rules(filters: list[str | None], contract: str | Contract | None) -> list[str]:
+    """The names of the observation rules in ``contract`` (a loaded contract, or the path of
+    one; None: the built-in one) for which none of the post-tool hooks with these ``if`` filters
+    would be spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a
+    rule when ``text``, plain characters only, is part of a literal that every command the rule
     matches contains (:func:`~statewise.integrations.hook_entry.required_literals`). Raises what
     loading the contract raises."""
-    from statewise.contract import builtin_contract, load_contract
-
-    contract = load_contract(contract_path) if contract_path else builtin_contract()
+    if not isinstance(contract, Contract):
+        contract = load_contract(contract) if contract else builtin_contract()
     if None in filters:
         return []
     texts = [rule[len("Bash(*"):-len("*)")] for rule in filters if rule is not None
@@ -139,6 +139,32 @@ def uncovered_observation_rules(filters: list[str | None], contract_path: str | 
     texts = [text for text in texts if RULE_CHARACTERS.issuperset(text)]
     return [rule.name for rule in contract.observations
             if not any(text in literal for text in texts for literal in required_literals(rule.command))]
+
+
+def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[list[Path], list[str]]:
+    """For a session starting in ``root``: the settings files the client reads StateWise's
+    post-tool hooks from (the project's and the user's), and the observation rules of
+    ``contract`` that no such hook is spawned for, in any post-tool event, because of the ``if``
+    filters it was installed with (a contract changed or chosen after ``statewise install``).
+    No gap when StateWise has no post-tool hook there at all (``doctor`` reports that) or a file
+    does not parse."""
+    spec = AGENTS[agent]
+    files = [root / spec.project_file, Path.home() / spec.user_file]  # ``root``: the project's top already
+    filters: dict[str, list[str | None]] = {event: [] for event in spec.post_events}
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for event in spec.post_events:
+            posts = _our_entries(hooks.get(event) if isinstance(hooks, dict) else None)
+            filters[event] += [str(post["if"]) if post.get("if") else None for post in posts]
+    gaps: list[str] = []
+    for event_filters in filters.values():
+        if event_filters:
+            gaps += [name for name in uncovered_observation_rules(event_filters, contract) if name not in gaps]
+    return files, gaps
 
 
 def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Path, guard: dict[str, Any],

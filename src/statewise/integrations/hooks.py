@@ -334,8 +334,15 @@ def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list
     return HookOutcome(json.dumps(output), decisions=kept)
 
 
-def _context_output(agent: str, event_name: str, text: str) -> HookOutcome:
-    """Text for the model after a tool ran or as a session starts, in the client's shape."""
+def _context_output(agent: str, event_name: str, text: str, *, warning: str = "") -> HookOutcome:
+    """Text for the model after a tool ran or as a session starts, in the client's shape.
+    ``warning`` (Claude Code only) is for the developer: the client shows ``systemMessage`` to
+    them, and the model gets it too, to pass on in a headless run."""
+    if warning and agent == "claude-code":
+        text = f"{text}\n{warning}" if text else warning
+        return HookOutcome(json.dumps({"systemMessage": warning,
+                                       "hookSpecificOutput": {"hookEventName": event_name,
+                                                              "additionalContext": text}}))
     if not text:
         return HookOutcome("{}")
     if agent in ("claude-code", "gemini"):
@@ -400,10 +407,30 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     return text
 
 
-def _remember_session_note(request: HookRequest, store_location: str | None, stdout: str, digest: str | None) -> None:
+def _capture_filter_warning(agent: str, request: HookRequest, contract: Contract) -> tuple[list[Path], str]:
+    """Claude Code only: the settings files holding StateWise's post-tool hooks, and a warning
+    when their ``if`` filters (written by ``statewise install`` from the contract of that day)
+    no longer let a hook run for every observation rule of the contract in effect, whose
+    captures would otherwise be lost without a word until the next ``statewise install``."""
+    if agent != "claude-code":
+        return [], ""
+    from statewise.integrations.doctor import installed_capture_gaps
+    from statewise.integrations.install import project_root
+
+    files, gaps = installed_capture_gaps(agent, project_root(request.cwd), contract)
+    if not gaps:
+        return files, ""
+    return files, (f"StateWise: its post-tool hooks in Claude Code's settings are filtered for commands that miss "
+                   f"the observation rules {', '.join(gaps)} of the contract in effect (changed since install), so "
+                   "what those commands reveal is not recorded; run `statewise install claude-code` again.")
+
+
+def _remember_session_note(request: HookRequest, store_location: str | None, stdout: str, digest: str | None,
+                           also_watched: list[Path] | tuple[Path, ...] = ()) -> None:
     """Let the front door answer the next SessionStart for this workspace without the heavy
     path while nothing the answer depends on has changed: the memory files and their folders,
-    and the store's files (a PostgreSQL store is not watched, so it is never reused)."""
+    the store's files (a PostgreSQL store is not watched, so it is never reused), and
+    ``also_watched`` (the client's settings files, whose hooks the answer checked)."""
     from statewise.integrations.hook_entry import write_session_note
     from statewise.memory.discovery import discover_memory_files
 
@@ -411,7 +438,7 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     location = store_location or default_location(workspace)
     if "://" in location:
         return
-    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD")]
+    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD"), *map(str, also_watched)]
     for memory_file in discover_memory_files(workspace):
         watched += [str(memory_file.path), str(memory_file.path.parent)]
     write_session_note(str(workspace), watched, stdout, digest)
@@ -448,9 +475,11 @@ def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location:
         if event == "session":
             # Found once: both the note and its cache record need the store's location (a git call).
             store_location = store_location or default_location(request.cwd.resolve())
+            settings_files, warning = _capture_filter_warning(agent, request, contract)
             outcome = _context_output(agent, "SessionStart",
-                                      _session_context(request, store_location=store_location, contract=contract))
-            _remember_session_note(request, store_location, outcome.stdout, digest)
+                                      _session_context(request, store_location=store_location, contract=contract),
+                                      warning=warning)
+            _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
             return outcome
         return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
     except InputError as error:

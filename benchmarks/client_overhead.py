@@ -1,34 +1,41 @@
 """What StateWise's hooks add to a real client's own time, for one harmless tool call.
 
     python benchmarks/client_overhead.py [--runs 5] [--clients claude,codex,gemini] [--floor] [--empty-settings]
-        [--unfiltered]
+        [--unfiltered] [--user-settings]
 
 Each client (the pinned Claude Code, Codex and Gemini CLI the end-to-end tests install) runs
 headless against the scripted model server on 127.0.0.1 (tests/e2e/model_server.py): one turn
-that calls the shell tool with `git status`, then plain text. Two identical workspaces run
-interleaved, one without hooks and one with the hooks `statewise install` writes (SessionStart,
-the pre-tool guard, the post-tool capture), after one warm-up run each (the client's first-run
-work, and the first session of the project), and the medians are compared; the order of the
-two alternates from round to round. Prints the median wall time of each, the difference, the
-ratio (the goal is at most +15 %), the load average, and how many timed runs with hooks had a
-hook take the full path (seen by the cache files the full path rewrites on every call: in a
-steady state there should be none, since the three hooks of a harmless session are all
-answered by the front door).
+that calls the shell tool with `git status`, then plain text. Identical workspaces run
+interleaved, one without hooks (the baseline) and one with the hooks `statewise install` writes
+(SessionStart, the pre-tool guard, the post-tool capture), after one warm-up run each (the
+client's first-run work, and the first session of the project); every setting runs once per
+round, in an order that reverses from round to round.
 
-With ``--floor`` a third workspace runs in the same rounds with the same settings but a wrapper
+Each run is timed twice: its wall time, and the CPU time (user and system) of the client and
+every process it waited for (the hooks, the tool). A ratio is the median over the rounds of a
+run divided by the baseline's run *in the same round*, so that a slow stretch of the shared
+machine moves both sides, printed with a 95 % bootstrap interval of that median. The goal
+(at most +15 %) counts as met only when the whole interval of the wall-time ratio is at or
+under 1.15. It also prints the load average and how many timed runs with hooks had a hook take
+the full path (seen by the cache files the full path rewrites on every call: in a steady state
+there should be none, since the hooks of a harmless session are all answered by the front door).
+
+With ``--floor`` another workspace runs in the same rounds with the same settings but a wrapper
 that only reads its input and prints ``{}`` (``/bin/sh``, ``cat``): what the client itself costs
-to run three hooks, whatever they do. StateWise's own part is the difference between the hooks
-and the floor.
+to run these hooks, whatever they do. StateWise's own part is the ratio of the hooks to it.
 
-With ``--unfiltered`` (Claude Code only) another workspace runs in the same rounds with
-StateWise's hooks as install writes them but the post-tool ``if`` filters taken out: one
-unconditional post-tool hook per event, spawned for ``git status`` too (what install wrote
-before the filters).
+With ``--unfiltered`` (Claude Code only) another workspace runs with StateWise's hooks as install
+writes them but the post-tool ``if`` filters taken out: one unconditional post-tool hook per
+event, spawned for ``git status`` too (what install wrote before the filters).
 
-With ``--empty-settings`` another workspace runs in the same rounds with the settings file the
-hooks go into but no hooks in it (``{}``): what the client spends on reading a project settings
-file at all (Claude Code 2.1 takes about 30 ms longer with an empty ``.claude/settings.json``
-than with none), before any hook is configured.
+With ``--empty-settings`` another workspace runs with the settings file the hooks go into but
+no hooks in it (``{}``): what the client spends on reading a settings file at all, before any
+hook is configured (Claude Code 2.1 builds its settings schema the first time it reads one).
+
+With ``--user-settings`` (Claude Code only) every workspace, the baseline included, has a user
+settings file (``~/.claude/settings.json`` with one permission rule), as a developer who has
+ever saved a Claude Code setting does: the client's cost of reading settings at all is then in
+the baseline, and the ratio is what installing StateWise adds for that developer.
 """
 
 from __future__ import annotations

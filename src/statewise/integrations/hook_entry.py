@@ -591,6 +591,7 @@ def main(argv: list[str] | None = None) -> None:
         # that live as long as the process; the cyclic collector would walk them over and
         # over (about 80 collections, 15-20 ms). It is paused for the imports, and what they
         # made is frozen out of its reach (gc.freeze) before it runs again for the check.
+        collecting = gc.isenabled()
         gc.disable()
         try:
             if sys.flags.no_site:
@@ -602,7 +603,8 @@ def main(argv: list[str] | None = None) -> None:
             from statewise.integrations.hooks import run_hook
         finally:
             gc.freeze()
-            gc.enable()
+            if collecting:
+                gc.enable()
 
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
                            contract_path=options["contract"], on_pass=options["on-pass"])

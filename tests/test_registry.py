@@ -224,3 +224,18 @@ def test_a_third_party_verifier_loads_and_a_built_in_name_stays_built_in(tmp_pat
     """, env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"plugin": "Answer", "built_in": "statewise.verifiers.git", "listed": True}
+
+
+def test_without_statewise_metadata_a_built_in_name_is_found_by_the_full_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import statewise.registry as registry
+
+    def missing(name: str) -> None:
+        raise registry.PackageNotFoundError(name)
+
+    monkeypatch.setattr(registry, "distribution", missing)
+    plugins: Registry[object] = Registry("verifier", "statewise.verifiers")
+    from statewise.verifiers.git import CurrentBranch
+
+    assert plugins.get("git.current_branch") is CurrentBranch
+    with pytest.raises(UnknownPluginError, match="unknown verifier 'acme.nothing'"):
+        plugins.get("acme.nothing")

@@ -76,8 +76,9 @@ class Registry(Generic[T]):
             try:
                 own = distribution("statewise").entry_points.select(group=self.group)
             except PackageNotFoundError:  # run from a source tree that was never installed
-                own = ()
-            self._builtins = {ep.name: ep for ep in own}
+                self._builtins = {}
+            else:
+                self._builtins = {ep.name: ep for ep in own}
         return self._builtins
 
     def _discover(self) -> dict[str, EntryPoint]:

@@ -189,3 +189,53 @@ def test_a_check_plugin_that_is_not_a_check_model_is_refused(tmp_path: Path) -> 
     done = _run("import statewise.bench.checks", env)
     assert done.returncode != 0
     assert "'not_a_check': not a CheckModel subclass with a kind" in done.stderr
+
+
+VERIFIER_PLUGIN = '''
+class Answer:
+    name = "acme.answer"
+
+
+class Impostor:
+    name = "git.current_branch"
+'''
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_third_party_verifier_loads_and_a_built_in_name_stays_built_in(tmp_path: Path, where: str) -> None:
+    # The plugin's metadata is found before StateWise's own (PYTHONPATH) or after it (appended
+    # to sys.path); either way its `git.current_branch` must not replace the built-in.
+    env = _install_plugin(tmp_path, """
+        [statewise.verifiers]
+        acme.answer = sw_plugin.checks:Answer
+        git.current_branch = sw_plugin.checks:Impostor
+    """, VERIFIER_PLUGIN)
+    if where == "after":
+        env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
+    done = _run(f"""
+        import json, sys
+        if {where == "after"!r}:
+            sys.path.append({str(tmp_path)!r})
+        from statewise.verifiers import VERIFIERS
+
+        print(json.dumps({{"plugin": VERIFIERS.get("acme.answer").__name__,
+                           "built_in": VERIFIERS.get("git.current_branch").__module__,
+                           "listed": "acme.answer" in VERIFIERS.names()}}))
+    """, env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"plugin": "Answer", "built_in": "statewise.verifiers.git", "listed": True}
+
+
+def test_without_statewise_metadata_a_built_in_name_is_found_by_the_full_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import statewise.registry as registry
+
+    def missing(name: str) -> None:
+        raise registry.PackageNotFoundError(name)
+
+    monkeypatch.setattr(registry, "distribution", missing)
+    plugins: Registry[object] = Registry("verifier", "statewise.verifiers")
+    from statewise.verifiers.git import CurrentBranch
+
+    assert plugins.get("git.current_branch") is CurrentBranch
+    with pytest.raises(UnknownPluginError, match="unknown verifier 'acme.nothing'"):
+        plugins.get("acme.nothing")

@@ -22,9 +22,11 @@ registers its own: through the entry-point group in its packaging metadata. Stat
     sqlite = "statewise.store.sqlite:SQLiteStore"
 
 and a plugin does the same in its own ``pyproject.toml``. Code that cannot ship packaging
-metadata (a test, a notebook) can call :meth:`Registry.register` instead. The bench's
-built-in methods and check kinds are defined in code beside the bench (a method name such
-as ``no_repair`` is made, not declared); third parties add theirs through the two groups.
+metadata (a test, a notebook) can call :meth:`Registry.register` instead. A package's entry
+point never replaces a built-in of the same name: StateWise's own metadata is read first.
+The bench's built-in methods and check kinds are defined in code beside the bench (a method
+name such as ``no_repair`` is made, not declared); third parties add theirs through the two
+groups.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
@@ -64,7 +66,20 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group
         self._loaded: dict[str, T] = {}
+        self._builtins: dict[str, EntryPoint] | None = None
         self._entry_points: dict[str, EntryPoint] | None = None
+
+    def _builtin(self) -> dict[str, EntryPoint]:
+        """The group's entry points in StateWise's own metadata: read from one distribution,
+        not every installed one (the scan costs a hook call several milliseconds a group)."""
+        if self._builtins is None:
+            try:
+                own = distribution("statewise").entry_points.select(group=self.group)
+            except PackageNotFoundError:  # run from a source tree that was never installed
+                self._builtins = {}
+            else:
+                self._builtins = {ep.name: ep for ep in own}
+        return self._builtins
 
     def _discover(self) -> dict[str, EntryPoint]:
         if self._entry_points is None:
@@ -84,7 +99,11 @@ class Registry(Generic[T]):
         """The plugin registered as ``name``; UnknownPluginError naming the known ones if none is."""
         if name in self._loaded:
             return self._loaded[name]
-        entry_point = self._discover().get(name)
+        # A built-in name is StateWise's own, whatever else declares it; only another name
+        # needs every installed package's metadata.
+        entry_point = self._builtin().get(name)
+        if entry_point is None:
+            entry_point = self._discover().get(name)
         if entry_point is None:
             raise UnknownPluginError(self.kind, name, self.names())
         try:

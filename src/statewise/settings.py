@@ -17,7 +17,6 @@ guess. :func:`hook_settings` is what the agent hooks call to pick up the same fi
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -146,6 +145,8 @@ def read_config(root: str | Path) -> tuple[ProjectConfig, Path | None]:
 
 def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:
     """The candidate closest to ``word`` (difflib), or None when nothing is close."""
+    import difflib  # only a misspelt setting needs it
+
     found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return found[0] if found else None
 

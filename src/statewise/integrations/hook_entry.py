@@ -585,13 +585,26 @@ def main(argv: list[str] | None = None) -> None:
     result: list[tuple[str, str, int]] = []
 
     def work() -> None:
-        if sys.flags.no_site:
-            # The wrapper starts the interpreter with -S for the fast path; the guard needs the
-            # installed dependencies (pydantic, the YAML and CEL packages).
-            import site
+        import gc
 
-            site.main()
-        from statewise.integrations.hooks import run_hook
+        # The imports below create a few hundred thousand objects (modules, classes, schemas)
+        # that live as long as the process; the cyclic collector would walk them over and
+        # over (about 80 collections, 15-20 ms). It is paused for the imports, and what they
+        # made is frozen out of its reach (gc.freeze) before it runs again for the check.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if sys.flags.no_site:
+                # The wrapper starts the interpreter with -S for the fast path; the guard needs
+                # the installed dependencies (pydantic, the YAML and CEL packages).
+                import site
+
+                site.main()
+            from statewise.integrations.hooks import run_hook
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
 
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
                            contract_path=options["contract"], on_pass=options["on-pass"])

@@ -21,15 +21,17 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.actions import Action
-from statewise.clarify import ApprovalChannel, ApprovalRequest
 from statewise.contract import CommandRule, Contract
 from statewise.expressions import state_keys_read
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.report import GateCheck, PremiseReport, PremiseStatus
 from statewise.scopes import TaskScope
+
+if TYPE_CHECKING:  # only the type: a hook call has no channel (see statewise.pipeline.guard)
+    from statewise.clarify import ApprovalChannel
 
 __all__ = ["NO_APPROVAL_CHANNEL", "run_gate"]
 
@@ -96,6 +98,8 @@ def run_gate(
                                     detail=f"{operation} {NO_APPROVAL_CHANNEL}"))
         elif all(check.passed for check in checks):
             meter.approvals_asked += 1
+            from statewise.clarify import ApprovalRequest  # here: a hook call has no approver
+
             with meter.outside():
                 approved = approver.approve(ApprovalRequest(action=action, reason=f"{operation} requires approval",
                                                             task=task_text))

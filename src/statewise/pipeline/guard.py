@@ -14,10 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.actions import Action, action_distance
-from statewise.clarify import ApprovalChannel, ClarificationChannel
 from statewise.contract import Contract, Risk, builtin_contract
 from statewise.expressions import state_keys_read
 from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute, attribute_stop
@@ -38,6 +37,11 @@ from statewise.pipeline.resolution import Resolver, resolved_value
 from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
 from statewise.records import Record, Retrieval
 from statewise.store.base import Store
+
+if TYPE_CHECKING:
+    # Only the types: a hook call has no channel, and statewise.clarify's classes cost its
+    # process a few milliseconds (the caller that makes a channel has imported it).
+    from statewise.clarify import ApprovalChannel, ClarificationChannel
 
 __all__ = ["STAGES", "Guard", "GuardConfig", "slot_qualified_keys"]
 

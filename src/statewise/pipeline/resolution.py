@@ -23,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from statewise.clarify import AnswerKind, ClarificationChannel, Question
 from statewise.contract import Contract, StateSpec
 from statewise.errors import ValueTypeError
 from statewise.pipeline.calls import CostMeter
@@ -35,6 +34,9 @@ from statewise.scopes import ScopeLevel, TaskScope
 from statewise.values import check_value, same_value
 from statewise.verifiers import verify_key
 from statewise.verifiers.base import ObservationStatus
+
+if TYPE_CHECKING:  # only the type: a hook call has no channel (see statewise.pipeline.guard)
+    from statewise.clarify import ClarificationChannel
 
 __all__ = ["Resolver", "established_scope", "reliability_findings"]
 
@@ -215,6 +217,8 @@ class Resolver:
         if self.clarifier is None:
             return PremiseReport(**common, status=PremiseStatus.UNRESOLVED, route="clarification", question=text,
                                  missing=f"needs the developer: {text}")
+        from statewise.clarify import AnswerKind, Question  # here: a hook call has no clarifier
+
         question = Question(key=key, scope=scope, value=in_doubt, value_type=spec.value_type, text=text,
                             record_id=record.id if record is not None else None, choices=spec.choices)
         self.meter.clarification_questions += 1

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
@@ -35,9 +35,11 @@ from statewise.errors import (
     StoreUnavailableError,
 )
 from statewise.records import KeySchema, utcnow
-from statewise.store.bulk import ImportBatch
 from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.sql import LINK_COLUMNS, RECORD_COLUMNS, SQLStore
+
+if TYPE_CHECKING:  # the bulk module costs its import; the hook's store never imports
+    from statewise.store.bulk import ImportBatch
 
 __all__ = ["PostgresStore", "split_schema"]
 

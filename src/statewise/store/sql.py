@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -54,8 +54,10 @@ from statewise.records import (
 )
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
-from statewise.store.bulk import ImportBatch, LineEncoder, Progress, parallel_batches
 from statewise.values import ValueType, check_value, same_value
+
+if TYPE_CHECKING:  # the bulk module builds its validators when imported; only an import needs them
+    from statewise.store.bulk import ImportBatch, LineEncoder, Progress
 
 __all__ = ["SQLStore", "checkpoint"]
 
@@ -823,6 +825,8 @@ class SQLStore(Store):
         written in batches inside one transaction, so memory stays bounded and the import
         is still all or nothing. ``progress`` is called after each batch with the number
         of lines and characters read so far."""
+        from statewise.store.bulk import LineEncoder
+
         count = 0
         encoder = LineEncoder(source, self.key_schema, self._encode_time, self._bulk_json)
         batches = self._import_batches(encoder, lines)
@@ -848,6 +852,8 @@ class SQLStore(Store):
     def _import_batches(self, encoder: LineEncoder, lines: Iterable[str]) -> Iterator[ImportBatch]:
         """The import's batches, parsed in a second process for a large file (see
         PARALLEL_IMPORT_BYTES); a parsing process that died is StoreUnavailableError."""
+        from statewise.store.bulk import parallel_batches
+
         if not self._parse_apart(lines):
             yield from encoder.batches(lines)
             return

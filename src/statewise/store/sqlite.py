@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -20,9 +20,11 @@ from statewise.errors import (
     StoreUnavailableError,
 )
 from statewise.records import KeySchema, utcnow
-from statewise.store.bulk import ImportBatch
 from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.sql import SQLStore
+
+if TYPE_CHECKING:  # the bulk module costs its import; the hook's store never imports
+    from statewise.store.bulk import ImportBatch
 
 __all__ = ["SQLiteStore"]
 

@@ -9,6 +9,8 @@ never fails open. See ``docs/verifiers.md``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from statewise.registry import Registry
 from statewise.verifiers.base import (
     Observation,
@@ -21,7 +23,8 @@ VERIFIERS: Registry[object] = Registry("verifier", "statewise.verifiers")
 """Verifier adapters by name (``git.current_branch``, ``command``, ...). Entries may be
 classes (instantiated with no arguments), instances, or callables taking a request."""
 
-from statewise.verifiers.protection import install_branch_protection  # noqa: E402
+if TYPE_CHECKING:
+    from statewise.verifiers.protection import install_branch_protection
 from statewise.verifiers.runner import (  # noqa: E402
     PlaceholderError,
     UnsafeValueError,
@@ -43,3 +46,13 @@ __all__ = [
     "run_verifier",
     "verify_key",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The branch protection module is imported when its verifier or this helper is first used:
+    # a hook call checking a file write needs neither.
+    if name == "install_branch_protection":
+        from statewise.verifiers.protection import install_branch_protection
+
+        return install_branch_protection
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,15 +5,17 @@ Both read only files at the top of the workspace; nothing is run.
 
 from __future__ import annotations
 
-import configparser
 import json
 import re
 import shlex
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.verifiers.base import Adapter, Observation, VerifierArgumentError, VerifierRequest
+
+if TYPE_CHECKING:
+    import configparser
 
 __all__ = ["PROTECTED_PATHS_FILE", "PackageManager", "ProtectedPaths", "TestCommand", "TestEntryPoints"]
 
@@ -70,6 +72,8 @@ def _ini(path: Path) -> configparser.ConfigParser | None:
     text = _read(path)
     if text is None:
         return None
+    import configparser  # only setup.cfg and tox.ini need it, and only when they exist
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)

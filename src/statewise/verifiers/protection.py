@@ -61,9 +61,7 @@ import stat
 import subprocess
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -568,6 +566,11 @@ def _bounded_get(url: str, headers: Mapping[str, str], timeout: float) -> _Respo
 
 
 def _plain_get(url: str, headers: Mapping[str, str], timeout: float) -> _Response:
+    # Imported here: urllib.request brings http.client and ssl (about 10 ms), and most checks,
+    # a push to a local remote among them, never call an API.
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, headers=dict(headers), method="GET")
     host = urllib.parse.urlparse(url).hostname
     # A loopback API never goes through a proxy from the environment.

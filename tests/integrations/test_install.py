@@ -23,6 +23,7 @@ from statewise.integrations.install import (
     install_hooks,
     post_filter_command,
     post_filter_literals,
+    post_filter_parts,
     post_tool_literals,
     render_wrapper,
     rule_literal,
@@ -485,6 +486,7 @@ def test_a_user_wide_codex_or_gemini_install_filters_nothing(agent, tmp_path, mo
 def test_a_shell_filter_edited_by_hand_proves_nothing():
     command = post_filter_command("'/x/statewise-hook' codex post", ("push", "npm"))
     assert post_filter_literals(command) == ("push", "npm")
+    assert post_filter_parts(command) == ("'/x/statewise-hook' codex post", ("push", "npm"))
     assert post_filter_literals(command.replace("*'npm'*", "*'np m'*")) == ()
     assert post_filter_literals(command.replace(" ;; *)", "|*) ;; *)")) == ()
     assert post_filter_literals(command.replace("| '/x/", "| /bin/true # '/x/")) == ()

@@ -52,6 +52,7 @@ __all__ = [
     "install_hooks",
     "post_filter_command",
     "post_filter_literals",
+    "post_filter_parts",
     "post_tool_filters",
     "post_tool_literals",
     "project_root",
@@ -438,25 +439,32 @@ def post_filter_command(invocation: str, literals: tuple[str, ...]) -> str:
             "*) printf '{}\\n' ;; esac")
 
 
-def post_filter_literals(command: str) -> tuple[str, ...] | None:
-    """The literals of a post-tool command written by :func:`post_filter_command`, so that
-    ``statewise doctor`` and the session check can tell which observation rules it still lets
-    through. None for a command without that pre-filter (it runs the hook for every call);
-    an empty tuple for one that starts like it but is not exactly what this StateWise writes
-    (edited by hand): it proves no rule covered, so every rule is reported."""
+def post_filter_parts(command: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the invocation, the literals) of a post-tool command written by
+    :func:`post_filter_command`; None for a command without that pre-filter (it runs the hook
+    for every call), and the literals empty for one that starts like it but is not exactly what
+    this StateWise writes (edited by hand): it proves no rule covered."""
     if not command.startswith(_FILTER_READ):
         return None
     invocation, found, rest = command[len(_FILTER_READ):].partition(_FILTER_CASE)
-    patterns = rest.partition(")")[0]
-    pieces = patterns.split("|") if found else []
+    pieces = rest.partition(")")[0].split("|") if found else []
     if not pieces or not all(len(piece) > 4 and piece[:2] == "*'" and piece[-2:] == "'*" for piece in pieces):
-        return ()
+        return invocation, ()
     literals = tuple(piece[2:-2] for piece in pieces)
     try:
         rendered = post_filter_command(invocation, literals)
     except ValueError:
-        return ()
-    return literals if rendered == command else ()
+        return invocation, ()
+    return invocation, literals if rendered == command else ()
+
+
+def post_filter_literals(command: str) -> tuple[str, ...] | None:
+    """The literals of a post-tool command's shell pre-filter (:func:`post_filter_parts`), so that
+    ``statewise doctor`` and the session check can tell which observation rules it still lets
+    through: None when the command runs the hook for every call, empty when the filter is not
+    one this StateWise writes."""
+    parts = post_filter_parts(command)
+    return None if parts is None else parts[1]
 
 
 def _install_contract(contract: str | None, *, project: str | Path | None, user: bool) -> str | bool | None:

@@ -24,9 +24,10 @@ With ``--floor`` another workspace runs in the same rounds with the same setting
 that only reads its input and prints ``{}`` (``/bin/sh``, ``cat``): what the client itself costs
 to run these hooks, whatever they do. StateWise's own part is the ratio of the hooks to it.
 
-With ``--unfiltered`` (Claude Code only) another workspace runs with StateWise's hooks as install
-writes them but the post-tool ``if`` filters taken out: one unconditional post-tool hook per
-event, spawned for ``git status`` too (what install wrote before the filters).
+With ``--unfiltered`` another workspace runs with StateWise's hooks as install writes them but
+the post-tool filters taken out (Claude Code's ``if`` rules, Codex's and Gemini CLI's shell
+pre-filter): one unconditional post-tool hook per event, spawned for ``git status`` too (what
+install wrote before the filters).
 
 With ``--empty-settings`` another workspace runs with the settings file the hooks go into but
 no hooks in it (``{}``): what the client spends on reading a settings file at all, before any
@@ -95,13 +96,18 @@ def paired_ratio(numerators: list[float], denominators: list[float], *, draws: i
     return statistics.median(ratios), medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]
 
 
-def _drop_post_filters(settings: Path) -> None:
-    """Rewrite Claude Code's post-tool entries as one unconditional hook per event (the layout
-    before the ``if`` filters), keeping everything else as install wrote it."""
+def _drop_post_filters(client: str, settings: Path) -> None:
+    """Rewrite the post-tool entries as one unconditional hook per event (the layout before the
+    filters), keeping everything else as install wrote it."""
+    from statewise.integrations.install import AGENTS, post_filter_parts
+
     data = json.loads(settings.read_text(encoding="utf-8"))
-    for event in ("PostToolUse", "PostToolUseFailure"):
+    for event in AGENTS[CLIENTS[client].agent].post_events:
         groups = data["hooks"][event]
         hook = {key: value for key, value in groups[0]["hooks"][0].items() if key != "if"}
+        parts = post_filter_parts(hook["command"])
+        if parts is not None:
+            hook["command"] = parts[0]  # the wrapper call the shell pre-filter stands in front of
         data["hooks"][event] = [{"matcher": groups[0]["matcher"], "hooks": [hook]}]
     settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
@@ -118,10 +124,12 @@ def _spaces(client: str, root: Path, client_bin: Path, options: argparse.Namespa
         # The same settings entries (so the same trust in Codex), an empty hook behind them.
         (spaces["empty hooks"].work / ".statewise" / "bin" / "statewise-hook").write_text(
             "#!/bin/sh\ncat >/dev/null\necho '{}'\n", encoding="utf-8")
-    if options.unfiltered and client == "claude":
+    if options.unfiltered:
         spaces["unfiltered"] = build_workspace(root / "unfiltered", client_bin)
         spaces["unfiltered"].install(client)
-        _drop_post_filters(spaces["unfiltered"].work / CLIENTS[client].settings_file)
+        _drop_post_filters(client, spaces["unfiltered"].work / CLIENTS[client].settings_file)
+        if client == "codex":  # a changed command is a hook Codex never reviewed: it would skip it
+            spaces["unfiltered"]._trust_codex_hooks(verify=True)
     if options.empty_settings:
         spaces["settings file"] = build_workspace(root / "settings", client_bin)
         bare_file = spaces["settings file"].work / CLIENTS[client].settings_file
@@ -175,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", default="claude,codex,gemini")
     parser.add_argument("--floor", action="store_true", help="also time empty hooks (the client's own hook cost)")
     parser.add_argument("--unfiltered", action="store_true",
-                        help="also time StateWise's hooks with Claude Code's post-tool `if` filters taken out "
-                             "(one unconditional post-tool hook per event, what install wrote before)")
+                        help="also time StateWise's hooks with the post-tool filters taken out (Claude Code's "
+                             "`if` rules, the others' shell pre-filter: one unconditional post-tool hook per event, "
+                             "what install wrote before)")
     parser.add_argument("--empty-settings", action="store_true",
                         help="also time the settings file with no hooks in it (the client's cost of reading it)")
     parser.add_argument("--user-settings", action="store_true",

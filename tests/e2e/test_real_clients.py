@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.hooks import AGENT_TOOLS
+from statewise.integrations.install import post_filter_literals
 from statewise.sandbox import git
 from tests.e2e.clients import CLIENTS, ClientRun, Workspace, settings_commands
 from tests.e2e.conftest import PROTECTED_FILE, PROTECTED_TEXT, add_record, build_workspace
@@ -215,15 +216,16 @@ def test_the_capture_of_the_sessions_last_command_is_stored_when_the_client_exit
     assert history[0]["provenance"]["source"] == "tool_output"
 
 
-#: The events each client fires for the everyday turn: the session start, then pre and post
-#: around each shell command, and pre only around the write (post-tool listens to shell only).
-#: Claude Code spawns its post-tool hooks only for commands holding a literal of an
-#: observation rule (their `if` filters), so `git status` gets none.
+#: The events that reach the hook program for the everyday turn: the session start, then pre
+#: and post around each shell command, and pre only around the write (post-tool listens to
+#: shell only). The post-tool hook runs only for calls holding a literal of an observation
+#: rule (Claude Code's `if` filters; Codex's and Gemini CLI's shell pre-filter in front of the
+#: wrapper, and so of the recorder), so `git status` gets none.
 EXPECTED_EVENTS = {
     "claude": ["SessionStart", "PreToolUse", "PreToolUse", "PostToolUse", "PreToolUse",
                "PostToolUseFailure", "PreToolUse"],
-    "codex": ["SessionStart", *["PreToolUse", "PostToolUse"] * 3, "PreToolUse"],
-    "gemini": ["SessionStart", *["BeforeTool", "AfterTool"] * 3, "BeforeTool"],
+    "codex": ["SessionStart", "PreToolUse", *["PreToolUse", "PostToolUse"] * 2, "PreToolUse"],
+    "gemini": ["SessionStart", "BeforeTool", *["BeforeTool", "AfterTool"] * 2, "BeforeTool"],
 }
 
 
@@ -238,10 +240,11 @@ def test_the_events_and_payloads_each_client_sends(everyday: SharedRun):
         assert isinstance(payload["tool_input"], dict), payload
     pre_status = calls[0]
     assert pre_status["tool_input"].get("command") == "git status", pre_status
+    post_version = calls[2]
+    assert post_version["tool_input"].get("command") == "python3 --version", post_version
     if client != "claude":
-        post_status = calls[1]
-        assert "On branch main" in json.dumps(post_status.get("tool_response")), post_status
-    post_failed = calls[4 if client == "claude" else 5]
+        assert "Python 3." in json.dumps(post_version.get("tool_response")), post_version
+    post_failed = calls[4]
     failure = post_failed.get("error") if client == "claude" else post_failed.get("tool_response")
     assert "Missing script" in json.dumps(failure), post_failed
 
@@ -250,6 +253,8 @@ def test_the_post_tool_hook_is_spawned_only_where_an_observation_rule_can_match(
     post_event = "AfterTool" if everyday.client == "gemini" else "PostToolUse"
     groups = json.loads(everyday.settings.read_text())["hooks"][post_event]
     filters = [hook.get("if") for group in groups for hook in group["hooks"]]
+    commands = [hook["command"] for group in groups for hook in group["hooks"]]
+    # The recorder sits behind the filter (the wrapper runs it): what it kept is what was spawned.
     spawned = [(p["hook_event_name"], p["tool_input"]["command"]) for p in everyday.payloads()
                if p.get("hook_event_name") in ("PostToolUse", "PostToolUseFailure", "AfterTool")]
     if everyday.client == "claude":
@@ -258,9 +263,14 @@ def test_the_post_tool_hook_is_spawned_only_where_an_observation_rule_can_match(
         assert filters == ["Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
         assert spawned == [("PostToolUse", "python3 --version"), ("PostToolUseFailure", "npm run check")], spawned
     else:
-        # Codex and Gemini CLI have no such filter: one unconditional hook, run after every shell call.
-        assert filters == [None]
-        assert [command for _, command in spawned] == ["git status", "python3 --version", "npm run check"], spawned
+        # Codex and Gemini CLI have no `if`: one hook whose command filters the payload in the
+        # shell, on the same literals. The client accepted its `{}` for `git status` (the turn
+        # finished, and that call's result reached the model unchanged).
+        assert filters == [None] and post_filter_literals(commands[0]) == ("push", "python", "node", "npm")
+        assert [command for _, command in spawned] == ["python3 --version", "npm run check"], spawned
+        finished(everyday.run)
+        seen = everyday.result(GIT_STATUS)
+        assert "On branch main" in seen and "StateWise" not in seen, everyday.run.describe()
 
 
 def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(workspace: Workspace):
@@ -288,27 +298,29 @@ def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(w
     assert "could not record" not in received, received[-4000:]
 
 
-def test_claude_code_tells_the_developer_when_a_contract_outgrew_the_installed_capture_filters(
-        workspace: Workspace):
-    # The filters are written from the contract of install day; a contract chosen afterwards
-    # with a rule none of them lets through would lose that rule's captures without a word.
-    # The session hook says so: Claude Code takes `systemMessage` beside the context, and the
-    # model receives the warning.
+@pytest.mark.parametrize("client", CLIENT_NAMES)
+def test_the_client_tells_the_developer_when_a_contract_outgrew_the_installed_capture_filters(
+        workspace: Workspace, client: str):
+    # The filters are written from the contract of install day (Claude Code's `if` rules, the
+    # others' shell pre-filter); a contract chosen afterwards with a rule none of them lets
+    # through would lose that rule's captures without a word. The session hook says so: each
+    # client takes `systemMessage` beside the context, and the model receives the warning.
     from statewise.integrations.hook_entry import builtin_contract_path
 
-    workspace.install("claude")
+    agent = CLIENTS[client].agent
+    workspace.install(client)
     contract = workspace.root / "team.yaml"
     contract.write_text(builtin_contract_path().read_text(encoding="utf-8").replace("observations:\n", (
         "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
         "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
         "    key: runtime.node_version\n"), 1), encoding="utf-8")
     (workspace.work / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n', encoding="utf-8")
-    run = workspace.run("claude", [shell("claude", "git status")])
+    run = workspace.run(client, [shell(client, "git status")])
     finished(run)
     received = json.dumps([request.body for request in run.server.requests])
-    assert "cargo_version_printed" in received and "statewise install claude-code" in received, run.describe()
-    workspace.install("claude")  # the fix the warning names: no warning in the next session
-    run = workspace.run("claude", [shell("claude", "git status")])
+    assert "cargo_version_printed" in received and f"statewise install {agent}" in received, run.describe()
+    workspace.install(client)  # the fix the warning names: no warning in the next session
+    run = workspace.run(client, [shell(client, "git status")])
     finished(run)
     assert "cargo_version_printed" not in json.dumps([request.body for request in run.server.requests])
 

@@ -11,7 +11,7 @@ import pytest
 
 from statewise.integrations.doctor import diagnose
 from statewise.integrations.hook_entry import builtin_contract_path
-from statewise.integrations.install import install_hooks, settings_path, wrapper_path
+from statewise.integrations.install import AGENTS, install_hooks, settings_path, wrapper_path
 
 
 @pytest.fixture
@@ -225,6 +225,28 @@ def test_post_tool_filters_that_cover_every_observation_rule_are_accepted(projec
     assert "Bash(*push*)" in captures[0].detail and "PostToolUse hooks" in captures[0].detail
 
 
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_a_shell_post_tool_filter_is_read_back_from_the_command(agent, project):
+    install_hooks(agent, project=project)
+    [capture] = _captures(diagnose(agent, project=project))
+    assert capture.ok and "payload holds push or python or node or npm" in capture.detail, capture
+    # A literal taken out of the command by hand: that rule's commands no longer reach the hook.
+    path = settings_path(agent, project=project)
+    data = json.loads(path.read_text())
+    [event] = AGENTS[agent].post_events
+    hook = data["hooks"][event][0]["hooks"][0]
+    hook["command"] = hook["command"].replace("|*'npm'*", "")
+    path.write_text(json.dumps(data))
+    [missed] = _captures(diagnose(agent, project=project))
+    assert not missed.ok and "npm_missing_script" in missed.detail and not missed.fatal
+    assert "payload holds push or python or node:" in missed.detail
+    # Edited into something this StateWise does not write: read as letting no rule through.
+    hook["command"] = hook["command"].replace("*) printf '{}\\n' ;;", "*) true ;;")
+    path.write_text(json.dumps(data))
+    [missed] = _captures(diagnose(agent, project=project))
+    assert "a shell filter StateWise did not write" in missed.detail and "python_version_printed" in missed.detail
+
+
 def test_a_post_tool_filter_missing_for_a_rule_is_reported_with_the_fix(project):
     install_hooks("claude-code", project=project)
     path = settings_path("claude-code", project=project)
@@ -242,8 +264,11 @@ def test_a_post_tool_filter_missing_for_a_rule_is_reported_with_the_fix(project)
     assert all(c.ok for c in _captures(diagnose("claude-code", project=project)))
 
 
-def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reinstalled(project, tmp_path):
-    install_hooks("claude-code", project=project)
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reinstalled(agent, project, tmp_path):
+    # Claude Code's post-tool hooks are filtered by `if` rules, Codex's and Gemini CLI's by the
+    # shell pre-filter in their command: doctor reads both.
+    install_hooks(agent, project=project)
     contract = tmp_path / "team.yaml"
     contract.write_text(builtin_contract_path().read_text().replace("observations:\n", (
         "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
@@ -251,7 +276,8 @@ def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reins
         "    key: runtime.node_version\n"), 1))
     (project / ".statewise").mkdir(exist_ok=True)
     (project / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n')
-    missed = [c for c in _captures(diagnose("claude-code", project=project)) if not c.ok]
-    assert len(missed) == 2 and all("cargo_version_printed" in c.detail for c in missed)
-    install_hooks("claude-code", project=project)
-    assert all(c.ok for c in _captures(diagnose("claude-code", project=project)))
+    missed = [c for c in _captures(diagnose(agent, project=project)) if not c.ok]
+    assert len(missed) == len(AGENTS[agent].post_events) and all("cargo_version_printed" in c.detail for c in missed)
+    assert all(f"statewise install {agent}" in c.fix and not c.fatal for c in missed)
+    install_hooks(agent, project=project)
+    assert [c.ok for c in _captures(diagnose(agent, project=project))] == [True] * len(AGENTS[agent].post_events)

@@ -151,7 +151,7 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     second = run_hook("codex", payload, event="session", store_location=str(store))
     assert quick_outcome("codex", "session", payload, None) == second.stdout
 
-    note_file = Path(hook_entry._session_note_path(os.path.realpath(work)))
+    note_file = Path(hook_entry._session_note_path(os.path.realpath(work), "codex"))
     note = json.loads(note_file.read_text())
     note["created"] -= hook_entry.SESSION_NOTE_SECONDS + 1  # too old, even with nothing changed
     note_file.write_text(json.dumps(note))

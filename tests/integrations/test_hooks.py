@@ -270,7 +270,7 @@ def test_the_projects_config_toml_reaches_the_hook(sandbox, store_path):
     assert "config.toml" in denied["hookSpecificOutput"]["permissionDecisionReason"]
 
 
-# --- session start: Claude Code's post-tool filters checked against the contract in effect ------
+# --- session start: the post-tool filters checked against the contract in effect --------------
 
 CARGO_RULE = ("observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
               "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
@@ -291,8 +291,9 @@ def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_c
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path / "cache"))  # this test's session notes only
-    install_hooks("claude-code", project=sandbox.work)
-    assert "systemMessage" not in _session(sandbox)  # the filters were written from this very contract
+    for agent in ("claude-code", "codex", "gemini"):
+        install_hooks(agent, project=sandbox.work)
+        assert "systemMessage" not in _session(sandbox, agent)  # the filters were written from this very contract
 
     # A contract chosen after install, with a rule whose commands no installed filter lets through.
     contract = tmp_path / "team.yaml"
@@ -303,10 +304,17 @@ def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_c
     assert "cargo_version_printed" in output["systemMessage"] and "statewise install claude-code" in \
         output["systemMessage"]
     assert output["systemMessage"] in output["hookSpecificOutput"]["additionalContext"]  # for a headless run too
-    assert "systemMessage" not in _session(sandbox, agent="codex")  # Codex's post-tool hook has no filter
+    # Codex and Gemini CLI filter their post-tool call in the shell, from the same literals:
+    # the same gap, named for that client (both take `systemMessage` at SessionStart).
+    for agent, client in (("codex", "Codex"), ("gemini", "Gemini CLI")):
+        output = _session(sandbox, agent)
+        assert "cargo_version_printed" in output["systemMessage"] and f"statewise install {agent}" in \
+            output["systemMessage"] and f"in {client}'s settings" in output["systemMessage"]
+        assert output["systemMessage"] in output["hookSpecificOutput"]["additionalContext"]
 
-    install_hooks("claude-code", project=sandbox.work)  # the fix the warning names
-    assert "systemMessage" not in _session(sandbox)
+    for agent in ("claude-code", "codex", "gemini"):
+        install_hooks(agent, project=sandbox.work)  # the fix the warning names
+        assert "systemMessage" not in _session(sandbox, agent)
 
     # With the built-in contract the session note is reused; a filter taken out of the settings
     # file is a change the note watches, so the next session checks again and warns.
@@ -321,3 +329,13 @@ def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_c
     settings.write_text(json.dumps(data))
     assert quick_outcome("claude-code", "session", payload, None) is None
     assert "npm_missing_script" in _session(sandbox)["systemMessage"]
+    # Codex's note watches Codex's hooks file (and is Codex's own: Claude Code's says other things).
+    assert "systemMessage" not in _session(sandbox, "codex")
+    assert quick_outcome("codex", "session", payload, None) is not None
+    hooks_file = sandbox.work / ".codex" / "hooks.json"
+    data = json.loads(hooks_file.read_text())
+    post = data["hooks"]["PostToolUse"][0]["hooks"][0]
+    post["command"] = post["command"].replace("|*'npm'*", "")
+    hooks_file.write_text(json.dumps(data))
+    assert quick_outcome("codex", "session", payload, None) is None
+    assert "npm_missing_script" in _session(sandbox, "codex")["systemMessage"]

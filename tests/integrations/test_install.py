@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -20,6 +21,10 @@ from statewise.integrations.hook_entry import builtin_contract_path, required_li
 from statewise.integrations.install import (
     AGENTS,
     install_hooks,
+    post_filter_command,
+    post_filter_literals,
+    post_filter_parts,
+    post_tool_literals,
     render_wrapper,
     rule_literal,
     settings_path,
@@ -30,6 +35,7 @@ from statewise.integrations.install import (
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
 #: The built-in contract's observation rules hold these literals (git push, python, node, npm).
 BUILTIN_FILTERS = ["Bash(*push*)", "Bash(*python*)", "Bash(*node*)", "Bash(*npm*)"]
+BUILTIN_LITERALS = ("push", "python", "node", "npm")
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -50,7 +56,11 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
     wrapper = wrapper_path(project=tmp_path)
     assert pre[1]["hooks"][0]["command"].startswith(f"{wrapper} {agent} pre || ")
     for event in spec.post_events:
-        assert once["hooks"][event][0]["hooks"][0]["command"] == f"{wrapper} {agent} post"
+        post = once["hooks"][event][0]["hooks"][0]["command"]
+        if agent == "claude-code":  # filtered by `if` rules (below), the command is the plain call
+            assert post == f"{wrapper} {agent} post"
+        else:  # a shell pre-filter on the payload, around the same call
+            assert post == post_filter_command(f"{wrapper} {agent} post", BUILTIN_LITERALS)
     assert once["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{wrapper} {agent} session"
     assert os.access(wrapper, os.X_OK)
 
@@ -125,6 +135,9 @@ def test_uninstall_removes_legacy_bare_commands(tmp_path):
 
 PRE_CALL = json.dumps({"cwd": "/", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                        "tool_input": {"command": "git status"}})
+#: A finished call an observation rule of the built-in contract can match (it holds "python").
+POST_CALL = json.dumps({"cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                        "tool_input": {"command": "python3 --version"}, "tool_response": "Python 3.12.1"})
 
 
 def _run_installed(agent, tmp_path, payload=PRE_CALL, event="pre"):
@@ -182,9 +195,10 @@ def test_a_hook_past_the_wrappers_deadline_is_killed_and_blocked(tmp_path):
     assert elapsed < 10  # below the client's timeout, after which the client would run the tool
 
 
-def test_after_a_tool_ran_a_failing_hook_blocks_nothing(tmp_path):
-    install_hooks("claude-code", project=tmp_path, executable=_fake(tmp_path, "exit 1"))
-    done = _run_installed("claude-code", tmp_path, event="post")
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_after_a_tool_ran_a_failing_hook_blocks_nothing(agent, tmp_path):
+    install_hooks(agent, project=tmp_path, executable=_fake(tmp_path, "exit 1"))
+    done = _run_installed(agent, tmp_path, POST_CALL, event="post")
     assert done.returncode == 0 and json.loads(done.stdout) == {}
 
 
@@ -250,7 +264,7 @@ def test_statewise_gone_from_the_package_directory_is_a_one_line_block(agent, tm
     done = _run_installed(agent, tmp_path)
     assert done.returncode == 2 and "StateWise blocked this call: StateWise cannot be loaded" in done.stderr
     assert "ModuleNotFoundError" in done.stderr and done.stderr.count("\n") == 1
-    after = _run_installed(agent, tmp_path, event="post")
+    after = _run_installed(agent, tmp_path, POST_CALL, event="post")
     assert after.returncode == 0 and json.loads(after.stdout) == {}
 
 
@@ -435,3 +449,104 @@ def test_a_user_wide_install_filters_nothing(tmp_path, monkeypatch):
 ])
 def test_rule_literal_is_a_plain_part_every_match_holds(pattern, literal):
     assert rule_literal(pattern) == literal
+
+
+# --- Codex and Gemini CLI: the post-tool call filtered in the shell -----------------------------
+
+def _post_command(agent, path):
+    [event] = AGENTS[agent].post_events
+    [group] = json.loads(path.read_text())["hooks"][event]
+    [hook] = group["hooks"]
+    assert set(hook) == {"type", "command", "timeout"}, hook  # no `if`: these clients have none
+    return hook["command"]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_codex_and_gemini_filter_the_post_tool_call_on_the_same_literals_as_claude_code(agent, tmp_path):
+    path, _ = install_hooks(agent, project=tmp_path / "p")
+    invocation = f"{wrapper_path(project=tmp_path / 'p')} {agent} post"
+    assert post_tool_literals(None) == BUILTIN_LITERALS
+    assert post_filter_literals(_post_command(agent, path)) == BUILTIN_LITERALS
+    assert _post_command(agent, path) == post_filter_command(invocation, BUILTIN_LITERALS)
+    # A contract with a new rule: installing again rewrites the filter, no stacking.
+    install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, CARGO_RULE)))
+    assert post_filter_literals(_post_command(agent, path)) == ("cargo", *BUILTIN_LITERALS)
+    # A rule without a literal: the plain, unconditional call.
+    install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, ANY_VCS_RULE)))
+    assert _post_command(agent, path) == invocation and post_filter_literals(invocation) is None
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_a_user_wide_codex_or_gemini_install_filters_nothing(agent, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path, _ = install_hooks(agent, user=True)
+    assert _post_command(agent, path) == f"{wrapper_path(user=True)} {agent} post"
+
+
+def test_a_shell_filter_edited_by_hand_proves_nothing():
+    command = post_filter_command("'/x/statewise-hook' codex post", ("push", "npm"))
+    assert post_filter_literals(command) == ("push", "npm")
+    assert post_filter_parts(command) == ("'/x/statewise-hook' codex post", ("push", "npm"))
+    assert post_filter_literals(command.replace("*'npm'*", "*'np m'*")) == ()
+    assert post_filter_literals(command.replace(" ;; *)", "|*) ;; *)")) == ()
+    assert post_filter_literals(command.replace("| '/x/", "| /bin/true # '/x/")) == ()
+    assert post_filter_literals("'/x/statewise-hook' codex post") is None
+    with pytest.raises(ValueError):
+        post_filter_command("'/x/statewise-hook' codex post", ("a*b",))
+
+
+#: A stand-in wrapper: it keeps the bytes it got on stdin and its arguments, and answers (shell
+#: built-ins and the interpreter by absolute path only: one test runs it with no PATH).
+RECORDING_WRAPPER = """#!/bin/sh
+{python} -c 'import sys; open(sys.argv[1], "wb").write(sys.stdin.buffer.read())' "${{0%/*}}/stdin"
+printf '%s\\n' "$*" >"${{0%/*}}/arguments"
+printf '{{"recorded": true}}\\n'
+exit {status}
+"""
+
+
+def _recording_wrapper(folder: Path, status: int = 0) -> Path:
+    folder.mkdir(parents=True)
+    wrapper = folder / "statewise-hook"
+    wrapper.write_text(RECORDING_WRAPPER.format(python=sys.executable, status=status))
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash"])  # Codex runs hooks through a shell; Gemini CLI `bash -c`
+def test_the_shell_filter_hands_the_exact_payload_to_the_wrapper_or_answers_for_it(shell, tmp_path):
+    wrapper = _recording_wrapper(tmp_path / "it's here")  # a quote and a blank in the path
+    command = post_filter_command(f"{shlex.quote(str(wrapper))} codex post", BUILTIN_LITERALS)
+    capturing = (json.dumps({"tool_name": "Bash", "tool_input": {"command": "npm run check"},
+                             "tool_response": "caf\u00e9 \\ \"$HOME\" `x` *"}, ensure_ascii=False) + "\n\n").encode()
+
+    done = subprocess.run([shell, "-c", command], input=capturing, capture_output=True, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b'{"recorded": true}\n', b"")
+    assert (wrapper.parent / "stdin").read_bytes() == capturing  # the very bytes, trailing newlines too
+    assert (wrapper.parent / "arguments").read_text() == "codex post\n"
+
+    (wrapper.parent / "stdin").unlink()
+    harmless = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
+                           "tool_response": "On branch main"}).encode()
+    done = subprocess.run([shell, "-c", command], input=harmless, capture_output=True, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    assert not (wrapper.parent / "stdin").exists()  # the wrapper never ran
+
+    # A literal only in the tool's output still runs the hook: the filter may only widen.
+    in_output = json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "node_modules"})
+    done = subprocess.run([shell, "-c", command], input=in_output.encode(), capture_output=True, timeout=30)
+    assert done.stdout == b'{"recorded": true}\n' and (wrapper.parent / "stdin").read_bytes() == in_output.encode()
+
+
+def test_the_shell_filter_keeps_the_wrappers_exit_status_and_runs_it_when_cat_cannot(tmp_path):
+    wrapper = _recording_wrapper(tmp_path / "w", status=3)
+    command = post_filter_command(f"{shlex.quote(str(wrapper))} gemini post", BUILTIN_LITERALS)
+    payload = b'{"tool_input": {"command": "python3 --version"}}'
+    done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, timeout=30)
+    assert done.returncode == 3 and done.stdout == b'{"recorded": true}\n'
+    # No `cat` on PATH: the wrapper (named by absolute path) reads the payload itself, whatever it holds.
+    (wrapper.parent / "stdin").unlink()
+    harmless = b'{"tool_input": {"command": "git status"}}'
+    done = subprocess.run(["/bin/sh", "-c", command], input=harmless, capture_output=True, timeout=30,
+                          env={"PATH": str(tmp_path / "nothing")})
+    assert done.returncode == 3 and (wrapper.parent / "stdin").read_bytes() == harmless

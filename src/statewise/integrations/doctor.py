@@ -24,7 +24,14 @@ from typing import Any
 
 from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.integrations.hook_entry import SHELL_TOOLS, required_literals
-from statewise.integrations.install import AGENTS, RULE_CHARACTERS, project_root, settings_path, wrapper_path
+from statewise.integrations.install import (
+    AGENTS,
+    RULE_CHARACTERS,
+    post_filter_literals,
+    project_root,
+    settings_path,
+    wrapper_path,
+)
 
 __all__ = ["Check", "diagnose", "installed_capture_gaps", "uncovered_observation_rules"]
 
@@ -86,7 +93,7 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
                                 f"the {event} hook has {', '.join(unwaited)}: the client does not "
                                 "wait for it, so its note never reaches the model, and `claude -p` kills it "
                                 "when the session ends (the last command's capture is lost)", fix, fatal=False))
-        if posts and any(post.get("if") for post in posts):
+        if posts and any(_post_literals(post) is not None for post in posts):
             checks.append(_post_filters(agent, event, posts, root, entry, fix))
     return checks, {"path": path, "entry": entry}
 
@@ -97,6 +104,32 @@ def _our_entries(groups: Any) -> list[dict[str, Any]]:
             for group in (groups if isinstance(groups, list) else []) if isinstance(group, dict)
             for hook in group.get("hooks", []) if isinstance(hook, dict)
             and "statewise-hook" in str(hook.get("command", ""))]
+
+
+def _post_literals(post: dict[str, Any]) -> tuple[str, ...] | None:
+    """The texts one installed post-tool hook is filtered on, one of which a call must hold for
+    the client to run it: its ``if`` rule's (Claude Code, ``Bash(*text*)``) or its command's
+    shell pre-filter's (:func:`~statewise.integrations.install.post_filter_literals`); None for
+    a hook that runs for every call. A filter not in either form proves nothing covered: ()."""
+    rule = post.get("if")
+    if rule:
+        rule = str(rule)
+        text = rule[len("Bash(*"):-len("*)")]
+        plain = rule.startswith("Bash(*") and rule.endswith("*)") and text and RULE_CHARACTERS.issuperset(text)
+        return (text,) if plain else ()
+    return post_filter_literals(str(post.get("command", "")))
+
+
+def _describe_filters(posts: list[dict[str, Any]]) -> str:
+    """What the filtered ones among ``posts`` run for, in words."""
+    rules = [str(post["if"]) for post in posts if post.get("if")]
+    parts = [f"commands matching {', '.join(rules)}"] if rules else []
+    for post in posts:
+        literals = None if post.get("if") else _post_literals(post)
+        if literals is not None:
+            parts.append(f"calls whose payload holds {' or '.join(literals)}" if literals
+                         else "calls passing a shell filter StateWise did not write")
+    return "; ".join(parts)
 
 
 #: The ``--contract`` a wrapper passes: in the Python wrapper's ``main([...])`` call, or on the
@@ -123,20 +156,20 @@ def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
     return resolve_settings(root).contract.value
 
 
-def uncovered_observation_rules(filters: list[str | None], contract: str | Contract | None) -> list[str]:
+def uncovered_observation_rules(filters: list[tuple[str, ...] | None], contract: str | Contract | None) -> list[str]:
     """The names of the observation rules in ``contract`` (a loaded contract, or the path of
-    one; None: the built-in one) for which none of the post-tool hooks with these ``if`` filters
-    would be spawned. A hook without a filter (None) covers every rule; ``Bash(*text*)`` covers a
-    rule when ``text``, plain characters only, is part of a literal that every command the rule
-    matches contains (:func:`~statewise.integrations.hook_entry.required_literals`). Raises what
-    loading the contract raises."""
+    one; None: the built-in one) for which none of the post-tool hooks filtered on these texts
+    would run (one entry per hook, as :func:`_post_literals` reads it). A hook without a filter
+    (None) covers every rule; a text covers a rule when, plain characters only, it is part of a
+    literal that every command the rule matches contains
+    (:func:`~statewise.integrations.hook_entry.required_literals`). Raises what loading the
+    contract raises."""
     if not isinstance(contract, Contract):
         contract = load_contract(contract) if contract else builtin_contract()
     if None in filters:
         return []
-    texts = [rule[len("Bash(*"):-len("*)")] for rule in filters if rule is not None
-             and rule.startswith("Bash(*") and rule.endswith("*)") and len(rule) > len("Bash(**)")]
-    texts = [text for text in texts if RULE_CHARACTERS.issuperset(text)]
+    texts = [text for texts in filters if texts is not None for text in texts
+             if text and RULE_CHARACTERS.issuperset(text)]
     return [rule.name for rule in contract.observations
             if not any(text in literal for text in texts for literal in required_literals(rule.command))]
 
@@ -144,13 +177,14 @@ def uncovered_observation_rules(filters: list[str | None], contract: str | Contr
 def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[list[Path], list[str]]:
     """For a session starting in ``root``: the settings files the client reads StateWise's
     post-tool hooks from (the project's and the user's), and the observation rules of
-    ``contract`` that no such hook is spawned for, in any post-tool event, because of the ``if``
-    filters it was installed with (a contract changed or chosen after ``statewise install``).
+    ``contract`` that no such hook runs for, in any post-tool event, because of the filters it
+    was installed with (Claude Code's ``if`` rules, the other clients' shell pre-filter; a
+    contract changed or chosen after ``statewise install``).
     No gap when StateWise has no post-tool hook there at all (``doctor`` reports that) or a file
     does not parse."""
     spec = AGENTS[agent]
     files = [root / spec.project_file, Path.home() / spec.user_file]  # ``root``: the project's top already
-    filters: dict[str, list[str | None]] = {event: [] for event in spec.post_events}
+    filters: dict[str, list[tuple[str, ...] | None]] = {event: [] for event in spec.post_events}
     for path in files:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -159,7 +193,7 @@ def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[
         hooks = data.get("hooks") if isinstance(data, dict) else None
         for event in spec.post_events:
             posts = _our_entries(hooks.get(event) if isinstance(hooks, dict) else None)
-            filters[event] += [str(post["if"]) if post.get("if") else None for post in posts]
+            filters[event] += [_post_literals(post) for post in posts]
     gaps: list[str] = []
     for event_filters in filters.values():
         if event_filters:
@@ -169,23 +203,25 @@ def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[
 
 def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Path, guard: dict[str, Any],
                   fix: str) -> Check:
-    """Whether the post-tool hooks' ``if`` filters still let a hook run for every command an
-    observation rule of the contract in effect can match (a rule added since install, or a
-    contract chosen since, would otherwise never see its commands' output)."""
-    filters = [str(post["if"]) if post.get("if") else None for post in posts]
+    """Whether the post-tool hooks' filters (Claude Code's ``if`` rules, the other clients' shell
+    pre-filter) still let a hook run for every command an observation rule of the contract in
+    effect can match (a rule added since install, or a contract chosen since, would otherwise
+    never see its commands' output)."""
+    described = _describe_filters(posts)
     try:
-        uncovered = uncovered_observation_rules(filters, _contract_in_effect(guard, root))
+        uncovered = uncovered_observation_rules([_post_literals(post) for post in posts],
+                                                _contract_in_effect(guard, root))
     except Exception as error:  # noqa: BLE001 - a contract that does not load is reported, not raised
         return Check(agent, "post-tool capture", False, f"the {event} hooks' filters cannot be checked against the "
                                                         f"contract: {error}", fix, fatal=False)
     if uncovered:
         return Check(agent, "post-tool capture", False,
-                     f"the {event} hooks run only for commands matching {', '.join(filter(None, filters))}: no "
-                     f"hook runs for the commands of the observation rules {', '.join(uncovered)}, so what "
-                     "their output reveals is never recorded", fix, fatal=False)
+                     f"the {event} hooks run only for {described}: no hook runs for the commands of the "
+                     f"observation rules {', '.join(uncovered)}, so what their output reveals is never recorded",
+                     fix, fatal=False)
     return Check(agent, "post-tool capture", True,
-                 f"the {event} hooks' filters ({', '.join(filter(None, filters)) or 'none'}) let one run for every "
-                 "command an observation rule of the contract can match", fatal=False)
+                 f"the {event} hooks' filters ({described or 'none'}) let one run for every command an "
+                 "observation rule of the contract can match", fatal=False)
 
 
 #: Hook options (Claude Code 2.1's command-hook schema) under which the client does not wait for
@@ -193,7 +229,8 @@ def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Pat
 #: ``asyncRewake`` run it in the background (the tool runs meanwhile), ``once`` removes it after
 #: its first run, ``if`` runs it only for calls matching a permission rule. StateWise never
 #: writes them on the guard; on Claude Code's post-tool hooks it writes ``if`` filters, which
-#: :func:`_post_filters` checks against the contract instead.
+#: :func:`_post_filters` checks against the contract instead (as it does the shell pre-filter
+#: of the other clients' post-tool commands).
 _UNWAITED = ("async", "asyncRewake", "once", "if")
 _UNWAITED_POST = ("async", "asyncRewake", "once")
 

@@ -381,32 +381,35 @@ def _stat(path: str) -> list[int] | None:
     return [info.st_mtime_ns, info.st_size]
 
 
-def _session_note_path(workspace: str) -> str:
+def _session_note_path(workspace: str, agent: str) -> str:
+    """One note per client and workspace: the answer names the client, and watches its settings."""
     import os
 
-    return os.path.join(_cache_root(), "session-notes", f"{_sha256_hex(workspace.encode())[:32]}.json")
+    key = _sha256_hex(f"{agent}\0{workspace}".encode())[:32]
+    return os.path.join(_cache_root(), "session-notes", f"{key}.json")
 
 
-def write_session_note(workspace: str, watched: list[str], stdout: str, digest: str | None) -> None:
-    """Remember a SessionStart answer with the state of every file it depends on (the memory
-    files, their folders, the store); best effort, written atomically."""
+def write_session_note(workspace: str, agent: str, watched: list[str], stdout: str, digest: str | None) -> None:
+    """Remember ``agent``'s SessionStart answer with the state of every file it depends on (the
+    memory files, their folders, the store, the client's settings files); best effort, written
+    atomically."""
     import os
 
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
     note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
             "watched": {name: _stat(name) for name in sorted(set(watched))}}
-    _write_json(_session_note_path(workspace), note)
+    _write_json(_session_note_path(workspace, agent), note)
 
 
-def _session_note(workspace: str, contract_path: str | None) -> str | None:
+def _session_note(workspace: str, agent: str, contract_path: str | None) -> str | None:
     """The remembered SessionStart answer, if it is young and nothing it watched changed."""
     import os
 
     if os.environ.get("STATEWISE_NO_CACHE"):
         return None
     try:
-        note = loads(_read_text(_session_note_path(workspace)))
+        note = loads(_read_text(_session_note_path(workspace, agent)))
         if not isinstance(note, dict):
             return None
         if note.get("workspace") != workspace or note.get("digest") != contract_digest(contract_path):
@@ -472,7 +475,7 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
             return None
         import os
 
-        return _session_note(os.path.realpath(cwd), contract_path)
+        return _session_note(os.path.realpath(cwd), agent, contract_path)
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None

@@ -336,9 +336,10 @@ def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list
 
 def _context_output(agent: str, event_name: str, text: str, *, warning: str = "") -> HookOutcome:
     """Text for the model after a tool ran or as a session starts, in the client's shape.
-    ``warning`` (Claude Code only) is for the developer: the client shows ``systemMessage`` to
-    them, and the model gets it too, to pass on in a headless run."""
-    if warning and agent == "claude-code":
+    ``warning`` (at SessionStart) is for the developer: all three clients show ``systemMessage``
+    to them (Codex's SessionStart output schema and Gemini CLI's hook output have it), and the
+    model gets it too, to pass on in a headless run."""
+    if warning:
         text = f"{text}\n{warning}" if text else warning
         return HookOutcome(json.dumps({"systemMessage": warning,
                                        "hookSpecificOutput": {"hookEventName": event_name,
@@ -407,12 +408,17 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     return text
 
 
+#: How each client is named in a message to the developer.
+_CLIENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+
+
 def _capture_filter_warning(agent: str, request: HookRequest, contract: Contract) -> tuple[list[Path], str]:
-    """Claude Code only: the settings files holding StateWise's post-tool hooks, and a warning
-    when their ``if`` filters (written by ``statewise install`` from the contract of that day)
-    no longer let a hook run for every observation rule of the contract in effect, whose
-    captures would otherwise be lost without a word until the next ``statewise install``."""
-    if agent != "claude-code":
+    """The settings files holding StateWise's post-tool hooks, and a warning when their filters
+    (Claude Code's ``if`` rules, the other clients' shell pre-filter, written by ``statewise
+    install`` from the contract of that day) no longer let a hook run for every observation
+    rule of the contract in effect, whose captures would otherwise be lost without a word until
+    the next ``statewise install``."""
+    if agent not in _CLIENT_NAMES:
         return [], ""
     from statewise.integrations.doctor import installed_capture_gaps
     from statewise.integrations.install import project_root
@@ -420,9 +426,10 @@ def _capture_filter_warning(agent: str, request: HookRequest, contract: Contract
     files, gaps = installed_capture_gaps(agent, project_root(request.cwd), contract)
     if not gaps:
         return files, ""
-    return files, (f"StateWise: its post-tool hooks in Claude Code's settings are filtered for commands that miss "
-                   f"the observation rules {', '.join(gaps)} of the contract in effect (changed since install), so "
-                   "what those commands reveal is not recorded; run `statewise install claude-code` again.")
+    return files, (f"StateWise: its post-tool hooks in {_CLIENT_NAMES[agent]}'s settings are filtered for commands "
+                   f"that miss the observation rules {', '.join(gaps)} of the contract in effect (changed since "
+                   f"install), so what those commands reveal is not recorded; run `statewise install {agent}` "
+                   "again.")
 
 
 def _remember_session_note(request: HookRequest, store_location: str | None, stdout: str, digest: str | None,
@@ -441,7 +448,7 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD"), *map(str, also_watched)]
     for memory_file in discover_memory_files(workspace):
         watched += [str(memory_file.path), str(memory_file.path.parent)]
-    write_session_note(str(workspace), watched, stdout, digest)
+    write_session_note(str(workspace), request.agent, watched, stdout, digest)
 
 
 # --- the entry point -----------------------------------------------------------------------

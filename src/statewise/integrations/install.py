@@ -48,8 +48,13 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "RULE_CHARACTERS",
     "AgentHooks",
+    "if_rule",
     "install_hooks",
+    "post_filter_command",
+    "post_filter_literals",
+    "post_filter_parts",
     "post_tool_filters",
+    "post_tool_literals",
     "project_root",
     "rule_literal",
     "settings_path",
@@ -82,14 +87,18 @@ class AgentHooks:
     pre_matcher: str
     post_matcher: str
     timeout_scale: int  # client timeout units per second: 1 for seconds, 1000 for milliseconds
+    if_filters: bool = False  # the client can skip spawning a hook by an `if` rule (Claude Code)
 
     def entries(self, wrapper: Path, timeout: int,
-                post_filters: tuple[str, ...] | None = None) -> dict[str, list[dict[str, Any]]]:
+                post_literals: tuple[str, ...] | None = None) -> dict[str, list[dict[str, Any]]]:
         """The settings entries per event, for a wrapper at ``wrapper``.
 
-        ``post_filters`` (Claude Code only): one post-tool hook per literal, each spawned only
-        for a command holding it (``"if": "Bash(*literal*)"``); None for one unconditional
-        hook. The guard and the session hook never carry an ``if``."""
+        ``post_literals`` (:func:`post_tool_literals`): the post-tool hook runs only for a call
+        holding one of them. Where the client takes ``if`` rules (Claude Code) that is one hook
+        per literal, spawned only for a command holding it (``"if": "Bash(*literal*)"``);
+        elsewhere one hook whose command is a shell pre-filter on the client's whole JSON
+        payload (:func:`post_filter_command`). None for one unconditional hook. The guard and
+        the session hook are never filtered."""
         quoted = shlex.quote(str(wrapper))
         # If the wrapper itself is gone the shell says "not found" (127), which Claude Code and
         # Codex would take as "go ahead": turn every status but the wrapper's own block into one.
@@ -98,16 +107,20 @@ class AgentHooks:
         scaled = timeout * self.timeout_scale
         entries = {self.pre_event: [{"matcher": self.pre_matcher,
                                      "hooks": [{"type": "command", "command": pre, "timeout": scaled}]}]}
-        post = {"type": "command", "command": f"{quoted} {self.name} post", "timeout": scaled}
+        invocation = f"{quoted} {self.name} post"
+        post = {"type": "command", "command": invocation, "timeout": scaled}
         for event in self.post_events:
-            if post_filters is None:
+            if post_literals is None:
                 entries[event] = [{"matcher": self.post_matcher, "hooks": [post]}]
-            else:
+            elif self.if_filters:
                 # One entry per rule: Claude Code keeps hooks with different `if`s apart and runs
                 # every one that matches, so a command holding two literals is captured twice
                 # (observe.capture makes the second write a confirmation).
-                entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "if": rule}]}
-                                  for rule in post_filters]
+                entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "if": if_rule(literal)}]}
+                                  for literal in post_literals]
+            else:
+                command = post_filter_command(invocation, post_literals)
+                entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "command": command}]}]
         if self.session_event:
             entries[self.session_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
                                                        "timeout": scaled}]}]
@@ -118,7 +131,7 @@ AGENTS = {
     "claude-code": AgentHooks(
         name="claude-code", project_file=".claude/settings.json", user_file=".claude/settings.json",
         pre_event="PreToolUse", post_events=("PostToolUse", "PostToolUseFailure"), session_event="SessionStart",
-        pre_matcher="Bash|Write|Edit|NotebookEdit", post_matcher="Bash", timeout_scale=1,
+        pre_matcher="Bash|Write|Edit|NotebookEdit", post_matcher="Bash", timeout_scale=1, if_filters=True,
     ),
     "codex": AgentHooks(
         name="codex", project_file=".codex/hooks.json", user_file=".codex/hooks.json",
@@ -361,13 +374,14 @@ def rule_literal(pattern: str) -> str | None:
     return max(pieces, key=len, default=None)
 
 
-def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | None:
-    """The ``if`` rules of Claude Code's post-tool hooks for the contract at ``contract_path``
-    (None: the built-in one): one ``Bash(*literal*)`` per distinct :func:`rule_literal` of its
-    observation rules, in the contract's order. None (one unconditional hook, as for the other
-    clients) when a rule has no literal, when the contract cannot be read, when it has no
-    observation rules, or when ``contract_path`` is False (the contract in effect cannot be
-    known at install time): a capture is never lost to a filter."""
+def post_tool_literals(contract_path: str | bool | None) -> tuple[str, ...] | None:
+    """The texts the post-tool hooks filter on for the contract at ``contract_path`` (None: the
+    built-in one): each distinct :func:`rule_literal` of its observation rules, in the
+    contract's order. None (one unconditional hook) when a rule has no literal, when the
+    contract cannot be read, when it has no observation rules, or when ``contract_path`` is
+    False (the contract in effect cannot be known at install time): a capture is never lost to
+    a filter. Claude Code's ``if`` rules (:func:`if_rule`) and the shell pre-filter of the other
+    clients (:func:`post_filter_command`) are both made from these."""
     if contract_path is False:
         return None
     from statewise.contract import builtin_contract, load_contract
@@ -383,7 +397,74 @@ def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | Non
             return None
         if literal not in literals:
             literals.append(literal)
-    return tuple(f"Bash(*{literal}*)" for literal in literals) or None
+    return tuple(literals) or None
+
+
+def if_rule(literal: str) -> str:
+    """Claude Code's ``if`` rule that spawns a hook only for a shell command holding ``literal``."""
+    return f"Bash(*{literal}*)"
+
+
+def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | None:
+    """The ``if`` rules of Claude Code's post-tool hooks for the contract at ``contract_path``:
+    one :func:`if_rule` per :func:`post_tool_literals`, None for one unconditional hook."""
+    literals = post_tool_literals(contract_path)
+    return None if literals is None else tuple(if_rule(literal) for literal in literals)
+
+
+#: How a shell pre-filter starts; the whole command is :func:`post_filter_command`'s.
+_FILTER_READ = "p=$(cat && printf .) || exec "
+_FILTER_CASE = "; case $p in "
+
+
+def post_filter_command(invocation: str, literals: tuple[str, ...]) -> str:
+    """A post-tool hook command for a client without ``if`` rules (Codex, Gemini CLI), which run
+    the command through a POSIX shell: it runs ``invocation`` (the quoted wrapper and its
+    arguments) with the client's payload only when that payload holds one of ``literals``,
+    and otherwise answers ``{}`` with exit 0, as the hook itself does for a command no
+    observation rule can match, without starting a process beyond one ``cat``.
+
+    The whole JSON payload is matched, not the command read out of it: the command's text is
+    in it verbatim (JSON escapes none of :data:`RULE_CHARACTERS`), so no call a rule can match
+    is filtered out; the tool's output holding a literal only costs a spawn. The ``.`` after
+    ``cat`` keeps the payload's trailing newlines, which ``$(…)`` would strip: the wrapper gets
+    the bytes the client sent. Should ``cat`` fail, the wrapper runs on what stdin still holds
+    (all of it when ``cat`` could not start): uncertain means the hook runs. The exit status is
+    the wrapper's own (the pipeline's last command), so the post-tool semantics do not change:
+    nothing can be blocked after a tool ran, and the wrapper answers ``{}`` on any failure."""
+    if not literals or not all(literal and RULE_CHARACTERS.issuperset(literal) for literal in literals):
+        raise ValueError(f"post-tool filter literals must be plain characters: {literals!r}")
+    patterns = "|".join(f"*'{literal}'*" for literal in literals)  # quoted, though nothing in them is special
+    return (f"{_FILTER_READ}{invocation}{_FILTER_CASE}{patterns}) printf %s \"${{p%.}}\" | {invocation} ;; "
+            "*) printf '{}\\n' ;; esac")
+
+
+def post_filter_parts(command: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the invocation, the literals) of a post-tool command written by
+    :func:`post_filter_command`; None for a command without that pre-filter (it runs the hook
+    for every call), and the literals empty for one that starts like it but is not exactly what
+    this StateWise writes (edited by hand): it proves no rule covered."""
+    if not command.startswith(_FILTER_READ):
+        return None
+    invocation, found, rest = command[len(_FILTER_READ):].partition(_FILTER_CASE)
+    pieces = rest.partition(")")[0].split("|") if found else []
+    if not pieces or not all(len(piece) > 4 and piece[:2] == "*'" and piece[-2:] == "'*" for piece in pieces):
+        return invocation, ()
+    literals = tuple(piece[2:-2] for piece in pieces)
+    try:
+        rendered = post_filter_command(invocation, literals)
+    except ValueError:
+        return invocation, ()
+    return invocation, literals if rendered == command else ()
+
+
+def post_filter_literals(command: str) -> tuple[str, ...] | None:
+    """The literals of a post-tool command's shell pre-filter (:func:`post_filter_parts`), so that
+    ``statewise doctor`` and the session check can tell which observation rules it still lets
+    through: None when the command runs the hook for every call, empty when the filter is not
+    one this StateWise writes."""
+    parts = post_filter_parts(command)
+    return None if parts is None else parts[1]
 
 
 def _install_contract(contract: str | None, *, project: str | Path | None, user: bool) -> str | bool | None:
@@ -466,11 +547,9 @@ def install_hooks(agent: str, *, project: str | Path | None = None, user: bool =
     if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != script:
         _write_text(wrapper, script, mode=0o755)
         changed = True
-    filters = None
-    if agent == "claude-code":
-        filters = post_tool_filters(_install_contract(contract, project=project, user=user))
+    literals = post_tool_literals(_install_contract(contract, project=project, user=user))
     hooks = data.setdefault("hooks", {})
-    for event, entries in spec.entries(wrapper, timeout, filters).items():
+    for event, entries in spec.entries(wrapper, timeout, literals).items():
         groups = hooks.setdefault(event, [])
         ours = [g for g in groups if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", []))]
         if ours != entries:

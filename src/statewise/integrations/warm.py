@@ -395,7 +395,7 @@ def _write_status(directory: str, stamp: str, served: int) -> None:
     status = {"pid": os.getpid(), "stamp": stamp, "served": served}
     temporary = f"{status_path(directory, stamp)}.{os.getpid()}"
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
             json.dump(status, handle)
         os.replace(temporary, status_path(directory, stamp))
     except OSError:

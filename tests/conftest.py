@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 
@@ -26,6 +28,22 @@ def _private_cache_directory(tmp_path_factory: pytest.TempPathFactory) -> Iterat
         os.environ.pop("STATEWISE_CACHE_DIR", None)
     else:
         os.environ["STATEWISE_CACHE_DIR"] = previous
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_runtime_directory() -> Iterator[None]:
+    """The hook's warm workers (statewise.integrations.warm) listen in a folder of the run's own,
+    so a run never talks to the user's worker; removing it at the end makes each worker this
+    run started exit within seconds. (Short: a Unix socket's path holds at most 107 bytes.)"""
+    previous = os.environ.get("STATEWISE_RUNTIME_DIR")
+    directory = tempfile.mkdtemp(prefix="sw-run-")
+    os.environ["STATEWISE_RUNTIME_DIR"] = os.path.join(directory, "warm")
+    yield
+    shutil.rmtree(directory, ignore_errors=True)
+    if previous is None:
+        os.environ.pop("STATEWISE_RUNTIME_DIR", None)
+    else:
+        os.environ["STATEWISE_RUNTIME_DIR"] = previous
 
 
 def postgres_dsn() -> str | None:

@@ -209,6 +209,10 @@ class Workspace:
             "GIT_COMMITTER_NAME": "E2E Dev", "GIT_COMMITTER_EMAIL": "dev@statewise.invalid",
             "TMPDIR": str(self.root / "tmp"),
         }
+        # The hook's warm workers listen in the test run's own folder (tests/conftest.py), which
+        # is removed at the end of the run: each worker a client's hook started then exits.
+        if os.environ.get("STATEWISE_RUNTIME_DIR"):
+            env["STATEWISE_RUNTIME_DIR"] = os.environ["STATEWISE_RUNTIME_DIR"]
         return env
 
     def statewise(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,464 @@
+"""The warm worker: the guard's imports paid once per user and code version, not once per call.
+
+A hook call that the front door (:mod:`statewise.integrations.hook_entry`) cannot settle needs
+the guard, whose imports (pydantic above all) cost about twenty bare interpreter starts; the
+check itself costs a fraction of that. So the first such call starts a worker process in the
+background: it imports the guard once, listens on a Unix socket, and for every later call forks
+a child that adopts the calling hook's environment, working directory and umask and runs
+:func:`~statewise.integrations.hooks.run_hook` exactly as the hook process would. Each call
+still runs in a fresh process (the fork), so nothing one call does is seen by the next.
+
+It changes how fast a decision comes, never what it is:
+
+- the hook asks the worker only when its socket is in a directory of its own user with no
+  access for anyone else, and the worker answers only a peer of its own user
+  (``SO_PEERCRED``);
+- the socket's name is a hash of the interpreter, the StateWise source files (their names,
+  sizes and modification times) and the site-packages directory, so code that changed (an
+  upgrade, an edit in a development checkout, a package installed) is never served by a worker
+  that loaded the old code: the hook finds no worker under the new name and starts one;
+- whatever goes wrong with the worker (none running, a stale socket, a refused or broken
+  connection, an answer that is not one) makes the hook run the check itself, in its own
+  process, as without a worker; the hook's deadline and its checks of the answer apply to both;
+- a child that outlives the caller's deadline is ended by its own alarm.
+
+``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
+(default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
+``$XDG_RUNTIME_DIR/statewise``, else ``/tmp/statewise-<uid>``.
+
+The client half (:func:`ask`) runs in the hook's front door, so it imports only built-in
+modules.
+"""
+
+from __future__ import annotations
+
+import sys  # the client half imports only built-in modules: it runs in the front door
+
+__all__ = ["IDLE_SECONDS", "ask", "code_stamp", "prepare", "runtime_directory", "serve", "socket_path",
+           "status_path"]
+
+#: Seconds the worker waits for a call before it exits.
+IDLE_SECONDS = 900
+#: The first frame of every request; a worker of another protocol version refuses it.
+_PROTOCOL = b"statewise-warm-1"
+#: Requests larger than this are refused (a tool's output is rarely near it; the hook then
+#: checks the call itself).
+_MAX_MESSAGE = 64 * 1024 * 1024
+#: How often an idle worker checks that its socket is still there.
+_POLL_SECONDS = 5.0
+#: The stamp this process serves, once it is a worker.
+_serving: list[str] = []
+
+
+def runtime_directory() -> str:
+    """Where the worker's socket lives (see the module's docstring)."""
+    import os
+
+    explicit = os.environ.get("STATEWISE_RUNTIME_DIR")
+    if explicit:
+        return explicit
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private(runtime):
+        return os.path.join(runtime, "statewise")
+    return f"/tmp/statewise-{os.getuid()}"
+
+
+def _private(directory: str) -> bool:
+    """A real directory (not a link) of this user that no one else may enter or list."""
+    import os
+
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
+
+
+def _package_root() -> str:
+    """The directory holding the ``statewise`` package this process runs."""
+    import os
+
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+
+def code_stamp(package_root: str | None = None) -> str:
+    """A hash of what a worker's code depends on: the interpreter, every file of the
+    ``statewise`` package under ``package_root`` (name, size, modification time; bytecode caches
+    left out) and the modification time of the interpreter's site-packages directory, which
+    changes when a package is installed or removed."""
+    import os
+
+    root = package_root or _package_root()
+    parts = [sys.executable, sys.version, root]
+    pending = [os.path.join(root, "statewise")]
+    while pending:
+        directory = pending.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError:
+            parts.append(f"{directory}:unreadable")
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    pending.append(entry.path)
+                continue
+            try:
+                info = entry.stat()
+            except OSError:
+                parts.append(f"{entry.path}:gone")
+                continue
+            parts.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for site_packages in (os.path.join(sys.prefix, "lib", version, "site-packages"),
+                          os.path.join(sys.base_prefix, "lib", version, "site-packages")):
+        try:
+            parts.append(f"{site_packages}:{os.stat(site_packages).st_mtime_ns}")
+        except OSError:
+            parts.append(f"{site_packages}:absent")
+    from statewise.integrations.hook_entry import _sha256_hex
+
+    return _sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
+
+
+def socket_path(directory: str, stamp: str) -> str:
+    """The socket of the worker for code ``stamp`` in ``directory``."""
+    return f"{directory}/{stamp}.sock"
+
+
+# --- the wire: length-prefixed frames, no JSON (the client half must not import json) --------
+
+
+def _frames(items: list[bytes]) -> bytes:
+    body = b"".join(len(item).to_bytes(4, "big") + item for item in items)
+    return len(body).to_bytes(4, "big") + body
+
+
+def _parse_frames(body: bytes) -> list[bytes]:
+    items, offset = [], 0
+    while offset < len(body):
+        if offset + 4 > len(body):
+            raise ValueError("a frame's length is cut off")
+        size = int.from_bytes(body[offset:offset + 4], "big")
+        offset += 4
+        if offset + size > len(body):
+            raise ValueError("a frame is cut off")
+        items.append(body[offset:offset + size])
+        offset += size
+    return items
+
+
+def _receive(connection: object) -> list[bytes]:
+    """One message from ``connection`` (a socket), its frames; ValueError when it is not one."""
+    def exactly(count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            chunk = connection.recv(min(count - len(data), 1 << 20))  # type: ignore[attr-defined]
+            if not chunk:
+                raise ValueError("the connection ended inside a message")
+            data += chunk
+        return data
+
+    size = int.from_bytes(exactly(4), "big")
+    if size > _MAX_MESSAGE:
+        raise ValueError(f"a message of {size} bytes is larger than {_MAX_MESSAGE}")
+    return _parse_frames(exactly(size))
+
+
+# --- the client half, in the hook's front door -------------------------------------------------
+
+
+def ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadline_at: float) -> \
+        tuple[str, str, int] | None:
+    """The hook's answer (stdout, stderr, exit status) from the warm worker, or None when there
+    is none to be had (off, not running, not this code, broken): the caller then checks the call
+    itself. Starts a worker for the next calls when none answers. Never raises."""
+    try:
+        return _ask(agent, event, raw, options, deadline_at)
+    except Exception:  # noqa: BLE001 - the worker is an optimisation: any failure means "check it here"
+        return None
+
+
+def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadline_at: float) -> \
+        tuple[str, str, int] | None:
+    import os
+    import time
+
+    if os.environ.get("STATEWISE_NO_WARM"):
+        return None
+    directory = runtime_directory()
+    root = _package_root()
+    stamp = code_stamp(root)
+    remaining = deadline_at - time.monotonic()
+    if remaining <= 0.05:
+        return None
+    import _socket
+
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        connection.settimeout(remaining)
+        if not _private(directory):
+            if not os.path.lexists(directory):
+                _start(directory, stamp, root)
+            return None  # a directory someone else could write to is never trusted
+        try:
+            connection.connect(socket_path(directory, stamp))
+        except OSError:
+            _start(directory, stamp, root)
+            return None
+        environment = [f"{name}={value}".encode("utf-8", "surrogateescape") for name, value in os.environ.items()]
+        umask = os.umask(0o022)
+        os.umask(umask)
+        fields = [_PROTOCOL, stamp.encode(), agent.encode(), event.encode(),
+                  *[(options.get(name) or "").encode("utf-8", "surrogateescape")
+                    for name in ("store", "contract", "on-pass")],
+                  repr(remaining).encode(), os.getcwd().encode("utf-8", "surrogateescape"), str(umask).encode(),
+                  raw.encode("utf-8", "surrogateescape"), *environment]
+        connection.sendall(_frames(fields))
+        answer = _receive(connection)
+    except (OSError, ValueError):
+        return None
+    finally:
+        connection.close()
+    if len(answer) != 3 or not answer[2].lstrip(b"-").isdigit():
+        return None
+    return answer[0].decode("utf-8", "replace"), answer[1].decode("utf-8", "replace"), int(answer[2])
+
+
+def prepare() -> None:
+    """At a session's start: start a worker if none has a socket for this code, so that the
+    session's first guarded call finds it warm. A look at one file; never raises."""
+    try:
+        import os
+
+        if os.environ.get("STATEWISE_NO_WARM"):
+            return
+        directory = runtime_directory()
+        if os.path.lexists(directory) and not _private(directory):
+            return
+        root = _package_root()
+        stamp = code_stamp(root)
+        if _identity(socket_path(directory, stamp)) is None:
+            _start(directory, stamp, root)
+    except Exception:  # noqa: BLE001 - an optimisation: failing to start one changes nothing
+        return
+
+
+def _start(directory: str, stamp: str, root: str) -> None:
+    """Start a worker for ``stamp`` in the background, detached from the hook and its client
+    (its own session; standard streams on /dev/null, so the client never waits for it)."""
+    import os
+
+    code = (f"import sys; sys.path.append({root!r}); from statewise.integrations.warm import serve; "
+            f"serve({directory!r}, {stamp!r})")
+    null = os.devnull
+    os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code], dict(os.environ),
+                   file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
+                   setsid=True)
+    # The hook process ends in milliseconds and the worker is then re-parented; until then it is
+    # this process's child, which nothing here waits for.
+
+
+# --- the worker ---------------------------------------------------------------------------------
+
+
+def serve(directory: str, stamp: str, idle_seconds: float | None = None) -> None:
+    """Run the worker for code ``stamp``: warm up, then fork a child per call until idle.
+    Returns at once when another worker holds this stamp's lock or ``directory`` is not
+    private."""
+    import fcntl
+    import gc
+    import os
+    import socket
+    import time
+
+    os.chdir("/")  # never keep a project's (or a test's temporary) directory busy
+    os.closerange(3, 1 << 16)  # nor a pipe of the client that started the hook, inherited by accident
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    if not _private(directory):
+        return
+    lock = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another worker serves this code
+    if idle_seconds is None:
+        try:
+            idle_seconds = float(os.environ.get("STATEWISE_WARM_IDLE") or IDLE_SECONDS)
+        except ValueError:
+            idle_seconds = IDLE_SECONDS
+    gc.disable()
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+    _warm_up()
+    _serving.append(stamp)
+    gc.freeze()  # shared with every child, copy-on-write, and out of every collection's reach
+    path = socket_path(directory, stamp)
+    try:
+        os.unlink(path)  # a socket no worker listens on (the lock says none does)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    ours = _identity(path)
+    listener.listen(64)
+    # Woken every few seconds: the worker also ends when its socket is gone (its directory
+    # removed, say by a test session cleaning up), since no hook could reach it any more.
+    listener.settimeout(min(idle_seconds, _POLL_SECONDS))
+    children: set[int] = set()
+    last_call = time.monotonic()
+    served = 0
+    _write_status(directory, stamp, served)
+    try:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                _reap(children)
+                if _identity(path) != ours:
+                    return
+                if not children and time.monotonic() - last_call >= idle_seconds:
+                    return
+                continue
+            last_call = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                code = 0
+                try:
+                    _serve_one(connection)
+                except BaseException:  # noqa: BLE001 - the caller sees a broken connection and checks itself
+                    code = 1
+                finally:
+                    os._exit(code)
+            children.add(pid)
+            connection.close()
+            served += 1
+            _write_status(directory, stamp, served)
+            _reap(children)
+    finally:
+        # Only our own socket: a worker in a directory made anew under the same name has its own.
+        if _identity(path) == ours:
+            for name in (path, status_path(directory, stamp)):
+                try:
+                    os.unlink(name)
+                except OSError:
+                    pass
+        listener.close()
+
+
+def _warm_up() -> None:
+    """Import what a check imports, and build what it builds once per process (the built-in
+    contract, the shell grammar, the CEL engine, the store's migrations), before the first call:
+    each child then starts where a hook process would be after its first check."""
+    import importlib
+    import pkgutil
+    import sqlite3  # noqa: F401 - imported to be shared by the children
+    import tomllib  # noqa: F401
+
+    import regex  # noqa: F401
+
+    import statewise.settings  # noqa: F401
+    import statewise.store.sqlite  # noqa: F401
+    import statewise.verifiers
+    from statewise import expressions
+    from statewise.contract import builtin_contract
+    from statewise.integrations import hooks  # noqa: F401
+    from statewise.integrations.shell import analyzer, words  # noqa: F401
+    from statewise.store.migrations import migrations_for
+
+    for module in pkgutil.iter_modules(statewise.verifiers.__path__, "statewise.verifiers."):
+        importlib.import_module(module.name)
+    builtin_contract()
+    words._parser()
+    expressions._engine()
+    migrations_for("sqlite")
+
+
+def status_path(directory: str, stamp: str) -> str:
+    """The worker's status file: its process id, when it started, how many calls it took."""
+    return f"{directory}/{stamp}.json"
+
+
+def _write_status(directory: str, stamp: str, served: int) -> None:
+    import json
+    import os
+
+    status = {"pid": os.getpid(), "stamp": stamp, "served": served}
+    temporary = f"{status_path(directory, stamp)}.{os.getpid()}"
+    try:
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as handle:
+            json.dump(status, handle)
+        os.replace(temporary, status_path(directory, stamp))
+    except OSError:
+        pass  # the status is for people and tests; serving does not depend on it
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of the socket at ``path``, None when there is none."""
+    import os
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISSOCK(info.st_mode) else None
+
+
+def _reap(children: set[int]) -> None:
+    import os
+
+    for pid in list(children):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            children.discard(pid)
+
+
+def _serve_one(connection: object) -> None:
+    """In a forked child: read one call, become the calling hook (environment, directory,
+    umask), check the call, answer, and return."""
+    import gc
+    import os
+    import signal
+    import socket
+    import struct
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    connection.settimeout(10)  # type: ignore[attr-defined]
+    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,  # type: ignore[attr-defined]
+                                        struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", credentials)
+    if uid != os.getuid():
+        return
+    fields = _receive(connection)
+    if len(fields) < 11 or fields[0] != _PROTOCOL or fields[1].decode() not in _serving:
+        return
+    decoded = [field.decode("utf-8", "surrogateescape") for field in fields[1:10]]
+    _stamp, agent, event, store, contract, on_pass, remaining, cwd, umask = decoded
+    # Ended by the kernel once the caller has stopped waiting (its deadline, plus a margin).
+    signal.alarm(max(1, int(float(remaining)) + 2))
+    environment = dict(item.decode("utf-8", "surrogateescape").partition("=")[::2] for item in fields[11:])
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(cwd)
+    os.umask(int(umask))
+    gc.enable()
+    from statewise.integrations.hooks import run_hook
+
+    outcome = run_hook(agent, fields[10].decode("utf-8", "surrogateescape"), event=event,
+                       store_location=store or None, contract_path=contract or None, on_pass=on_pass or None)
+    connection.sendall(_frames([outcome.stdout.encode("utf-8", "surrogateescape"),  # type: ignore[attr-defined]
+                                outcome.stderr.encode("utf-8", "surrogateescape"),
+                                str(outcome.exit_code).encode()]))

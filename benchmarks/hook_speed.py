@@ -9,7 +9,11 @@ to capture), and guarded calls that run a local verifier (a push, whose remote's
 protection is read from a real bare repository; a file write checked against the protected
 paths). Prints p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
 The first call of each kind warms the caches (the observation index, the compiled contract),
-as the first tool call of a session does; it is measured apart as ``cold``.
+as the first tool call of a session does; it is measured apart as ``cold``. The first guarded
+call also starts the hook's warm worker (:mod:`statewise.integrations.warm`), which answers the
+later ones; each guarded case is run a second time with the worker turned off
+(``STATEWISE_NO_WARM=1``, marked "no worker"): the hook then checks the call in its own
+process, as it does for every guarded call until a worker is up.
 
 A second table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
@@ -111,8 +115,18 @@ def main(argv: list[str] | None = None) -> int:
         # same environment.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        # The hook's warm worker (statewise.integrations.warm) listens in the run's own folder,
+        # removed with it at the end (the worker then exits); the first guarded call starts it.
+        env["STATEWISE_RUNTIME_DIR"] = str(root / "warm")
         work, hooks = _world(root, options.agent, env)
         cases = _payloads(options.agent, work)
+        # Each guarded case also without the worker (the hook checks the call in its own process,
+        # as it does until a worker is up, and always with STATEWISE_NO_WARM=1), side by side.
+        case_env = {name: env for name in cases}
+        for name, (kind, event, payload) in list(cases.items()):
+            if kind == "guarded":
+                cases[f"{name} (no worker)"] = (kind, event, payload)
+                case_env[f"{name} (no worker)"] = {**env, "STATEWISE_NO_WARM": "1"}
         commands = {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
         baseline = [sys.executable, "-c", "pass"]
         free_payload = cases["git status"][2]
@@ -134,31 +148,31 @@ def main(argv: list[str] | None = None) -> int:
         cold: dict[str, float] = {}
         outputs: dict[str, str] = {}
         for name, (_, event, payload) in cases.items():
-            cold[name], outputs[name] = _time(["/bin/sh", "-c", commands[event]], payload, work, env)
+            cold[name], outputs[name] = _time(["/bin/sh", "-c", commands[event]], payload, work, case_env[name])
             samples[name] = []
         for _ in range(options.iterations):
             samples["python -c pass"].append(_time(baseline, None, work, env)[0])
             for name, (_, event, payload) in cases.items():
-                samples[name].append(_time(["/bin/sh", "-c", commands[event]], payload, work, env)[0])
+                samples[name].append(_time(["/bin/sh", "-c", commands[event]], payload, work, case_env[name])[0])
             for name, (argv, payload) in layers.items():
                 layer_samples[name].append(_time(argv, payload, work, env)[0])
     base = statistics.median(samples["python -c pass"])
     load = os.getloadavg()
     print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "
           f"(wall ms, the installed command through /bin/sh), load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'case':28} {'kind':8} {'p50':>8} {'p90':>8} {'x pass':>7} {'cold':>8} {'goal':>7}  met  decision")
+    print(f"{'case':40} {'kind':8} {'p50':>8} {'p90':>8} {'x pass':>7} {'cold':>8} {'goal':>7}  met  decision")
     failed = 0
     for name, values in samples.items():
         p50, p90 = statistics.median(values), _percentile(values, 0.9)
         if name == "python -c pass":
-            print(f"{name:28} {'base':8} {p50:8.1f} {p90:8.1f} {1.0:7.2f} {'':>8} {'':>7}")
+            print(f"{name:40} {'base':8} {p50:8.1f} {p90:8.1f} {1.0:7.2f} {'':>8} {'':>7}")
             continue
         kind = cases[name][0]
         goal = GOALS_MS[kind]
         met = p50 <= goal
         failed += not met
         decision = outputs[name][:60] or "(empty)"
-        print(f"{name:28} {kind:8} {p50:8.1f} {p90:8.1f} {p50 / base:7.2f} {cold[name]:8.1f} {goal:7.0f}  "
+        print(f"{name:40} {kind:8} {p50:8.1f} {p90:8.1f} {p50 / base:7.2f} {cold[name]:8.1f} {goal:7.0f}  "
               f"{'yes' if met else 'NO ':3}  {decision}")
     free = [statistics.median(values) / base for name, values in samples.items()
             if name != "python -c pass" and cases[name][0] == "free"]

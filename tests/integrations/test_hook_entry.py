@@ -160,6 +160,34 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     assert quick_outcome("codex", "session", payload, None) is None
 
 
+def test_a_settings_file_rewritten_unchanged_keeps_the_session_note(tmp_path, monkeypatch):
+    # Gemini CLI rewrites ~/.gemini/settings.json as every session starts, with the same bytes:
+    # the note watches the clients' settings files by content, so it is still reused.
+    from statewise.integrations.hooks import run_hook
+    from statewise.integrations.install import install_hooks
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    install_hooks("gemini", project=work)
+    user_settings = tmp_path / "home" / ".gemini" / "settings.json"
+    user_settings.parent.mkdir(parents=True)
+    user_settings.write_text('{"ui": {"theme": "Default"}}\n')
+    payload = _session_payload(work)
+    first = run_hook("gemini", payload, event="session", store_location=str(work / ".statewise" / "store.db"))
+    assert quick_outcome("gemini", "session", payload, None) == first.stdout
+    later = user_settings.stat().st_mtime_ns + 5_000_000_000
+    user_settings.write_text('{"ui": {"theme": "Default"}}\n')
+    os.utime(user_settings, ns=(later, later))
+    assert quick_outcome("gemini", "session", payload, None) == first.stdout  # same bytes: reused
+    user_settings.write_text('{"ui": {"theme": "Dark"}}\n')
+    assert quick_outcome("gemini", "session", payload, None) is None  # new content: checked again
+    project_settings = work / ".gemini" / "settings.json"
+    run_hook("gemini", payload, event="session", store_location=str(work / ".statewise" / "store.db"))
+    project_settings.write_text(project_settings.read_text().replace("statewise-hook gemini post", "true"))
+    assert quick_outcome("gemini", "session", payload, None) is None  # StateWise's own hooks edited
+
+
 # --- the fast path's own readers: the same answers as the standard library, fewer imports ------
 
 from hypothesis import given, settings  # noqa: E402

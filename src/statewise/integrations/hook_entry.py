@@ -389,16 +389,27 @@ def _session_note_path(workspace: str, agent: str) -> str:
     return os.path.join(_cache_root(), "session-notes", f"{key}.json")
 
 
-def write_session_note(workspace: str, agent: str, watched: list[str], stdout: str, digest: str | None) -> None:
+def _content(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return _sha256_hex(handle.read())
+    except OSError:
+        return None
+
+
+def write_session_note(workspace: str, agent: str, watched: list[str], stdout: str, digest: str | None,
+                       by_content: list[str] | tuple[str, ...] = ()) -> None:
     """Remember ``agent``'s SessionStart answer with the state of every file it depends on (the
-    memory files, their folders, the store, the client's settings files); best effort, written
-    atomically."""
+    memory files, their folders, the store: by modification time and size; ``by_content``, the
+    client's settings files: by their content's hash, since Gemini CLI rewrites its user
+    settings file unchanged as every session starts); best effort, written atomically."""
     import os
 
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
     note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
-            "watched": {name: _stat(name) for name in sorted(set(watched))}}
+            "watched": {name: _stat(name) for name in sorted(set(watched))},
+            "contents": {name: _content(name) for name in sorted(set(by_content))}}
     _write_json(_session_note_path(workspace, agent), note)
 
 
@@ -417,6 +428,8 @@ def _session_note(workspace: str, agent: str, contract_path: str | None) -> str 
         if not 0 <= time.time() - float(note["created"]) <= SESSION_NOTE_SECONDS:
             return None
         if any(_stat(name) != state for name, state in note["watched"].items()):
+            return None
+        if any(_content(name) != digest for name, digest in note.get("contents", {}).items()):
             return None
         stdout = note["stdout"]
         return stdout if isinstance(stdout, str) else None

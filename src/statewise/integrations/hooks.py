@@ -437,7 +437,7 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     """Let the front door answer the next SessionStart for this workspace without the heavy
     path while nothing the answer depends on has changed: the memory files and their folders,
     the store's files (a PostgreSQL store is not watched, so it is never reused), and
-    ``also_watched`` (the client's settings files, whose hooks the answer checked)."""
+    ``also_watched`` (the client's settings files, whose hooks the answer checked; by content)."""
     from statewise.integrations.hook_entry import write_session_note
     from statewise.memory.discovery import discover_memory_files
 
@@ -445,10 +445,10 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     location = store_location or default_location(workspace)
     if "://" in location:
         return
-    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD"), *map(str, also_watched)]
+    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD")]
     for memory_file in discover_memory_files(workspace):
         watched += [str(memory_file.path), str(memory_file.path.parent)]
-    write_session_note(str(workspace), request.agent, watched, stdout, digest)
+    write_session_note(str(workspace), request.agent, watched, stdout, digest, by_content=list(map(str, also_watched)))
 
 
 # --- the entry point -----------------------------------------------------------------------

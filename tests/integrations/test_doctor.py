@@ -281,3 +281,20 @@ def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reins
     assert all(f"statewise install {agent}" in c.fix and not c.fatal for c in missed)
     install_hooks(agent, project=project)
     assert [c.ok for c in _captures(diagnose(agent, project=project))] == [True] * len(AGENTS[agent].post_events)
+
+
+def test_a_runtime_directory_others_can_enter_is_reported_with_the_fix(project, tmp_path, monkeypatch):
+    # A speed matter, not a safety one: the hook then checks each guarded call itself.
+    install_hooks("claude-code", project=project)
+    shared = tmp_path / "shared-runtime"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    monkeypatch.setenv("STATEWISE_RUNTIME_DIR", str(shared))
+    [worker] = [c for c in diagnose("claude-code", project=project) if c.name == "warm worker"]
+    assert not worker.ok and not worker.fatal and str(shared) in worker.fix
+    shared.chmod(0o700)
+    [worker] = [c for c in diagnose("claude-code", project=project) if c.name == "warm worker"]
+    assert worker.ok and "none running" in worker.detail
+    monkeypatch.setenv("STATEWISE_NO_WARM", "1")
+    [worker] = [c for c in diagnose("claude-code", project=project) if c.name == "warm worker"]
+    assert worker.ok and "turned off" in worker.detail

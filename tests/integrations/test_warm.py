@@ -270,5 +270,7 @@ def test_a_session_start_readies_a_worker():
     assert done.returncode == 0
     status = _wait_for_worker(runtime)
     assert status["served"] == 0
+    assert [worker["pid"] for worker in warm.running_workers(str(runtime))] == [status["pid"]]
     os.kill(status["pid"], signal.SIGTERM)
     assert _gone(status["pid"], 10)
+    assert warm.running_workers(str(runtime)) == []  # its status file is left; its process is not

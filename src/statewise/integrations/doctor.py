@@ -469,4 +469,31 @@ def diagnose(agent: str, *, project: str | Path | None = None, user: bool = Fals
         checks += _gemini_trust(root, home_dir)
     if command is not None:
         checks += _round_trip(agent, command, root)
+    checks.append(_warm_worker(agent))
     return checks
+
+
+def _warm_worker(agent: str) -> Check:
+    """Whether guarded calls can be answered by a warm worker (statewise.integrations.warm); a
+    speed matter, never a safety one: without a worker the hook checks each call itself."""
+    import os
+
+    from statewise.integrations import warm
+
+    if os.environ.get("STATEWISE_NO_WARM"):
+        return Check(agent, "warm worker", True, "turned off (STATEWISE_NO_WARM): each guarded call imports the "
+                                                 "guard itself, about four times slower", fatal=False)
+    directory = warm.runtime_directory()
+    if os.path.lexists(directory) and not warm.private_directory(directory):
+        return Check(agent, "warm worker", False,
+                     f"{directory} is not a directory of this user that no one else can enter: the hook never "
+                     "uses a worker there, so each guarded call imports the guard itself (about four times slower)",
+                     f"remove {directory} (the next guarded call makes it again, private), or set "
+                     "STATEWISE_RUNTIME_DIR to a private folder", fatal=False)
+    workers = warm.running_workers(directory)
+    if not workers:
+        return Check(agent, "warm worker", True, f"none running in {directory}: the next session start or guarded "
+                                                 "call starts one", fatal=False)
+    described = ", ".join(f"pid {worker['pid']} ({worker['served']} calls)" for worker in workers)
+    return Check(agent, "warm worker", True, f"{len(workers)} running in {directory}: {described}; a worker "
+                                             "serves one version of the code and exits when idle", fatal=False)

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import sys  # the client half imports only built-in modules: it runs in the front door
 
-__all__ = ["IDLE_SECONDS", "ask", "code_stamp", "prepare", "runtime_directory", "serve", "socket_path",
-           "status_path"]
+__all__ = ["IDLE_SECONDS", "ask", "code_stamp", "prepare", "private_directory", "running_workers",
+           "runtime_directory", "serve", "socket_path", "status_path"]
 
 #: Seconds the worker waits for a call before it exits.
 IDLE_SECONDS = 900
@@ -58,12 +58,12 @@ def runtime_directory() -> str:
     if explicit:
         return explicit
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and _private(runtime):
+    if runtime and private_directory(runtime):
         return os.path.join(runtime, "statewise")
     return f"/tmp/statewise-{os.getuid()}"
 
 
-def _private(directory: str) -> bool:
+def private_directory(directory: str) -> bool:
     """A real directory (not a link) of this user that no one else may enter or list."""
     import os
 
@@ -197,7 +197,7 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         connection.settimeout(remaining)
-        if not _private(directory):
+        if not private_directory(directory):
             if not os.path.lexists(directory):
                 _start(directory, stamp, root)
             return None  # a directory someone else could write to is never trusted
@@ -234,7 +234,7 @@ def prepare() -> None:
         if os.environ.get("STATEWISE_NO_WARM"):
             return
         directory = runtime_directory()
-        if os.path.lexists(directory) and not _private(directory):
+        if os.path.lexists(directory) and not private_directory(directory):
             return
         root = _package_root()
         stamp = code_stamp(root)
@@ -280,7 +280,7 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None) -> None
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
-    if not _private(directory):
+    if not private_directory(directory):
         return
     lock = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -400,6 +400,30 @@ def _write_status(directory: str, stamp: str, served: int) -> None:
         os.replace(temporary, status_path(directory, stamp))
     except OSError:
         pass  # the status is for people and tests; serving does not depend on it
+
+
+def running_workers(directory: str | None = None) -> list[dict[str, object]]:
+    """The status of every worker alive in ``directory`` (default: :func:`runtime_directory`),
+    for ``statewise doctor``: a status file whose process is alive and whose socket is there."""
+    import json
+    import os
+
+    directory = directory or runtime_directory()
+    workers: list[dict[str, object]] = []
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".json"))
+    except OSError:
+        return workers
+    for name in names:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                status = json.load(handle)
+            os.kill(int(status["pid"]), 0)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _identity(socket_path(directory, str(status.get("stamp")))) is not None:
+            workers.append(status)
+    return workers
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -476,6 +476,13 @@ def _serve_one(connection: object) -> None:
     environment = dict(item.decode("utf-8", "surrogateescape").partition("=")[::2] for item in fields[11:])
     os.environ.clear()
     os.environ.update(environment)
+    # What the standard library read from the worker's environment once and kept: the
+    # temporary folder (tempfile caches it on first use) and the local time zone.
+    import tempfile
+    import time
+
+    tempfile.tempdir = None
+    time.tzset()
     os.chdir(cwd)
     os.umask(int(umask))
     gc.enable()

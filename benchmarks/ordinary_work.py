@@ -127,7 +127,8 @@ _FIELDS = frozenset({"project", "command", "tool", "path", "content", "old", "ne
 def _entry(corpus: str, raw: Mapping[str, Any], workspace: Path) -> Entry:
     unknown = set(raw) - _FIELDS
     if unknown:  # a YAML slip such as an unquoted comma in a flow mapping makes a stray key
-        raise ValueError(f"{corpus} entry {raw.get('command') or raw.get('path')!r} has unknown fields {sorted(unknown)}")
+        raise ValueError(f"{corpus} entry {raw.get('command') or raw.get('path')!r} "
+                         f"has unknown fields {sorted(unknown)}")
     common = dict(corpus=corpus, project=raw["project"], why=raw.get("why", ""),
                   setup=tuple(tuple(step) for step in raw.get("setup", ())), files=dict(raw.get("files", {})),
                   before=tuple(raw.get("before", ())), store=tuple(raw.get("store", ())),
@@ -229,8 +230,8 @@ def seed_store(repo: Repo, records: Sequence[Any]) -> int:
             actor = (derive_task_scope(repo.workspace).user or "dev") if item["scope"] == "user" else "dev"
             provenance = Provenance(source=item.get("source", "developer"), authority=authority,
                                     actor=actor if authority == "developer" else "benchmark")
-            store.put(RecordDraft(key=item["key"], value=item["value"], scope=_scope_text(item["scope"], repo.workspace),
-                                  provenance=provenance))
+            store.put(RecordDraft(key=item["key"], value=item["value"],
+                                  scope=_scope_text(item["scope"], repo.workspace), provenance=provenance))
             count += 1
     finally:
         store.close()

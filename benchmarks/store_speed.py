@@ -386,7 +386,7 @@ def slot_quotas(rng: random.Random, universe: Universe, n_slots: int) -> dict[st
         scopes = by_level[level]
         weights = [rng.lognormvariate(0, 0.6) for _ in scopes]
         total = sum(weights)
-        for scope, weight in zip(scopes, weights):
+        for scope, weight in zip(scopes, weights, strict=True):
             pool = len(universe.scopes[scope][1])
             quotas[scope] = max(1, min(pool, round(n_slots * share * weight / total)))
     return quotas
@@ -1018,12 +1018,14 @@ def bench_import(tmp: Path, jsonl: Path, n_lines: int, api: bool) -> dict[str, A
         # In a child process too, as a user's script would run it: this benchmark's own heap
         # (a million generated rows) would otherwise make every collection walk it.
         target = tmp / "imported-api.db"
-        script = ("import sys, time\nfrom statewise.contract import load_contract\nfrom statewise.store import open_store\n"
+        script = ("import sys, time\nfrom statewise.contract import load_contract\n"
+                  "from statewise.store import open_store\n"
                   "store = open_store(sys.argv[1], key_schema=load_contract(sys.argv[2]))\n"
                   "started = time.perf_counter()\nwith open(sys.argv[3], encoding='utf-8') as handle:\n"
                   "    count = store.import_jsonl(handle, source=sys.argv[3])\n"
                   "print(count, time.perf_counter() - started)\n")
-        child = subprocess.Popen([sys.executable, "-c", PEAK_RSS_WRAPPER + script, str(target), str(contract), str(jsonl)],
+        child = subprocess.Popen([sys.executable, "-c", PEAK_RSS_WRAPPER + script, str(target), str(contract),
+                                  str(jsonl)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _, status, usage = os.wait4(child.pid, 0)
         out, err = child.stdout.read(), child.stderr.read()  # type: ignore[union-attr]
@@ -1263,8 +1265,8 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
             results["get_active"] = bench_get_active(store, raw, rng, dataset, args.iterations, args.warmup, lg)
             print("  get_active done", flush=True)
             gc.collect()
-            results["supersede"] = bench_supersede(store, raw, rng, dataset, args.supersede_iterations or args.iterations,
-                                                   args.warmup, lg)
+            results["supersede"] = bench_supersede(store, raw, rng, dataset,
+                                                   args.supersede_iterations or args.iterations, args.warmup, lg)
             print("  supersede done", flush=True)
             profile = profile_retrieve(store, rng, universe, args.profile) if args.profile else None
             breakdown = breakdown_retrieve(store, raw, rng, universe, args.breakdown) if args.breakdown else None
@@ -1279,7 +1281,8 @@ def run_size(n_records: int, args: argparse.Namespace) -> dict[str, Any]:
             extra["hook"] = hook = bench_hook(str(path), args.hook_calls, Path(tmp) / "hook")
             print(f"hook, guarded `git push origin feature` (claude-code pre) on this {n_records:,}-record store: "
                   f"p50 {hook['p50_ms']:.0f} ms, p95 {hook['p95_ms']:.0f} ms over {hook['n']} calls "
-                  f"(load average {hook['loadavg'][0]:.1f} -> {hook['loadavg'][1]:.1f}); decision {hook['decision'][:80]}",
+                  f"(load average {hook['loadavg'][0]:.1f} -> {hook['loadavg'][1]:.1f}); "
+                  f"decision {hook['decision'][:80]}",
                   flush=True)
         if pg_here:
             extra["postgres"] = run_postgres(args, jsonl, n_lines, dataset, rng, universe, Path(tmp))
@@ -1357,8 +1360,10 @@ def print_goals(runs: list[dict[str, Any]]) -> None:
                      + (f" / {imp['api_seconds']:.1f} s API ({imp['api_cpu_seconds']:.1f} s CPU)" if "api_seconds"
                         in imp else "") + f", peak RSS {imp['cli_peak_rss_mib']:.0f} MiB"
                      + f", load {imp['loadavg'][0]:.1f}"
-                     + (f" (goal <= {IMPORT_GOAL_SECONDS:g} s at 1M: {'met' if imp['cli_seconds'] <= IMPORT_GOAL_SECONDS else 'MISSED'})"
-                        if n >= 1_000_000 else "") + f", raw executemany load of the same rows {run['load_seconds']:.1f} s;")
+                     + (f" (goal <= {IMPORT_GOAL_SECONDS:g} s at 1M: "
+                        f"{'met' if imp['cli_seconds'] <= IMPORT_GOAL_SECONDS else 'MISSED'})"
+                        if n >= 1_000_000 else "")
+                     + f", raw executemany load of the same rows {run['load_seconds']:.1f} s;")
         sup = res["supersede"]["ratio_p50"]
         line += f" supersede {sup:.2f}x raw ({'met' if sup <= RATIO_GOAL else 'MISSED'});"
         ret = res["retrieve"]
@@ -1372,8 +1377,9 @@ def print_goals(runs: list[dict[str, Any]]) -> None:
         print(line)
         pg = run.get("postgres")
         if pg:
-            parts = [f"{op} {r['ratio_p50']:.2f}x psycopg" + (f" ({'met' if r['ratio_p50'] <= PG_GOALS[op] else 'MISSED'})"
-                     if op in PG_GOALS else "") for op, r in pg["results"].items()]
+            parts = [f"{op} {r['ratio_p50']:.2f}x psycopg"
+                     + (f" ({'met' if r['ratio_p50'] <= PG_GOALS[op] else 'MISSED'})" if op in PG_GOALS else "")
+                     for op, r in pg["results"].items()]
             print(f"{'':>9}   PostgreSQL: " + ", ".join(parts)
                   + f"; Store.import_jsonl (COPY) of {pg['import_lines']:,} lines {pg['import_seconds']:.1f} s")
             hooks = pg.get("concurrent_hooks")

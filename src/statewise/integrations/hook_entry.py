@@ -18,7 +18,9 @@ this module in an interpreter started with ``-I -S`` (no site-packages scan, no 
 no environment, no working directory on ``sys.path``), so the fast path imports nothing but
 ``os`` beyond what the interpreter loads anyway: JSON is read with the C scanner behind
 :mod:`json` (:func:`loads`), and the observation index is checked with literals before any
-regular expression is compiled. The slow path loads ``site`` itself, then the guard. A missing
+regular expression is compiled. The slow path asks the warm worker
+(:mod:`statewise.integrations.warm`) first, whose fork has the guard imported already; without
+one it loads ``site`` itself, then the guard, and starts a worker for the next calls. A missing
 interpreter, a crash or a kill becomes a block in the wrapper and the settings command; output
 that is not a decision becomes one in :func:`_emit`.
 """

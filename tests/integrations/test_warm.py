@@ -151,6 +151,24 @@ def test_each_call_runs_in_the_calling_hooks_environment(world, tmp_path):
     assert _status(runtime)["served"] == 3
 
 
+def test_calls_made_at_once_each_get_their_own_answer(world, tmp_path):
+    # Claude Code runs the hooks of parallel tool calls at once: one worker, a fork each.
+    sandbox, runtime, env = world
+    _hook(_write(sandbox, "other.py"), env, "--store", _fresh(tmp_path, sandbox, "app.py"))
+    _wait_for_worker(runtime)
+    calls = [(name, _fresh(tmp_path, sandbox, "app.py")) for name in ["app.py", "other.py"] * 4]
+    processes = [subprocess.Popen([sys.executable, "-m", "statewise.integrations.hook_entry", "claude-code", "pre",
+                                   "--store", store], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=env) for _, store in calls]
+    for process, (name, _) in zip(processes, calls, strict=True):
+        process.stdin.write(_write(sandbox, name))
+        process.stdin.close()
+    decisions = [_decision(process.stdout.read().strip()) for process in processes]
+    assert [process.wait(timeout=60) for process in processes] == [0] * 8
+    assert decisions[1::2] == ["pass"] * 4 and set(decisions[0::2]) <= {"deny", "ask"}
+    assert _status(runtime)["served"] == 8  # the first call, which started the worker, was checked here
+
+
 def test_a_worker_for_other_code_is_never_asked(tmp_path):
     root = tmp_path / "site"
     (root / "statewise" / "__pycache__").mkdir(parents=True)

@@ -286,3 +286,33 @@ def test_outside_git_an_existing_store_above_is_found(tmp_path, monkeypatch):
                                                               / "store.db")
     open_store(str(project / ".statewise" / "store.db")).close()
     assert default_location(project / "docs" / "deep") == str(project.resolve() / ".statewise" / "store.db")
+
+
+def test_git_answers_are_kept_within_one_block_and_only_there(tmp_path, monkeypatch):
+    import shutil
+
+    from statewise.workspace import git_answers_kept
+
+    real_git = shutil.which("git")
+    log = tmp_path / "git.log"
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
+    shim.chmod(0o755)
+    repo = tmp_path / "repo"
+    subprocess.run([real_git, "init", "-q", str(repo)], check=True)
+    (repo / "sub").mkdir()
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+
+    def asked() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    assert find_repository_root(repo) == find_repository_root(repo) == repo.resolve()
+    assert asked() == 2  # outside a block every call asks git
+    with git_answers_kept():
+        assert find_repository_root(repo) == find_repository_root(str(repo)) == repo.resolve()
+        assert asked() == 3  # one question per directory, whether named by a Path or a string
+        assert find_repository_root(repo / "sub") == repo.resolve()
+        assert asked() == 4  # another directory is another question
+    assert find_repository_root(repo) == repo.resolve()
+    assert asked() == 5  # the block's answers end with it

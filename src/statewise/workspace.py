@@ -15,29 +15,56 @@ from __future__ import annotations
 import getpass
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from statewise.errors import ScopeError
 from statewise.scopes import Scope, TaskScope, normalize_repo_identity
 
-__all__ = ["derive_task_scope", "find_repository_root", "git_listing", "git_output", "git_output_bytes"]
+__all__ = ["derive_task_scope", "find_repository_root", "git_answers_kept", "git_listing", "git_output",
+           "git_output_bytes"]
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+#: The answers kept by :func:`git_answers_kept`, by (directory, arguments); None outside one.
+_KEPT: ContextVar[dict[tuple[str, tuple[str, ...]], bytes | None] | None] = ContextVar("statewise_git_answers",
+                                                                                     default=None)
+
+
+@contextmanager
+def git_answers_kept() -> Iterator[None]:
+    """Within this block, :func:`git_output_bytes` asks git each question once per directory
+    and gives the same answer after. For one decision (a hook call), whose reading of the
+    workspace must not change halfway and which changes nothing in it: a push's check asked
+    ``git rev-parse --show-toplevel`` three times from three places."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def git_output_bytes(cwd: str | Path, *args: str, timeout: float = 5.0) -> bytes | None:
     """The stdout of ``git args...`` in ``cwd`` as bytes (trailing newline removed), or None
     if git could not run, timed out or failed."""
+    kept, key = _KEPT.get(), (os.fspath(cwd), args)
+    if kept is not None and key in kept:
+        return kept[key]
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
             env={**os.environ, **_GIT_ENV},
         )
     except (OSError, ValueError, subprocess.TimeoutExpired):  # ValueError: a NUL in cwd or args
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.rstrip(b"\r\n")
+        answer = None
+    else:
+        answer = done.stdout.rstrip(b"\r\n") if done.returncode == 0 else None
+    if kept is not None:
+        kept[key] = answer
+    return answer
 
 
 def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:

@@ -41,7 +41,7 @@ from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
-from statewise.workspace import derive_task_scope
+from statewise.workspace import derive_task_scope, git_answers_kept
 
 __all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
 
@@ -460,7 +460,15 @@ def run_hook(agent: str, stdin_text: str, *, event: str = "pre", store_location:
 
     The store, contract and on-pass come from the arguments (the wrapper's flags), else the
     environment, else the project's ``.statewise/config.toml`` (:mod:`statewise.settings`);
-    a malformed config.toml is a deny."""
+    a malformed config.toml is a deny. Within the call, each git question about the workspace
+    is asked once (:func:`~statewise.workspace.git_answers_kept`)."""
+    with git_answers_kept():
+        return _run_hook(agent, stdin_text, event=event, store_location=store_location,
+                         contract_path=contract_path, on_pass=on_pass)
+
+
+def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | None, contract_path: str | None,
+              on_pass: str | None) -> HookOutcome:
     try:
         request = parse_hook_input(agent, event, stdin_text)
         event = request.event

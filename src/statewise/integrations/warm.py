@@ -2,9 +2,10 @@
 
 A hook call that the front door (:mod:`statewise.integrations.hook_entry`) cannot settle needs
 the guard, whose imports (pydantic above all) cost about twenty bare interpreter starts; the
-check itself costs a fraction of that. So the first such call starts a worker process in the
-background: it imports the guard once, listens on a Unix socket, and for every later call forks
-a child that adopts the calling hook's environment, working directory and umask and runs
+check itself costs a fraction of that. So the first such call (or a session's start, through
+:func:`prepare`) starts a worker process in the background: it imports the guard once, listens
+on a Unix socket, and for every later call forks a child that adopts the calling hook's
+environment, working directory and umask and runs
 :func:`~statewise.integrations.hooks.run_hook` exactly as the hook process would. Each call
 still runs in a fresh process (the fork), so nothing one call does is seen by the next.
 

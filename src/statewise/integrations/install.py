@@ -53,7 +53,6 @@ __all__ = [
     "post_filter_command",
     "post_filter_literals",
     "post_filter_parts",
-    "post_tool_filters",
     "post_tool_literals",
     "project_root",
     "rule_literal",
@@ -403,13 +402,6 @@ def post_tool_literals(contract_path: str | bool | None) -> tuple[str, ...] | No
 def if_rule(literal: str) -> str:
     """Claude Code's ``if`` rule that spawns a hook only for a shell command holding ``literal``."""
     return f"Bash(*{literal}*)"
-
-
-def post_tool_filters(contract_path: str | bool | None) -> tuple[str, ...] | None:
-    """The ``if`` rules of Claude Code's post-tool hooks for the contract at ``contract_path``:
-    one :func:`if_rule` per :func:`post_tool_literals`, None for one unconditional hook."""
-    literals = post_tool_literals(contract_path)
-    return None if literals is None else tuple(if_rule(literal) for literal in literals)
 
 
 #: How a shell pre-filter starts; the whole command is :func:`post_filter_command`'s.

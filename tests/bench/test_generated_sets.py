@@ -184,7 +184,7 @@ def test_case_and_sequence_models():
 def test_the_set_contract_maps_its_tools_commands_to_its_operations(sets, tmp_path):
     # What the playbook's shell operations look like as commands reaches the hook's normalizer
     # through the contract's commands: section, with the slots the invariants read.
-    from statewise.integrations.shell import analyze_command
+    from statewise.commands import analyze_command
 
     contract = sets["primary"].contract
     env = {"PATH": "/usr/bin:/bin", "KUBE_CONTEXT": "qa-2"}

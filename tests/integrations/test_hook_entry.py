@@ -16,7 +16,7 @@ import pytest
 from statewise.integrations import hook_entry
 from statewise.integrations.hook_entry import fast_decision, quick_outcome
 from statewise.integrations.hooks import AGENT_TOOLS
-from statewise.integrations.shell import analyze_command
+from statewise.commands import analyze_command
 
 #: Commands the fast path settles. Each must also be read-only to the full normalizer.
 FAST = [

@@ -3,7 +3,7 @@
 Some programs need logic before anyone can say what a command does: where a bare ``git push``
 goes (push.default, upstreams, refspecs, config set earlier in the same command), which
 interpreter and index a ``pip install`` uses, whether ``npm run x`` is a package.json script.
-:mod:`statewise.integrations.shell` reads those commands and reports a **reading**: a name and
+:mod:`statewise.commands` reads those commands and reports a **reading**: a name and
 the facts it established (``git.push`` with ``remote``, ``branch``, ``force`` ...). Which
 operation a reading is, with what risk, is the contract's: a ``commands:`` rule with
 ``reading:`` maps it (the built-in coding contract maps each one, and a contract adds its own

@@ -143,7 +143,7 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
 
 def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
                    contract: Contract | None = None) -> list[Action]:
-    from statewise.integrations.shell import file_actions
+    from statewise.commands import file_actions
 
     texts = [v for v in tool_input.values() if isinstance(v, str)]
     texts += [item for v in tool_input.values() if isinstance(v, list) for item in v if isinstance(item, str)]
@@ -164,7 +164,7 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
                 ) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
     ``commands:`` rules classify programs the shell normalizer has no built-in handling for)."""
-    from statewise.integrations.shell import analyze_command, file_actions
+    from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
     if request.tool_name in tools["session_input"]:
@@ -246,7 +246,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     actions, description = actions_for(request, workspace, contract)
     if not actions:
         return _render(request.agent, "pass", "no guarded action", on_pass)
-    from statewise.integrations.shell import UNRESOLVED
+    from statewise.commands import UNRESOLVED
 
     unresolved = [action for action in actions if action.operation == UNRESOLVED]
     if unresolved:

@@ -373,7 +373,7 @@ def _warm_up() -> None:
     from statewise import expressions
     from statewise.contract import builtin_contract
     from statewise.integrations import hooks  # noqa: F401
-    from statewise.integrations.shell import analyzer, words  # noqa: F401
+    from statewise.commands import analyzer, words  # noqa: F401
     from statewise.store.migrations import migrations_for
 
     for module in pkgutil.iter_modules(statewise.verifiers.__path__, "statewise.verifiers."):

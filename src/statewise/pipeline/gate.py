@@ -125,7 +125,7 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
     if not workspace or not workspace.startswith("/"):
         return None
     from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
-    from statewise.integrations.shell import command_disagreement  # noqa: PLC0415 - only for such actions
+    from statewise.commands import command_disagreement  # noqa: PLC0415 - only for such actions
 
     if operation not in builtin_contract("coding").operations:
         own_rules = [rule for rule in contract.commands.values() if rule.operation == operation]
@@ -146,8 +146,8 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
 
 def _only_low_risk(command: str, workspace: str, contract: Contract) -> bool:
     """Whether ``command`` reads with confidence and every guarded action it yields is low risk."""
-    from statewise.integrations.shell import analyze_command  # noqa: PLC0415 - only for such actions
-    from statewise.integrations.shell.rules import operation_risk  # noqa: PLC0415
+    from statewise.commands import analyze_command  # noqa: PLC0415 - only for such actions
+    from statewise.commands.rules import operation_risk  # noqa: PLC0415
 
     analysis = analyze_command(command, cwd=workspace, workspace=workspace, contract=contract)
     return not analysis.unresolved and all(

@@ -1,6 +1,6 @@
 """The contract's declarative shell-command rules (``commands:``), applied to one command.
 
-:mod:`statewise.integrations.shell` walks the bash grammar, peels wrappers (``sudo``,
+:mod:`statewise.commands` walks the bash grammar, peels wrappers (``sudo``,
 ``env``, ``sh -c`` ...) and knows git, pip, npm and the file tools itself. A program it has
 no built-in handling for used to be "unguarded" and ran. Before that happens it asks
 :class:`CommandRules`, built from the contract's ``commands:`` section, whether a rule

@@ -14,7 +14,7 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
-from statewise.integrations.shell import UNRESOLVED, analyze_command
+from statewise.commands import UNRESOLVED, analyze_command
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import git, make_git_sandbox
 from statewise.store.sqlite import SQLiteStore

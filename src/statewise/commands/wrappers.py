@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import re
 
-from statewise.integrations.shell.base import _Base
-from statewise.integrations.shell.tables import _ENV_NAME, _TRANSPARENT, _canonical
-from statewise.integrations.shell.words import _Call, _parse, _Spec, _Word
+from statewise.commands.base import _Base
+from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
+from statewise.commands.words import _Call, _parse, _Spec, _Word
 
 
 class _Wrappers(_Base):

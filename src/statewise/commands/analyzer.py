@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
-from statewise.contract import Contract, builtin_contract
-from statewise.integrations.shell.base import UNRESOLVED, ShellAnalysis
-from statewise.integrations.shell.rules import CommandMatch, CommandProblem, CommandReadOnly, CommandRules
-from statewise.integrations.shell.tables import (
+from statewise.commands.base import UNRESOLVED, ShellAnalysis
+from statewise.commands.rules import CommandMatch, CommandProblem, CommandReadOnly, CommandRules
+from statewise.commands.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,
     _EDITOR_LAUNCHERS,
@@ -27,10 +26,11 @@ from statewise.integrations.shell.tables import (
     _WRAPPED_DANGER,
     _canonical,
 )
-from statewise.integrations.shell.tools import _npx_call, _split_node_package, _Tools
-from statewise.integrations.shell.walk import _Walk
-from statewise.integrations.shell.words import _UVX, _Call, _Ctx, _Spec, _Word
-from statewise.integrations.shell.wrappers import _Wrappers
+from statewise.commands.tools import _npx_call, _split_node_package, _Tools
+from statewise.commands.walk import _Walk
+from statewise.commands.words import _UVX, _Call, _Ctx, _Spec, _Word
+from statewise.commands.wrappers import _Wrappers
+from statewise.contract import Contract, builtin_contract
 
 
 class _Analyzer(_Walk, _Wrappers, _Tools):

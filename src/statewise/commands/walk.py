@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from statewise.integrations.shell.base import MAX_DEPTH, _Base
-from statewise.integrations.shell.rules import DYNAMIC
-from statewise.integrations.shell.tables import _DANGEROUS_ENV, _DEV_FILES, _EDITOR_ENV, _INDEX_ENV, _NO_OP_EDITORS
-from statewise.integrations.shell.words import (
+from statewise.commands.base import MAX_DEPTH, _Base
+from statewise.commands.rules import DYNAMIC
+from statewise.commands.tables import _DANGEROUS_ENV, _DEV_FILES, _EDITOR_ENV, _INDEX_ENV, _NO_OP_EDITORS
+from statewise.commands.words import (
     _REDIRECTS,
     _SEPARATOR_GAP,
     _STATEMENTS,

@@ -29,9 +29,9 @@ by :mod:`.rules`, with :mod:`.tools` for the programs that need logic (where a b
 push`` goes, pip's index settings, file paths). :mod:`.analyzer` puts them together.
 """
 
-from statewise.integrations.shell.analyzer import analyze_command, command_disagreement, file_action, file_actions
-from statewise.integrations.shell.base import DB_MIGRATE, UNRESOLVED, ShellAnalysis
-from statewise.integrations.shell.tables import DEFAULT_INDEX
+from statewise.commands.analyzer import analyze_command, command_disagreement, file_action, file_actions
+from statewise.commands.base import DB_MIGRATE, UNRESOLVED, ShellAnalysis
+from statewise.commands.tables import DEFAULT_INDEX
 
 __all__ = ["DB_MIGRATE", "DEFAULT_INDEX", "UNRESOLVED", "ShellAnalysis", "analyze_command", "command_disagreement",
            "file_action", "file_actions"]

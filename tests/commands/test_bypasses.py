@@ -23,7 +23,7 @@ import pytest
 
 from statewise.actions import Action
 from statewise.contract import builtin_contract
-from statewise.integrations.shell import DB_MIGRATE, UNRESOLVED, ShellAnalysis, analyze_command, file_action
+from statewise.commands import DB_MIGRATE, UNRESOLVED, ShellAnalysis, analyze_command, file_action
 
 ABSENT = object()
 FAKE_PIP_PYTHON = "/opt/fake/bin/python3.12"

@@ -25,11 +25,11 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import SHELL_TOOL_ENV, run_hook
-from statewise.integrations.shell import analyze_command
+from statewise.commands import analyze_command
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
-from tests.integrations.test_shell_bypasses import CASES, FAIL_CLOSED, READ_ONLY, fill, world  # noqa: F401
+from tests.commands.test_bypasses import CASES, FAIL_CLOSED, READ_ONLY, fill, world  # noqa: F401
 
 DEV = Provenance(source="developer", authority="developer", actor="dev")
 

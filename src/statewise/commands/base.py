@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
+from statewise.commands.rules import CommandRules
+from statewise.commands.words import _UNKNOWN_HEAD, _Call, _Ctx, _Parsed, _Repo, _Spec, _Word
 from statewise.contract import Contract
-from statewise.integrations.shell.rules import CommandRules
-from statewise.integrations.shell.words import _UNKNOWN_HEAD, _Call, _Ctx, _Parsed, _Repo, _Spec, _Word
 
 #: The operation of an action the normalizer could not read with confidence. No contract
 #: declares it, so the gate always stops it.

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statewise.integrations.shell.words import _Spec
+from statewise.commands.words import _Spec
 
 # --- tables --------------------------------------------------------------------------------
 
@@ -732,4 +732,5 @@ def _canonical(name: str) -> str:
         return "pytest"
     return name
 
-
+# A package script or make target named like a schema migration.
+_MIGRATION_SCRIPT = re.compile(r"(^|[:_-])(migrate|migration|migrations|db:push|db:reset)($|[:_-])")

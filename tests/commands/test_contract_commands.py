@@ -16,7 +16,7 @@ import pytest
 
 from statewise.contract import ContractError, load_contract, load_contract_text
 from statewise.integrations.hooks import run_hook
-from statewise.integrations.shell import UNRESOLVED, analyze_command
+from statewise.commands import UNRESOLVED, analyze_command
 
 EXTENSION = """\
 name: infra

@@ -18,10 +18,10 @@ import pytest
 from statewise.contract import ContractError, builtin_contract, load_contract, load_contract_text
 from statewise.contract.readings import READINGS
 from statewise.integrations.hooks import run_hook
-from statewise.integrations.shell import UNRESOLVED, analyze_command
-from statewise.integrations.shell.rules import CommandRules
+from statewise.commands import UNRESOLVED, analyze_command
+from statewise.commands.rules import CommandRules
 from statewise.sandbox import git
-from tests.integrations.test_shell_contract_commands import hook
+from tests.commands.test_contract_commands import hook
 
 EXTENSION = """\
 name: release
@@ -263,7 +263,7 @@ invariants:
 def test_a_file_tool_write_is_the_same_reading_as_a_shell_write(project, tmp_path):
     # An agent's Edit/Write (and a patch) is the fs.write reading too: a contract's rule on it
     # adds its operation beside fs.write, exactly as for `echo x > infra/main.tf`.
-    from statewise.integrations.shell import file_actions
+    from statewise.commands import file_actions
 
     path = tmp_path / "infra.yaml"
     path.write_text(INFRA)

@@ -1,0 +1,165 @@
+"""Project tools: test runners, make, migrations, Django's manage.py, bundler."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from statewise.commands.base import DB_MIGRATE, _Base
+from statewise.commands.tables import (
+    _INSTALL_ENV,
+    _MIGRATION_SCRIPT,
+    _TRUE_WORDS,
+    _canonical,
+)
+from statewise.commands.words import _Call, _parse, _Spec, _Word
+
+
+class _Projects(_Base):
+    """Test runners, make targets, migration tools and bundler, and what the package managers
+    share: the environment an install runs in, a path as the record shows it."""
+
+    def test_run(self, call: _Call, _rest: Sequence[_Word] = ()) -> None:
+        values = [w.value for w in call.words]
+        if any(flag in values for flag in ("--collect-only", "--co", "--version", "--help", "-h", "--fixtures",
+                                           "--markers")) and _canonical(call.name.rsplit("/", 1)[-1]) in (
+                "pytest", "python"):
+            return
+        text = call.text()
+        if text is None:
+            self.fail("the test command has arguments only known at run time", call.part)
+            return
+        self.emit(call, "test.run", {"command": text, "cwd": self.cwd_arg(call)}, reason=f"runs the tests: {text}")
+
+    def make(self, call: _Call) -> None:
+        spec = _Spec.of(flags="-k -s -B -i -e -w -n -q -t -r -R --silent --quiet --no-print-directory "
+                              "--always-make --keep-going --ignore-errors --environment-overrides --dry-run "
+                              "--just-print --recon --question --touch --print-directory --no-builtin-rules",
+                        valued="-C -f -I -o -W --directory --file --makefile --include-dir --old-file --what-if",
+                        optional="-j -l -O --jobs --load-average --output-sync --debug -d",
+                        allow_unknown=True)
+        words = list(call.args)
+        for index, word in enumerate(words):  # -j 4
+            if word.value == "-j" and index + 1 < len(words) and (words[index + 1].value or "").isdigit():
+                words = words[:index] + [_Word.literal("-j" + (words[index + 1].value or ""))] + words[index + 2:]
+                break
+        parsed = _parse(words, spec)
+        if not self.parsed_ok(call, parsed, "make"):
+            return
+        if parsed.has("-n", "--dry-run", "--just-print", "--recon", "-q", "--question"):
+            return
+        targets = [w.value for w in parsed.positionals if w.value is None or "=" not in w.value]
+        if any(t is None for t in targets):
+            self.fail("a make target is only known at run time", call.part)
+            return
+        if set(targets) & {"test", "tests", "check"}:
+            self.test_run(call)
+            return
+        if any(t and _MIGRATION_SCRIPT.search(t) for t in targets):
+            self.migration(call, "make", call.args)
+            return
+        self.unguard(call.part)
+
+    def migration(self, call: _Call, framework: str, _rest: Sequence[_Word] = ()) -> None:
+        text = call.text()
+        self.emit(call, DB_MIGRATE, {"command": text, "framework": framework, "cwd": self.cwd_arg(call)},
+                  reason=f"{framework} changes a database schema")
+        if text is None:
+            self.fail("the migration command has arguments only known at run time", call.part)
+
+    def django(self, call: _Call, words: Sequence[_Word]) -> None:
+        """``python manage.py ...``: classified by the command rules for ``manage.py``, with the
+        interpreter's words kept in the command's text."""
+        start = len(call.words) - len(words) - 1
+        inner = _Call(call.words[start:], call.env, call.ctx, call.part, call.kept + call.words[:start])
+        if not self.declared(inner):
+            self.unguard(call.part)
+
+    def bundle(self, call: _Call) -> None:
+        if call.args and call.args[0].value == "exec":
+            self.runner(call, 2, _Spec.of(stop_at_positional=True))
+        else:
+            self.unguard(call.part)
+
+    def install_env(self, call: _Call, tool: str) -> dict[str, str] | None:
+        """What the command's environment (and pip's configuration files) say about where
+        ``tool`` installs (_INSTALL_ENV); None (and the call unresolved) when it points at
+        settings StateWise does not read."""
+        found: dict[str, str] = {}
+        if tool == "pip":
+            configured = self.pip_config(call)
+            if configured is None:
+                return None
+            found.update(configured)
+        for name, value in call.env.items():
+            entry = _INSTALL_ENV.get(name.upper() if name.upper().startswith("NPM_CONFIG_") else name)
+            if entry is None or entry[0] != tool:
+                continue
+            what = entry[1]
+            if "\0" in value:
+                self.fail(f"{name} is set to a value only known at run time, so where `{call.name}` installs is "
+                          "not known", call.part)
+                return None
+            if what == "config" and value not in ("", os.devnull):
+                self.fail(f"{name} makes `{call.name}` read settings from {value}, which StateWise does not "
+                          "read, so where it installs is not known", call.part)
+                return None
+            if what in ("user", "system", "global"):
+                found.pop(what, None)  # the environment wins over pip's configuration files
+                if value.strip().lower() in _TRUE_WORDS:
+                    found[what] = "true"
+            elif what == "location":
+                if value.strip().lower() == "global":
+                    found["global"] = "true"
+            elif what == "target" and value:
+                found[what] = self.represent_path(call, value)
+            elif value:
+                found[what] = value
+        return found
+
+    def represent_path(self, call: _Call, value: str) -> str:
+        absolute = self.absolute(call.ctx, value, follow=True)
+        return self.represent(absolute)[0] if absolute else value
+
+    def pip_config(self, call: _Call) -> dict[str, str] | None:
+        """install settings in pip's configuration files that redirect an install (target,
+        prefix, root, user, python), lowest precedence first; None if a file cannot be read."""
+        import configparser
+
+        home = call.env.get("HOME", "")
+        xdg = call.env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+        files = ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
+        if home:
+            files.append(os.path.join(home, ".pip", "pip.conf"))
+        if xdg:
+            files.append(os.path.join(xdg, "pip", "pip.conf"))
+        virtual_env = call.env.get("VIRTUAL_ENV")
+        if virtual_env and "\0" not in virtual_env:
+            files.append(os.path.join(virtual_env, "pip.conf"))
+        found: dict[str, str] = {}
+        for path in files:
+            if not os.path.isfile(path):
+                continue
+            parser = configparser.RawConfigParser()
+            try:
+                parser.read(path, encoding="utf-8")
+            except (OSError, UnicodeError, configparser.Error) as error:
+                self.fail(f"pip's configuration {path} cannot be read ({type(error).__name__}), so where "
+                          f"`{call.name}` installs is not known", call.part)
+                return None
+            for section in ("global", "install"):
+                if not parser.has_section(section):
+                    continue
+                for key, value in parser.items(section):
+                    name = key.replace("_", "-")
+                    if name in ("target", "prefix", "root") and value:
+                        found["target"] = self.represent_path(call, value)
+                    elif name == "user":
+                        found.pop("user", None)
+                        if value.strip().lower() in _TRUE_WORDS:
+                            found["user"] = "true"
+                    elif name == "python" and value:
+                        found["python"] = value
+                    elif name in ("index-url", "extra-index-url", "find-links", "no-index"):
+                        found["config:" + name] = value
+        return found

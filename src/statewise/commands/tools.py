@@ -1,0 +1,23 @@
+"""The programs that need logic beyond a rule table, one mixin per concern.
+
+:class:`_Tools` is what :mod:`.analyzer` composes with the walk and the wrappers; each concern
+lives in its own module: :mod:`.reading` (read-only proofs, sessions), :mod:`.remote`,
+:mod:`.archives`, :mod:`.git`, :mod:`.files`, :mod:`.python`, :mod:`.node`, :mod:`.projects`.
+"""
+
+from __future__ import annotations
+
+from statewise.commands.archives import _Archives
+from statewise.commands.files import _Files
+from statewise.commands.git import _Git
+from statewise.commands.node import _Node, _npx_call, _split_node_package
+from statewise.commands.projects import _Projects
+from statewise.commands.python import _Python
+from statewise.commands.reading import _Reading
+from statewise.commands.remote import _Remote
+
+__all__ = ["_Tools", "_npx_call", "_split_node_package"]
+
+
+class _Tools(_Git, _Node, _Python, _Projects, _Remote, _Archives, _Reading, _Files):
+    """Programs that need logic beyond a rule table: git, pip, npm, file tools ..."""

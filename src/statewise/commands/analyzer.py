@@ -74,8 +74,12 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             self.container(call)
         else:
             self.unknown(call)
-        if key in self.rules.own_programs and key != "git" and not any(c is call for c in self.declared_calls):
-            self.beside(call, call.args)  # git: after its global options (-C, -c), in git()
+        if key != "git" and (key in self.rules.by_name or key in self.rules.shapes) and not any(
+                c is call for c in self.declared_calls):
+            # A program the normalizer reads itself (npm, ssh, psql, rsync ...) that command rules
+            # also name (npm publish, the catalogue's): their actions are added beside the reading.
+            # git: after its global options (-C, -c), in git().
+            self.beside(call, call.args, own_only=key in self.rules.own_programs)
 
     def unknown(self, call: _Call) -> None:
         if self.rules and self.declared(call):
@@ -95,18 +99,22 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
                         return
         self.unguard(call.part)
 
-    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
-        """The contract's own ``program:`` rules for a program the normalizer reads itself
-        (``git tag`` as a team's ``release.tag``): a matching rule's action is added beside what
+    def beside(self, call: _Call, args: Sequence[_Word], *, own_only: bool = True) -> None:
+        """The ``program:`` rules for a program the normalizer reads itself (``git tag`` as a
+        team's ``release.tag``; with ``own_only`` false also the built-in catalogue's, ``npm
+        publish``), and the operations that name its argv shape: a matching rule's action is added beside what
         the built-in reader reports, never instead of it. A rule that cannot read the command
         leaves it unresolved; options before the subcommand do not make it unresolved here,
         since the built-in reader is what says what the command does (docs/shell.md)."""
-        found = self.rules.classify(call.name, [w.value for w in args], call.env, call.ctx.cwd, own_only=True)
+        values = [w.value for w in args]
+        found = self.rules.classify(call.name, values, call.env, call.ctx.cwd, own_only=own_only)
         if isinstance(found, CommandProblem):
             if not found.leading_option:
                 self.fail(found.reason, call.part)
         elif isinstance(found, CommandMatch):
             self.add_match(call, found)
+        for shaped in self.rules.shaped(call.name, values, found):
+            self.add_match(call, shaped)
 
     def add_match(self, call: _Call, found: CommandMatch) -> None:
         args = dict(found.args)
@@ -119,15 +127,18 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
         """True if the contract's ``commands:`` rules declare this program: the command is then
         emitted as the rule's operation, or unresolved when the rule cannot read it."""
         self.declared_calls.append(call)  # kept alive, so identity is safe to test
-        found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
-        if found is None:
+        values = [w.value for w in call.args]
+        found = self.rules.classify(call.name, values, call.env, call.ctx.cwd)
+        shaped = self.rules.shaped(call.name, values, found)
+        if found is None and not shaped:
             return False
         if isinstance(found, CommandProblem):
             self.fail(found.reason, call.part)
             return True
-        if isinstance(found, CommandReadOnly):
-            return True
-        self.add_match(call, found)
+        if isinstance(found, CommandMatch):
+            self.add_match(call, found)
+        for match in shaped:  # the contract's operations that name this argv shape, beside
+            self.add_match(call, match)
         return True
 
     # -- read-only, proven --

@@ -334,7 +334,7 @@ class _Base:
     def dispatch(self, call: _Call) -> None:
         raise NotImplementedError  # provided by the analyzer part
 
-    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
+    def beside(self, call: _Call, args: Sequence[_Word], *, own_only: bool = True) -> None:
         raise NotImplementedError  # provided by the analyzer part
 
     def generic_add(self, call: _Call, operation: str, tool: str) -> None:

@@ -161,4 +161,40 @@ def _builtin_contract(name: str) -> Contract:
             f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
         )
     resource = _builtin_folder() / f"{name}.yaml"
-    return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())
+    source = f"statewise/contracts/{name}.yaml"
+    folder = BUILTIN_PARTS.get(name)
+    if folder is None:
+        return _load(resource.read_text(encoding="utf-8"), source, None, frozenset())
+    # The base file and its part files (the command catalogue) are merged with the same rules
+    # as ``extends:``, so a part cannot redefine what the base or another part declares.
+    document, key, cached = _validated_document(resource.read_text(encoding="utf-8"), source)
+    if key is not None and not cached:
+        cache_write(key, document)
+    parts = document_parts(document)
+    validated = expression_texts(document) if cached else frozenset()
+    for part_name, text in builtin_part_texts(name):
+        part_source = f"statewise/contracts/{folder}/{part_name}"
+        part, part_key, part_cached = _validated_document(text, part_source)
+        if part_key is not None and not part_cached:
+            cache_write(part_key, part)
+        validated |= expression_texts(part) if part_cached else frozenset()
+        parts = merge_parts(parts, source, document_parts(part), part_source)
+    return assemble(name=document.name, version=document.version, description=document.description,
+                    source=source, bases=(), parts=parts, validated=validated)
+
+
+#: Built-in contracts assembled from more than one file: the contract's name -> the folder (next
+#: to its YAML file) whose ``*.yaml`` files are merged into it, in name order. ``coding``'s
+#: command catalogue (publishing, infrastructure, databases, remote execution ...) lives there,
+#: one file per family, as contract data (docs/contracts.md, "The command catalogue").
+BUILTIN_PARTS: dict[str, str] = {"coding": "catalogue"}
+
+
+def builtin_part_texts(name: str) -> list[tuple[str, str]]:
+    """The part files of built-in contract ``name`` as (file name, text), in name order."""
+    folder = BUILTIN_PARTS.get(name)
+    if folder is None:
+        return []
+    directory = _builtin_folder() / folder
+    files = sorted((entry for entry in directory.iterdir() if entry.name.endswith(".yaml")), key=lambda e: e.name)
+    return [(entry.name, entry.read_text(encoding="utf-8")) for entry in files]

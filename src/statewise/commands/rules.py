@@ -307,8 +307,10 @@ class CommandRules:
                     return found
                 if rule.read_only:
                     return CommandReadOnly(entry.name)
-                # the subcommand's words are not positionals (one found anywhere stays among them)
-                return _apply(entry, shown, list(args), env, skip=0 if rule.anywhere else len(rule.subcommand))
+                # The subcommand's words are not positionals, unless it is matched anywhere or holds
+                # a word written `*` (any word: `ssh` `[*, *]` is a host and a command's first word).
+                keep = rule.anywhere or "*" in rule.subcommand
+                return _apply(entry, shown, list(args), env, skip=0 if keep else len(rule.subcommand))
             if _prefix_matches(rule.subcommand, args) and not any(_prefix_matches(u, args[:len(u)])
                                                                    for u in rule.unless):
                 if rule.read_only:
@@ -455,8 +457,8 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
     for slot, value in zip(names, positionals, strict=False):
         slots[slot] = value
     surplus = positionals[len(names):]
-    if surplus and rule.options == "any":
-        pass  # the words of a loosely read command are not slots
+    if surplus and rule.options == "any" and rule.rest is None:
+        pass  # the words of a loosely read command are not slots, unless the rule names a rest slot
     elif surplus:
         if rule.rest is None:
             return CommandProblem(f"`{what}`: {len(positionals)} arguments, and the contract's command rule "

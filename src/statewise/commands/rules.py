@@ -295,6 +295,11 @@ class CommandRules:
             if word is None:
                 return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
                                       "the contract's command rules applies cannot be read")
+        leading = bool(args) and (args[0] or "").startswith("-")
+        if leading and any(e.own and e.rule.options == "declared" and e.rule.subcommand for e in strict):
+            # The contract's own rules for this program cannot read which subcommand runs: the
+            # built-in catalogue's looser reading must not stand in for them (their invariants).
+            entries = tuple(e for e in entries if e.own)
         for entry in entries:
             rule = entry.rule
             if rule.when_any and not any(w in rule.when_any for w in args):

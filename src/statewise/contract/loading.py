@@ -166,21 +166,38 @@ def _builtin_contract(name: str) -> Contract:
     if folder is None:
         return _load(resource.read_text(encoding="utf-8"), source, None, frozenset())
     # The base file and its part files (the command catalogue) are merged with the same rules
-    # as ``extends:``, so a part cannot redefine what the base or another part declares.
-    document, key, cached = _validated_document(resource.read_text(encoding="utf-8"), source)
-    if key is not None and not cached:
-        cache_write(key, document)
+    # as ``extends:``, so a part cannot redefine what the base or another part declares. The
+    # merged document is cached as one entry, keyed by every file's text.
+    texts = [(f"{name}.yaml", resource.read_text(encoding="utf-8")), *builtin_part_texts(name)]
+    key = cache_key("\0".join(f"{file}\0{text}" for file, text in texts)) if cache_directory() is not None else None
+    cached = cache_read(key) if key is not None else None
+    if cached is not None:
+        return assemble(name=cached.name, version=cached.version, description=cached.description, source=source,
+                        bases=(), parts=document_parts(cached), validated=expression_texts(cached))
+    document = _parsed_document(texts[0][1], source)
     parts = document_parts(document)
-    validated = expression_texts(document) if cached else frozenset()
-    for part_name, text in builtin_part_texts(name):
+    for part_name, text in texts[1:]:
         part_source = f"statewise/contracts/{folder}/{part_name}"
-        part, part_key, part_cached = _validated_document(text, part_source)
-        if part_key is not None and not part_cached:
-            cache_write(part_key, part)
-        validated |= expression_texts(part) if part_cached else frozenset()
-        parts = merge_parts(parts, source, document_parts(part), part_source)
-    return assemble(name=document.name, version=document.version, description=document.description,
-                    source=source, bases=(), parts=parts, validated=validated)
+        parts = merge_parts(parts, source, document_parts(_parsed_document(text, part_source)), part_source)
+    contract = assemble(name=document.name, version=document.version, description=document.description,
+                        source=source, bases=(), parts=parts)
+    if key is not None:
+        merged = ContractDocument.model_construct(
+            name=document.name, version=document.version, description=document.description, extends=None,
+            state=parts.state, operations=parts.operations, invariants=tuple(parts.invariants),
+            verifiers=parts.verifiers, scopes=parts.scopes, observations=tuple(parts.observations),
+            memory=parts.memory, commands=parts.commands)
+        cache_write(key, merged)
+    return contract
+
+
+def _parsed_document(text: str, source: str) -> ContractDocument:
+    """One file's validated document, parsed (never from the cache)."""
+    raw = parse_yaml(text, source)
+    try:
+        return ContractDocument.model_validate(raw)
+    except ValidationError as error:
+        raise contract_error_from(error, source) from None
 
 
 #: Built-in contracts assembled from more than one file: the contract's name -> the folder (next

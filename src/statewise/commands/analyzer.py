@@ -79,7 +79,10 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             # A program the normalizer reads itself (npm, ssh, psql, rsync ...) that command rules
             # also name (npm publish, the catalogue's): their actions are added beside the reading.
             # git: after its global options (-C, -c), in git().
+            before = len(self.actions)
             self.beside(call, call.args, own_only=key in self.rules.own_programs)
+            if len(self.actions) > before and call.part in self.unguarded:
+                self.unguarded.remove(call.part)  # a rule read it: no longer unguarded
 
     def unknown(self, call: _Call) -> None:
         if self.rules and self.declared(call):

@@ -9,10 +9,8 @@ name something the developer's records protect:
 * a host, cluster, namespace, workspace, profile or stage ``infra.production_targets`` lists.
 
 Then the call is the operation ``shell.protected_target`` (declared in the built-in catalogue,
-``requires_approval``): the hook asks the developer, naming the record and the target. Which
-records name targets of which kind is the operation's contract data: each slot of
-``shell.protected_target`` (``path``, ``branch``, ``target``) ``depends_on`` the keys whose
-values protect targets of that kind.
+``requires_approval``): the hook asks the developer, naming the record and the target.
+:data:`TARGET_KEYS` says which records protect targets of which kind (the slot the target fills).
 
 Only stored records and the project's file are read (no verifier runs): this check costs a
 store lookup, not a remote call, on a command StateWise would otherwise let through unexamined.
@@ -33,7 +31,7 @@ from statewise.records import Retrieval
 from statewise.scopes import TaskScope
 from statewise.store import Store
 
-__all__ = ["PROTECTED_TARGET", "protected_target_actions"]
+__all__ = ["PROTECTED_TARGET", "TARGET_KEYS", "protected_target_actions"]
 
 #: The operation an unknown program naming a protected target becomes.
 PROTECTED_TARGET = "shell.protected_target"
@@ -46,6 +44,12 @@ _READ_BY_THE_NORMALIZER = frozenset({"git"})
 _WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "exec", "stdbuf",
                        "setsid", "timeout"})
 _DECLARED_FILE = ".statewise/protected"
+#: The slot a target fills -> the keys whose stored values protect targets of that kind.
+TARGET_KEYS: dict[str, tuple[str, ...]] = {
+    "path": ("fs.protected_paths", "fs.declared_protected_paths"),
+    "branch": ("repository.protected_branches",),
+    "target": ("infra.production_targets",),
+}
 
 
 def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: Store | None, scope: TaskScope,
@@ -59,7 +63,8 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
     commands = [(part, words) for part in parts if (words := _program_words(part))]
     if not commands:
         return []
-    keys = {slot: tuple(s.depends_on) for slot, s in spec.slots.items() if s.depends_on}
+    keys = {slot: tuple(k for k in TARGET_KEYS.get(slot, ()) if contract.state_spec(k) is not None)
+            for slot in spec.slots}
     wanted = sorted({k for ks in keys.values() for k in ks})
     retrieval = (store.retrieve(scope, keys=wanted, near_miss_limit=0) if store is not None
                  else Retrieval(task=str(scope), records=[]))

@@ -21,8 +21,7 @@ import pytest
 import yaml
 
 from statewise.commands import analyze_command
-from statewise.contract import ContractError, builtin_contract, load_contract, load_contract_text
-from statewise.contract import loading
+from statewise.contract import ContractError, builtin_contract, load_contract, load_contract_text, loading
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope

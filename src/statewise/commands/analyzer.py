@@ -9,7 +9,7 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.commands.base import UNRESOLVED, ShellAnalysis
-from statewise.commands.rules import CommandMatch, CommandProblem, CommandReadOnly, CommandRules
+from statewise.commands.rules import CommandMatch, CommandProblem, CommandRules
 from statewise.commands.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,

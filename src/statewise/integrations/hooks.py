@@ -270,8 +270,8 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
         # the project's .statewise/protected file is all that can protect a target.
         from statewise.integrations.targets import protected_target_actions
 
-        actions = protected_target_actions(unguarded, workspace=workspace, store=None,
-                                           scope=derive_task_scope(workspace), contract=contract)
+        actions = protected_target_actions(unguarded, workspace=workspace, store=None, scope=None,
+                                           contract=contract)
         if not actions:
             return _render(request.agent, "pass", "no guarded action", on_pass)
         unguarded = []

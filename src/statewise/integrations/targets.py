@@ -30,6 +30,7 @@ from statewise.contract import Contract
 from statewise.records import Retrieval
 from statewise.scopes import TaskScope
 from statewise.store import Store
+from statewise.workspace import find_repository_root
 
 __all__ = ["PROTECTED_TARGET", "TARGET_KEYS", "protected_target_actions"]
 
@@ -52,11 +53,12 @@ TARGET_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: Store | None, scope: TaskScope,
-                             contract: Contract) -> list[Action]:
+def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: Store | None,
+                             scope: TaskScope | None, contract: Contract) -> list[Action]:
     """One ``shell.protected_target`` action per unguarded command in ``parts`` whose words name
     a protected target (the first such target), or none. Empty when the contract does not
-    declare the operation. Without a ``store`` only the project's ``.statewise/protected`` is read."""
+    declare the operation. Without a ``store`` (or ``scope``) only the project's
+    ``.statewise/protected`` is read."""
     spec = contract.operations.get(PROTECTED_TARGET)
     if spec is None or not parts:
         return []
@@ -66,9 +68,13 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
     keys = {slot: tuple(k for k in TARGET_KEYS.get(slot, ()) if contract.state_spec(k) is not None)
             for slot in spec.slots}
     wanted = sorted({k for ks in keys.values() for k in ks})
-    retrieval = (store.retrieve(scope, keys=wanted, near_miss_limit=0) if store is not None
-                 else Retrieval(task=str(scope), records=[]))
-    root = _repository_root(workspace)
+    root = find_repository_root(workspace)
+    if store is None or scope is None:
+        if root is None or not (root / _DECLARED_FILE).is_file():
+            return []  # no records and no project file: nothing is protected here
+        retrieval = Retrieval(task="", records=[])
+    else:
+        retrieval = store.retrieve(scope, keys=wanted, near_miss_limit=0)
     paths = _listed(retrieval, keys.get("path", ()), root)
     branches = _listed(retrieval, keys.get("branch", ()), root)
     targets = _listed(retrieval, keys.get("target", ()), root)
@@ -98,7 +104,7 @@ def _program_words(part: str) -> list[str]:
         words = shlex.split(part, comments=False)
     except ValueError:
         return []
-    while words and ("=" in words[0] and not words[0].startswith(("=", "-")) or words[0] in _WRAPPERS
+    while words and (("=" in words[0] and not words[0].startswith(("=", "-"))) or words[0] in _WRAPPERS
                      or words[0].startswith("-")):
         words = words[1:]
     if not words or os.path.basename(words[0]) in _READ_BY_THE_NORMALIZER:
@@ -181,11 +187,6 @@ def _git(workspace: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
-
-
-def _repository_root(workspace: Path) -> Path | None:
-    top = (_git(workspace, "rev-parse", "--show-toplevel") or "").strip()
-    return Path(top) if top.startswith("/") else None
 
 
 def _remotes(workspace: Path) -> frozenset[str]:

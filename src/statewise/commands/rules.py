@@ -134,6 +134,12 @@ def _builtin_entries() -> tuple[tuple[str, _Entry], ...]:
                  if rule.program is None or "/" not in rule.program)
 
 
+@functools.cache
+def _builtin_rules() -> CommandRules:
+    """The built-in contract's rules (with its command catalogue), indexed once per process."""
+    return CommandRules._of(_builtin(), Path("/"))
+
+
 def _index_name(rule: CommandRule) -> str:
     return rule.program if rule.program is not None else f"reading:{rule.reading}"
 
@@ -171,6 +177,12 @@ class CommandRules:
         """The rules of ``contract`` followed by the built-in coding contract's; path programs
         resolve against the repository root of ``workspace`` (``workspace`` itself outside a
         repository)."""
+        if contract is None or contract is _builtin():
+            return _builtin_rules()  # no path rules: the same for every workspace, built once
+        return cls._of(contract, workspace)
+
+    @classmethod
+    def _of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
         by_name: dict[str, list[_Entry]] = {}
         by_path: dict[str, list[_Entry]] = {}
         env_vars: set[str] = set()

@@ -279,15 +279,15 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     decisions: list[Decision] = []
     stops: list[tuple[Decision, str | None]] = []  # each stop, with its approval request if that is all it waits for
     try:
-        scope = derive_task_scope(workspace)
         if unguarded:
             # Programs StateWise does not read run, unless they name a protected target (issue 22).
             from statewise.integrations.targets import protected_target_actions
 
-            actions += protected_target_actions(unguarded, workspace=workspace, store=store, scope=scope,
+            actions += protected_target_actions(unguarded, workspace=workspace, store=store, scope=None,
                                                 contract=contract)
             if not actions:
                 return _render(request.agent, "pass", "no guarded action", on_pass)
+        scope = derive_task_scope(workspace)
         guard = Guard(store, contract, workspace=workspace)
         text = str(request.tool_input.get("description") or description)[:500]
         for action in actions:

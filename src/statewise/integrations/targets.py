@@ -30,7 +30,7 @@ from statewise.contract import Contract
 from statewise.records import Retrieval
 from statewise.scopes import TaskScope
 from statewise.store import Store
-from statewise.workspace import find_repository_root
+from statewise.workspace import derive_task_scope, find_repository_root
 
 __all__ = ["PROTECTED_TARGET", "TARGET_KEYS", "protected_target_actions"]
 
@@ -57,8 +57,8 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
                              scope: TaskScope | None, contract: Contract) -> list[Action]:
     """One ``shell.protected_target`` action per unguarded command in ``parts`` whose words name
     a protected target (the first such target), or none. Empty when the contract does not
-    declare the operation. Without a ``store`` (or ``scope``) only the project's
-    ``.statewise/protected`` is read."""
+    declare the operation. Without a ``store`` only the project's ``.statewise/protected`` is
+    read; without a ``scope`` it is derived from ``workspace`` when the store holds such records."""
     spec = contract.operations.get(PROTECTED_TARGET)
     if spec is None or not parts:
         return []
@@ -69,12 +69,16 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
             for slot in spec.slots}
     wanted = sorted({k for ks in keys.values() for k in ks})
     root = find_repository_root(workspace)
-    if store is None or scope is None:
-        if root is None or not (root / _DECLARED_FILE).is_file():
-            return []  # no records and no project file: nothing is protected here
-        retrieval = Retrieval(task="", records=[])
-    else:
-        retrieval = store.retrieve(scope, keys=wanted, near_miss_limit=0)
+    retrieval = Retrieval(task="", records=[])
+    if store is not None:
+        # A first look needs no git: the workspace's own records, and (as near misses) any record
+        # of these keys anywhere. Only when the store holds some is the task's scope derived
+        # (its repository and branch cost a git call each) and the records read in it.
+        probe = store.retrieve(TaskScope(workspace=str(workspace)), keys=wanted, near_miss_limit=1)
+        if probe.records or probe.near_misses:
+            retrieval = store.retrieve(scope or derive_task_scope(workspace), keys=wanted, near_miss_limit=0)
+    if not retrieval.records and (root is None or not (root / _DECLARED_FILE).is_file()):
+        return []  # no records and no project file: nothing is protected here
     paths = _listed(retrieval, keys.get("path", ()), root)
     branches = _listed(retrieval, keys.get("branch", ()), root)
     targets = _listed(retrieval, keys.get("target", ()), root)

@@ -391,3 +391,13 @@ def test_a_users_operation_may_name_a_program_no_rule_reads(tmp_path):
                                   " slots: {command: {type: string}}}\n")
     assert analyze_command("shipit prod --fast", cwd=tmp_path, contract=contract).operations == ("deploy.ship",)
     assert analyze_command("shipit status", cwd=tmp_path, contract=contract).operations == ()
+
+
+def test_the_argv_example_in_the_docs_loads_and_reads_as_documented(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "contracts.md").read_text(encoding="utf-8")
+    example = text.split("### Operations that name their command (`argv`)", 1)[1].split("```yaml\n", 1)[1]
+    contract = load_contract_text(example.split("```", 1)[0])
+    analysis = analyze_command("TF_WORKSPACE=dev terraform -chdir=infra apply -auto-approve", cwd=tmp_path,
+                               contract=contract)
+    assert analysis.operations == ("infra.apply", "deploy.apply")
+    assert analysis.actions[1].args["auto_approve"] is True and analysis.actions[1].args["environment"] == "dev"

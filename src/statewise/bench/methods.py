@@ -38,12 +38,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statewise.actions import Action
 from statewise.bench.case import DeveloperSpec
 from statewise.clarify import ScriptedApprover, ScriptedClarifier
 from statewise.contract import Contract
+from statewise.errors import UnknownPluginError
 from statewise.pipeline.guard import STAGES, Guard, GuardConfig
 from statewise.planners.base import (
     ContextRecord,
@@ -370,3 +371,38 @@ def get_method(name: str) -> Method:
 def method_names() -> list[str]:
     load_method_plugins()
     return list(METHODS)
+
+
+_MethodFactory = TypeVar("_MethodFactory", bound=Callable[[], Method])
+
+
+class MethodPlugins:
+    """The bench's method table (:data:`METHODS`) behind the registry's common interface
+    (:class:`statewise.registry.PluginTable`). The bench keeps its own table because a method
+    may be a module that registers several names when imported; this adapter only reads and
+    writes it."""
+
+    kind = "bench method"
+    group = "statewise.bench_methods"
+
+    def get(self, name: str) -> Callable[[], Any]:
+        try:
+            return METHODS[name]
+        except KeyError:
+            raise UnknownPluginError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return sorted(method_names())
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[_MethodFactory], _MethodFactory]:
+        """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
+
+        def decorate(obj: _MethodFactory) -> _MethodFactory:
+            register_method(name, obj, replace=replace)
+            return obj
+
+        return decorate
+
+
+#: The bench's methods through the registry's interface (group ``statewise.bench_methods``).
+METHOD_PLUGINS = MethodPlugins()

@@ -25,7 +25,7 @@ from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcn
 from statewise.scopes import Scope, ScopeLevel, normalize_repo_identity
 from statewise.store import default_location, open_store
 from statewise.values import parse_value_text, same_value
-from statewise.verifiers.protection import is_local_url
+from statewise.verifiers.git import is_local_url
 from statewise.workspace import derive_task_scope, git_output
 
 if TYPE_CHECKING:

@@ -371,9 +371,9 @@ def _warm_up() -> None:
     import statewise.store.sqlite  # noqa: F401
     import statewise.verifiers
     from statewise import expressions
+    from statewise.commands import analyzer, words  # noqa: F401
     from statewise.contract import builtin_contract
     from statewise.integrations import hooks  # noqa: F401
-    from statewise.commands import analyzer, words  # noqa: F401
     from statewise.store.migrations import migrations_for
 
     for module in pkgutil.iter_modules(statewise.verifiers.__path__, "statewise.verifiers."):

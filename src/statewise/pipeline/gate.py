@@ -124,8 +124,8 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
     workspace = scope.workspace if scope is not None else None
     if not workspace or not workspace.startswith("/"):
         return None
-    from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
     from statewise.commands import command_disagreement  # noqa: PLC0415 - only for such actions
+    from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
 
     if operation not in builtin_contract("coding").operations:
         own_rules = [rule for rule in contract.commands.values() if rule.operation == operation]

@@ -77,7 +77,7 @@ from statewise.verifiers.base import (
     run_command,
     which,
 )
-from statewise.verifiers.git import GitAdapter, check_branch_name, check_remote_name
+from statewise.verifiers.git import GitAdapter, check_branch_name, check_remote_name, is_local_url
 
 __all__ = [
     "DECLARATION",
@@ -122,24 +122,11 @@ _MAX_BODY = 2 * 1024 * 1024
 _MAX_PAGES = 10
 _MAX_HOOK_BYTES = 1024 * 1024
 
-_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
 _TOKEN = re.compile(r"^[\x21-\x7e]{1,512}$")
 
 
 # --- remote URLs ---------------------------------------------------------------------------
-
-
-def is_local_url(url: str) -> bool:
-    """True for a remote on this machine: a path or a ``file://`` URL (git's own rules)."""
-    url = url.strip()
-    if url.lower().startswith("file://"):
-        return True
-    if _SCHEME.match(url):
-        return False
-    # scp-like syntax (host:path) has a colon before the first slash.
-    colon, slash = url.find(":"), url.find("/")
-    return not (colon > 0 and (slash == -1 or colon < slash))
 
 
 def local_path_of(url: str, base: Path) -> Path:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from statewise.errors import UnknownPluginError
 from statewise.bench.checks import CHECK_PLUGINS as BENCH_CHECKS
 from statewise.bench.methods import METHOD_PLUGINS as BENCH_METHODS
+from statewise.errors import UnknownPluginError
 from statewise.registry import EXTENSION_POINTS, Registry, table
 
 REPO = Path(__file__).resolve().parents[1]

@@ -53,7 +53,7 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.bench.executor import UnsupportedByBench, _edit_config
-from statewise.bench.methods import MethodInput, MethodResult, planning_context
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, planning_context, register_method
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
 from statewise.planners.base import Statement, as_plan, read_corrections
@@ -314,3 +314,9 @@ class HookMethod:
             return True, ""
         approved = approver.approve(ApprovalRequest(action, reason, inp.task.text))
         return approved, "" if approved else f"The user declined this tool call. {reason}"
+
+
+# A bundled method (statewise.bench.methods.BUNDLED_METHODS): importing this module registers it,
+# so the method table never imports the hook's modules itself.
+if dict.get(METHODS, "hook") is not HookMethod:
+    register_method("hook", HookMethod)

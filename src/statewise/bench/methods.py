@@ -28,8 +28,9 @@ guard reading the rule planner's ``Action.basis``: the white-box setting), ``sta
 ``white_box`` one gets the planner without ``basis`` (:func:`planner_for`).
 
 Methods registered by other modules are found by name on first use, so the CLI knows them
-too: :data:`BUNDLED_METHODS` names the bundled RQ2 baselines (``statewise.bench.baselines``
-registers them with :func:`register_method` when imported), and the entry-point group
+too: :data:`BUNDLED_METHODS` names the bundled ones, ``hook`` and the RQ2 baselines (their
+modules, :mod:`statewise.bench.hookmode` and ``statewise.bench.baselines``, register them with
+:func:`register_method` when imported; this module never imports them), and the entry-point group
 ``statewise.bench_methods`` names a third party's (a factory, or a module that registers).
 """
 
@@ -283,9 +284,12 @@ class GuardMethod:
 
 #: Methods that a module registers when it is imported, by name -> module: the bundled RQ2
 #: baselines. Like an entry point, the module is imported on the first use of one of its names.
-BUNDLED_METHODS: dict[str, str] = dict.fromkeys(
-    ("bare_approval", "approval_with_rationale", "clarification", "provenance_screening", "risk_routed",
-     "uncertainty_triggered", "tool_feedback", "live_refresh"), "statewise.bench.baselines")
+BUNDLED_METHODS: dict[str, str] = {
+    "hook": "statewise.bench.hookmode",
+    **dict.fromkeys(("bare_approval", "approval_with_rationale", "clarification", "provenance_screening",
+                     "risk_routed", "uncertainty_triggered", "tool_feedback", "live_refresh"),
+                    "statewise.bench.baselines"),
+}
 #: Entry-point group of third-party methods: a factory (registered under the entry point's
 #: name) or a module that registers its methods when imported.
 METHOD_ENTRY_POINTS = "statewise.bench_methods"
@@ -330,12 +334,6 @@ class _MethodTable(dict[str, Callable[[], Method]]):
         raise KeyError(name)
 
 
-def _hook_method() -> Method:
-    from statewise.bench.hookmode import HookMethod  # imports this module
-
-    return HookMethod()
-
-
 def _ablation(stage: str) -> Callable[[], Method]:
     """The factory of the guard with ``stage`` off."""
     return lambda: GuardMethod(f"no_{stage}")
@@ -345,7 +343,6 @@ def _ablation(stage: str) -> Callable[[], Method]:
 METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
     "statewise": GuardMethod,
-    "hook": _hook_method,
     "paper": lambda: GuardMethod("paper", settings=PAPER_SETTINGS),
     "statewise_basis": lambda: GuardMethod("statewise_basis", white_box=True),
     "statewise_core": lambda: GuardMethod("statewise_core", core_invariants=True),

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
-from statewise.bench.executor import UnsupportedByBench, _edit_config
+from statewise.bench.executor import UnsupportedByBench, edit_config
 from statewise.bench.methods import METHODS, MethodInput, MethodResult, planning_context, register_method
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
@@ -93,7 +93,7 @@ def render_tool_call(action: Action, workspace: Path) -> tuple[str, dict[str, An
             if target.is_file():
                 shutil.copyfile(target, copy)
             try:
-                _edit_config(copy, str(args.get("setting", "")), str(args.get("value", "")))
+                edit_config(copy, str(args.get("setting", "")), str(args.get("value", "")))
             except (OSError, ValueError) as error:
                 raise UnsupportedByBench(f"config.edit cannot be rendered: {error}") from None
             content = copy.read_text(encoding="utf-8")

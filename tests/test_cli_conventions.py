@@ -311,3 +311,38 @@ def test_store_demo_writes_nothing_here(tmp_path):
     done = sw("demo", "store", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_statewise_mcp_without_the_mcp_extra_names_the_install_command(tmp_path):
+    # The SDK is the `mcp` extra: an installation without it gets one line saying what to install,
+    # not a traceback. The interpreter is told the SDK is absent the way Python itself says it
+    # (a None entry in sys.modules makes `import mcp` raise ModuleNotFoundError for "mcp").
+    code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None; "
+            "from statewise.cli import main; main(['mcp'], prog_name='statewise')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert "pip install 'statewise[mcp]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_core_installation_does_not_depend_on_the_mcp_sdk():
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    assert not any(dependency.startswith("mcp") for dependency in project["dependencies"])
+    assert any(dependency.startswith("mcp") for dependency in project["optional-dependencies"]["mcp"])
+    assert "mcp" in project["optional-dependencies"]["all"][0]
+
+
+def test_an_error_naming_a_qualified_key_keeps_its_brackets(tmp_path):
+    # Error lines are printed as text: a qualified key's [qualifier] is not taken for markup.
+    from click.testing import CliRunner
+
+    from statewise.cli import main
+
+    result = CliRunner().invoke(main, ["--store", str(tmp_path / "s.db"), "record", "add",
+                                       "nosuch.key[abc]", "1", "--scope", "global"])
+    assert result.exit_code == 2
+    assert "key 'nosuch.key[abc]'" in result.output

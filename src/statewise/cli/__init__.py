@@ -24,7 +24,7 @@ from statewise.cli.context import (
     validation_message,
 )
 from statewise.cli.memory import memory
-from statewise.errors import InputError
+from statewise.errors import InputError, MissingExtraError
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
 from statewise.render import lineage_view, record_table, retrieval_view
 from statewise.scopes import Scope
@@ -600,8 +600,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
 @click.pass_obj
 @handled
 def mcp(obj: Context, workspace: str | None) -> None:
-    """Serve the StateWise tools over MCP on stdio."""
-    from statewise.integrations.mcp_server import serve_stdio
+    """Serve the StateWise tools over MCP on stdio (needs the mcp extra: pip install 'statewise[mcp]')."""
+    try:
+        from statewise.integrations.mcp_server import serve_stdio
+    except ModuleNotFoundError as error:
+        raise MissingExtraError.of("statewise mcp", error) or error from None
 
     obj.at(workspace)
     serve_stdio(store_location=obj.settings.store.value, contract_path=obj.settings.contract.value,

@@ -346,3 +346,19 @@ def test_an_error_naming_a_qualified_key_keeps_its_brackets(tmp_path):
                                        "nosuch.key[abc]", "1", "--scope", "global"])
     assert result.exit_code == 2
     assert "key 'nosuch.key[abc]'" in result.output
+
+
+def test_help_listings_show_each_first_sentence_whole_and_hide_the_internal_hook():
+    from click.testing import CliRunner
+
+    from statewise.cli import main
+
+    for group in ([], ["record"], ["memory"], ["store"], ["contract"]):
+        result = CliRunner().invoke(main, [*group, "--help"], terminal_width=80)
+        assert result.exit_code == 0
+        listing = result.output.split("Commands:", 1)[1]
+        assert "..." not in listing.replace("GEMINI.md, ...", "")  # the memory group's own words
+        assert all(len(line) <= 80 for line in listing.splitlines())
+    top = CliRunner().invoke(main, ["--help"], terminal_width=80).output
+    assert "\n  hook " not in top  # run by the installed wrapper, not by a developer
+    assert CliRunner().invoke(main, ["hook", "--help"]).exit_code == 0  # still there for the wrapper

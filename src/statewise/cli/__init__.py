@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from statewise import __version__
 from statewise.cli.context import (
     Context,
+    SentenceGroup,
     console,
     emit_json,
     errors,
@@ -33,7 +34,7 @@ from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SentenceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--store", "store_location", metavar="LOCATION",
               help="SQLite file path or postgresql:// URL (env STATEWISE_STORE; default: config.toml's store, "
                    "else .statewise/store.db at the project's git root).")
@@ -498,7 +499,8 @@ def bench(obj: Context, cases_dir: str | None, sets: str | None, methods: str | 
 _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 
-@main.command()
+# Hidden from the listing: the installed wrapper runs it, a developer never needs to.
+@main.command(hidden=True)
 @click.argument("agent", type=_AGENTS)
 @click.option("--event", type=click.Choice(["pre", "post", "session", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,

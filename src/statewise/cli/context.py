@@ -243,3 +243,21 @@ def unknown_key(contract: Any, key: str) -> StateWiseError:
     problem = "the contract in force does not declare this key"
     problem += f"; did you mean {hint}?" if hint else ""
     return KeyNameError(key, problem + " (`statewise keys` lists them)")
+
+
+class SentenceGroup(click.Group):
+    """A command group whose listing shows each command's first sentence whole: click's own cuts
+    it at the terminal's width with "...", mid-sentence; this one lets the line wrap."""
+
+    #: Subgroups made with ``@group.group()`` are of this class too.
+    group_class = type
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

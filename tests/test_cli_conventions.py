@@ -362,3 +362,26 @@ def test_help_listings_show_each_first_sentence_whole_and_hide_the_internal_hook
     top = CliRunner().invoke(main, ["--help"], terminal_width=80).output
     assert "\n  hook " not in top  # run by the installed wrapper, not by a developer
     assert CliRunner().invoke(main, ["hook", "--help"]).exit_code == 0  # still there for the wrapper
+
+
+def test_record_add_without_scope_takes_the_folders_scope_at_the_keys_level(tmp_path):
+    # As `record list` derives the task from the folder, `record add` derives the record's scope:
+    # the current folder's scope at the level the contract declares for the key.
+    repo = tmp_path / "app"
+    repo.mkdir()
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "remote", "add", "origin", "https://github.com/acme/app.git"]):
+        subprocess.run(argv, cwd=repo, check=True)
+    store = str(tmp_path / "s.db")
+    statewise = [sys.executable, "-m", "statewise", "--store", store]
+    added = subprocess.run([*statewise, "record", "add", "repository.protected", "true", "--json"], cwd=repo,
+                           capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["scope"] == "repo:github.com/acme/app@main"
+    assert "derived from" in added.stderr
+
+    elsewhere = tmp_path / "not-a-checkout"
+    elsewhere.mkdir()
+    refused = subprocess.run([*statewise, "record", "add", "repository.protected", "true"], cwd=elsewhere,
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2
+    assert "--scope" in refused.stderr and "Traceback" not in refused.stderr

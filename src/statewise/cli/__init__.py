@@ -28,7 +28,7 @@ from statewise.cli.memory import memory
 from statewise.errors import InputError, MissingExtraError
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
 from statewise.render import lineage_view, record_table, retrieval_view
-from statewise.scopes import Scope
+from statewise.scopes import Scope, ScopeLevel
 from statewise.store import open_store
 from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
@@ -95,7 +95,8 @@ def record() -> None:
 @record.command("add")
 @click.argument("key")
 @click.argument("value")
-@click.option("--scope", required=True, help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH].")
+@click.option("--scope", help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH] (default: the "
+                               "current folder's scope at the level the contract declares for KEY).")
 @click.option("--type", "value_type", type=click.Choice([t.value for t in ValueType]),
               help="Value type (default: as the contract declares the key).")
 @click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
@@ -110,7 +111,7 @@ def record() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored record as JSON.")
 @click.pass_obj
 @handled
-def record_add(obj: Context, key: str, value: str, scope: str, value_type: str | None, source: str,
+def record_add(obj: Context, key: str, value: str, scope: str | None, value_type: str | None, source: str,
                authority: str, actor: str, reference: str | None, observed_at: str | None, ttl: int | None,
                replace: bool, reason: str, as_json: bool) -> None:
     """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
@@ -118,6 +119,8 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
     if declared is None:
         raise unknown_key(obj.contract, key)
     typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
+    if scope is None:
+        scope = str(derived_scope(obj, key))
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
         value_type=ValueType(value_type) if value_type else None,
@@ -140,6 +143,20 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
         verb = f"superseded {stored.supersedes} with" if stored.supersedes else "stored"
         console.print(f"{verb} {stored.id}: {key} = {render_value(stored.value)} in {stored.scope}",
                       highlight=False)
+
+
+def derived_scope(obj: Context, key: str) -> Scope:
+    """KEY's scope for the current folder, at the level the contract declares for it (as `record
+    list` derives the task from the folder); InputError naming --scope when the folder cannot say."""
+    spec = obj.contract.state_spec(key)
+    level = spec.scope if spec is not None else ScopeLevel.GLOBAL
+    here = os.getcwd()
+    found = task_scope_of(None, here).most_specific_at(level)
+    if found is None:
+        raise InputError(f"--scope: {key} is kept per {level.value}, and {here} does not say which "
+                         f"{level.value} (not a git checkout with that information); give --scope")
+    obj.info(f"scope {found} (derived from {here} at {key}'s level, {level.value})")
+    return found
 
 
 @record.command("get")

@@ -722,8 +722,8 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("perl -i.bak -pe 's/a/b/' a.log b.log", [A("fs.write", path="a.log"), A("fs.write", path="b.log")]),
     ("ruby -i -pe 1 .env", [A("fs.write", path=".env")]),
     # --- issue 22: moved from UNGUARDED, the command catalogue reads them ---------------------
-    ("ssh host uptime", [A("remote.exec", host="host", via="ssh")]),
-    ("ssh host ls /var/log", [A("remote.exec", host="host")]),
+    ("ssh host uptime", [A("remote.command", host="host", via="ssh")]),
+    ("ssh host ls /var/log", [A("remote.command", host="host")]),
     ("psql -c 'select 1'", [A("db.write", statements=["select 1"], client="psql")]),
     ("psql -f schema.sql mydb", [A("db.write", file="schema.sql", database="mydb")]),
     ("psql mydb <<'EOF'\nselect 1;\nEOF", [A("db.write", database="mydb", statements=ABSENT)]),

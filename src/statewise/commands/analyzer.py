@@ -29,6 +29,7 @@ from statewise.commands.tables import (
 from statewise.commands.tools import _npx_call, _split_node_package, _Tools
 from statewise.commands.walk import _Walk
 from statewise.commands.words import _UVX, _Call, _Ctx, _Spec, _Word
+from statewise.commands.wrapper_shapes import WRAPPERS
 from statewise.commands.wrappers import _Wrappers
 from statewise.contract import Contract, builtin_contract
 
@@ -135,17 +136,14 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
 
 
 _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
+    **{name: _Analyzer.wrapped for name in WRAPPERS},  # the table of wrapper shapes
     "git": _Analyzer.git,
     "sudo": _Analyzer.sudo,
-    "doas": _Analyzer.simple_wrapper,
     "env": _Analyzer.env_wrapper,
     "time": _Analyzer.simple_wrapper,
     "command": _Analyzer.simple_wrapper,
     "exec": _Analyzer.simple_wrapper,
     "nice": _Analyzer.simple_wrapper,
-    "ionice": _Analyzer.simple_wrapper,
-    "timeout": _Analyzer.simple_wrapper,
-    "stdbuf": _Analyzer.simple_wrapper,
     "flock": _Analyzer.simple_wrapper,
     **{name: _Analyzer.simple_wrapper for name in _TRANSPARENT},
     "xargs": _Analyzer.xargs,
@@ -199,10 +197,9 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
                                   if call.args and call.args[0].value == "shell"
                                   else self.runner(call, 2, _Spec.of(stop_at_positional=True))
                                   if call.args and call.args[0].value == "run" else self.unguard(call.part)),
-    "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
-    "mamba": lambda self, call: (self.generic_add(call, "conda.install", "mamba")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
+    **{name: lambda self, call: (self.generic_add(call, "conda.install", call.name.rsplit("/", 1)[-1])
+                                 if call.args and call.args[0].value == "install" else self.wrapped(call, "unguarded"))
+       for name in ("conda", "mamba", "micromamba")},
     "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
                                 else self.unguard(call.part)),
     "npm": _Analyzer.npm,

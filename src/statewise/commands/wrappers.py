@@ -8,6 +8,7 @@ import re
 from statewise.commands.base import _Base
 from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
 from statewise.commands.words import _Call, _parse, _Spec, _Word
+from statewise.commands.wrapper_shapes import NOTHING, SESSION, WRAPPERS, find_shape, scan_wrapper
 
 
 class _Wrappers(_Base):
@@ -77,6 +78,59 @@ class _Wrappers(_Base):
                 self.fail(f"`{call.name}` {what or 'runs no command StateWise can see'}", call.part)
             return
         self.dispatch(call.then(start, keep=keep, ctx=ctx, env=env))
+
+    def wrapped(self, call: _Call, otherwise: str = "unknown") -> None:
+        """A wrapper from the table of wrapper shapes (commands/wrapper_shapes.py): the command
+        it runs is dispatched as if typed without the prefix. ``otherwise`` says what a call
+        in none of the program's wrapping forms is: ``unknown`` or ``unguarded``."""
+        program = WRAPPERS[_canonical(call.name.rsplit("/", 1)[-1].lower())]
+        found = find_shape(program, call.words)
+        if isinstance(found, str):
+            self.fail(f"{call.name}: {found}; where the command it runs starts is not known", call.part)
+            return
+        if found is None:
+            if otherwise == "unguarded":
+                self.unguard(call.part)
+            else:
+                self.unknown(call)
+            return
+        shape, start = found
+        scan = scan_wrapper(shape, call.words, start)
+        what = " ".join(w.value or w.text for w in call.words[:start])
+        if scan.error:
+            self.fail(f"`{what}` {scan.error}; where the command it runs starts is not known", call.part)
+            return
+        ctx = call.ctx
+        for name in shape.chdir:
+            if scan.has(name):
+                ctx = call.ctx.copy()
+                directory = scan.value(name)
+                ctx.cwd = self.resolve_dir(call.ctx, directory) if directory else None
+        if scan.body is not None:
+            if scan.body.value is None:
+                self.fail(f"the command `{what}` runs is only known at run time", call.part)
+                return
+            inner = ctx.copy()
+            inner.env = dict(call.env)
+            inner.depth += 1
+            self.analyze_text(scan.body.value, inner, call.part)
+            return
+        if scan.start is None or scan.start >= len(call.words):
+            if scan.has(*shape.quiet) or shape.without_command == NOTHING:
+                return
+            if shape.without_command == SESSION:
+                self.interactive(call, "an interactive shell in the environment")
+            else:
+                self.fail(f"`{what}` runs no command StateWise can see", call.part)
+            return
+        inner_call = call.then(scan.start, keep=shape.keep, ctx=ctx)
+        head = inner_call.words[0]
+        if shape.env_prefix and head.value and ":" in head.value and "/" not in head.value.partition(":")[0]:
+            # hatch run test:pytest runs pytest in the environment `test`
+            program_name = head.value.partition(":")[2]
+            inner_call = _Call([_Word.literal(program_name), *inner_call.words[1:]], inner_call.env, inner_call.ctx,
+                               inner_call.part, inner_call.kept)
+        self.dispatch(inner_call)
 
     def sudo(self, call: _Call) -> None:
         spec = _Spec.of(flags="-A -b -E -H -i -K -k -l -n -P -S -s -V -v -B -N --askpass --background --login "
@@ -151,11 +205,6 @@ class _Wrappers(_Base):
             "command": _Spec.of(flags="-p -v -V", stop_at_positional=True),
             "exec": _Spec.of(flags="-c -l", valued="-a", stop_at_positional=True),
             "nice": _Spec.of(valued="-n --adjustment", stop_at_positional=True),
-            "ionice": _Spec.of(flags="-t --ignore", valued="-c -n --class --classdata", stop_at_positional=True),
-            "timeout": _Spec.of(flags="--preserve-status --foreground -v --verbose", valued="-k -s --kill-after --signal",
-                                stop_at_positional=True),
-            "stdbuf": _Spec.of(valued="-i -o -e --input --output --error", stop_at_positional=True),
-            "doas": _Spec.of(flags="-n -s -L", valued="-u -C", stop_at_positional=True),
             "flock": _Spec.of(flags="-s -x -e -u -n -o -F --shared --exclusive --unlock --nonblock --nb "
                                     "--close --no-fork --verbose",
                               valued="-w -E -c --timeout --wait --conflict-exit-code --command", stop_at_positional=True),
@@ -193,13 +242,6 @@ class _Wrappers(_Base):
                 self.analyze_text(body, inner, call.part)
                 return
             self.dispatch(call.then(start + 1))  # skip the lock file
-            return
-        if name == "timeout":
-            parsed = _parse(call.args, spec)
-            if not self.parsed_ok(call, parsed, "timeout"):
-                return
-            start = 1 + (parsed.rest or 0)
-            self.dispatch(call.then(start + 1))  # skip the duration
             return
         self.wrapper(call, spec)
 

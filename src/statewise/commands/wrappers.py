@@ -164,6 +164,10 @@ class _Wrappers(_Base):
                 env = {}
             elif value in ("-0", "--null", "-v", "--debug"):
                 pass
+            elif value in ("-a", "--argv0") and i + 1 < len(words):
+                i += 1  # the name the command is told it has: not what runs
+            elif value.startswith("--argv0="):
+                pass
             elif value in ("-u", "--unset") and i + 1 < len(words):
                 env.pop(words[i + 1].value or "", None)
                 i += 1

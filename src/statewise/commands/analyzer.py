@@ -147,6 +147,8 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "flock": _Analyzer.simple_wrapper,
     **{name: _Analyzer.simple_wrapper for name in _TRANSPARENT},
     "xargs": _Analyzer.xargs,
+    "tmux": _Analyzer.multiplexer,
+    "screen": _Analyzer.multiplexer,
     "watch": _Analyzer.watch,
     "eval": _Analyzer.eval_builtin,
     "trap": _Analyzer.shell_body_builtin,

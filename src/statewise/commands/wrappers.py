@@ -8,7 +8,8 @@ import re
 from statewise.commands.base import _Base
 from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
 from statewise.commands.words import _Call, _parse, _Spec, _Word
-from statewise.commands.wrapper_shapes import NOTHING, SESSION, WRAPPERS, find_shape, scan_wrapper
+from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
+from statewise.commands.wrapper_shapes import NOTHING, WRAPPERS, find_shape, scan_wrapper
 
 
 class _Wrappers(_Base):
@@ -131,6 +132,31 @@ class _Wrappers(_Base):
             inner_call = _Call([_Word.literal(program_name), *inner_call.words[1:]], inner_call.env, inner_call.ctx,
                                inner_call.part, inner_call.kept)
         self.dispatch(inner_call)
+
+    def multiplexer(self, call: _Call) -> None:
+        """tmux and screen (commands/multiplexers.py): attaching is an interactive session; a
+        detached session, window or pane runs the command in its argv, and keys typed into a
+        pane (``tmux send-keys``, ``screen -X stuff``) are read as the command they type."""
+        name = _canonical(call.name.rsplit("/", 1)[-1].lower())
+        effects = read_tmux(call.words) if name == "tmux" else read_screen(call.words)
+        if not effects:
+            self.unguard(call.part)
+        for effect in effects:
+            if effect.kind == SESSION:
+                self.interactive(call, "a terminal multiplexer session")
+            elif effect.kind == FAIL:
+                self.fail(effect.text, call.part)
+            elif effect.kind == WRITE:
+                self.write_paths(call, [_Word.literal(effect.text)], via=f"{name} save-buffer")
+            elif effect.kind == ARGV:
+                self.dispatch(call.then(effect.start))
+            elif effect.kind == SHELL:
+                inner = call.ctx.copy()
+                inner.env = dict(call.env)
+                inner.depth += 1
+                if effect.directory:
+                    inner.cwd = self.resolve_dir(call.ctx, effect.directory)
+                self.analyze_text(effect.text, inner, call.part)
 
     def sudo(self, call: _Call) -> None:
         spec = _Spec.of(flags="-A -b -E -H -i -K -k -l -n -P -S -s -V -v -B -N --askpass --background --login "

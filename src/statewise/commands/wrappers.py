@@ -249,9 +249,14 @@ class _Wrappers(_Base):
                 return
         spec = specs[name]
         if name == "time":
-            output = _parse(call.args, spec).value("-o", "--output")
+            parsed = _parse(call.args, spec)
+            output = parsed.value("-o", "--output")
             if output:
                 self.write_paths(call, [_Word.literal(output)], via="time -o")
+            rest = call.args[parsed.rest or 0:] if parsed.rest is not None else []
+            if rest and rest[0].value is None and rest[0].why in ("a subshell", "a compound statement"):
+                self.unguard(call.part)  # `time (make)`, `time { ...; }`: bash's keyword; the body was walked
+                return
         if name == "command" and any(w.value in ("-v", "-V") for w in call.args[:2]):
             return
         if name == "flock":

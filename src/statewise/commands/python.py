@@ -363,6 +363,12 @@ class _Python(_Projects):
 
         files: list[str] = []
         directory = call.ctx.cwd
+        own = call.env.get("UV_CONFIG_FILE")
+        if own and "\0" in own:
+            return {"config:uv": "UV_CONFIG_FILE"}  # a file only known at run time: no index guessed
+        if own:
+            files.append(self.absolute(call.ctx, os.path.expanduser(own), follow=True) or own)
+            directory = None  # --config-file replaces discovery
         while directory is not None:
             for name in ("uv.toml", "pyproject.toml"):
                 if (directory / name).is_file():

@@ -77,12 +77,12 @@ class _Remote(_Base):
             return
         # Any such verb among the positionals (global options may take values: `docker -H h run`).
         runs = any(v in _CONTAINER_RUNS for v in positionals)
-        if not runs and not (self.rules and self.declared(call)):
+        if runs:
+            self.unknown(call)
+        elif not (self.rules and self.declared(call)):
             # `docker rm web`, `docker volume rm data`: the words after the tool are its own
             # verbs and names, not a command it runs in a container.
             self.unguard(call.part)
-            return
-        self.unknown(call)
 
     # -- programs that write files --
 

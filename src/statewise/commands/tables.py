@@ -663,26 +663,27 @@ _WGET = _Spec.of(
     optional="--random-wait")
 
 # --- environment variables that redirect an install ----------------------------------------------
-# variable -> (tool, what it sets). A variable read from a config file StateWise does not read
-# (PIP_CONFIG_FILE, NPM_CONFIG_USERCONFIG ...) makes the target unknown: unresolved.
+# variable -> (tool, what it sets). A variable naming the tool's own configuration file
+# (PIP_CONFIG_FILE, UV_CONFIG_FILE, NPM_CONFIG_USERCONFIG ...) is read like the default files:
+# the user's own configuration is where the install goes, not a reason to stop it.
 _INSTALL_ENV: dict[str, tuple[str, str]] = {
     "PIP_PYTHON": ("pip", "python"),
     "PIP_TARGET": ("pip", "target"),
     "PIP_PREFIX": ("pip", "target"),
     "PIP_ROOT": ("pip", "target"),
     "PIP_USER": ("pip", "user"),
-    "PIP_CONFIG_FILE": ("pip", "config"),
+    "PIP_CONFIG_FILE": ("pip", "config-file"),
     "UV_PYTHON": ("uv", "python"),
     "UV_SYSTEM_PYTHON": ("uv", "system"),
     "UV_TARGET": ("uv", "target"),
     "UV_PREFIX": ("uv", "target"),
-    "UV_CONFIG_FILE": ("uv", "config"),
+    "UV_CONFIG_FILE": ("uv", "config-file"),
     "VIRTUAL_ENV": ("uv", "venv"),
     "NPM_CONFIG_PREFIX": ("npm", "prefix"),
     "NPM_CONFIG_GLOBAL": ("npm", "global"),
     "NPM_CONFIG_LOCATION": ("npm", "location"),
-    "NPM_CONFIG_USERCONFIG": ("npm", "config"),
-    "NPM_CONFIG_GLOBALCONFIG": ("npm", "config"),
+    "NPM_CONFIG_USERCONFIG": ("npm", "config-file"),
+    "NPM_CONFIG_GLOBALCONFIG": ("npm", "config-file"),
     "PNPM_HOME": ("pnpm", "prefix"),
     "YARN_GLOBAL_FOLDER": ("yarn", "prefix"),
     "BUN_INSTALL": ("bun", "prefix"),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from statewise.commands.words import _Word
 
 #: What a wrapper given no command does.
-NOTHING = "nothing"  # prints something and exits (``env``, ``conda run`` with nothing to run)
+NOTHING = "nothing"  # runs nothing, or lists what it could run (``pixi run``, ``ionice -p PID``)
 SESSION = "session"  # opens an interactive shell (``nix develop``, ``hatch shell``)
 NO_COMMAND = "fail"  # the command is required; a call without one is unresolved
 
@@ -81,11 +81,13 @@ class WrapperProgram:
 
 
 def _shape(path: str = "", flags: str = "", valued: str = "", pairs: str = "", *, command_after: str = "",
-           body: str = "", chdir: str = "", quiet: str = "--help -h --version -V", **kwargs: object) -> WrapperShape:
+           body: str = "", chdir: str = "", quiet: str = "--help -h --version -V", skip: int = 0,
+           without_command: str = NO_COMMAND, env_prefix: bool = False, shell_only: bool = False,
+           keep: bool = False) -> WrapperShape:
     options = _arity(flags + " " + command_after + " " + quiet, valued + " " + body + " " + chdir, pairs)
-    return WrapperShape(tuple(path.split()), options, command_after=frozenset(command_after.split()),
+    return WrapperShape(tuple(path.split()), options, skip=skip, command_after=frozenset(command_after.split()),
                         body=frozenset(body.split()), chdir=frozenset(chdir.split()), quiet=frozenset(quiet.split()),
-                        **kwargs)  # type: ignore[arg-type]
+                        without_command=without_command, env_prefix=env_prefix, shell_only=shell_only, keep=keep)
 
 
 _CONDA_RUN = _shape("run", "-v --verbose --dev --debug-wrapper-scripts --no-capture-output --no-capture --live-stream "
@@ -96,15 +98,20 @@ _NIX_LEADING = _arity("-L --print-build-logs --impure --offline --refresh --no-w
                       "--extra-experimental-features --experimental-features --log-format --max-jobs -j --cores "
                       "--store --eval-store --system --builders --substituters --extra-substituters",
                       "--option --override-input --arg --argstr")
-_NIX_ENVIRONMENT = dict(
-    flags="-L --print-build-logs --impure --offline --refresh --no-write-lock-file --accept-flake-config "
-          "-i --ignore-environment --build --check --configure --install --installcheck --unpack --no-update-lock-file "
-          "--recreate-lock-file --show-trace -v --verbose --quiet --debug",
-    valued="-k --keep --unset --profile --phase --redirect --extra-experimental-features --experimental-features "
-           "--inputs-from --reference-lock-file --output-lock-file --log-format -j --max-jobs --system --file -f "
-           "--expr --update-input",
-    pairs="--option --override-input --arg --argstr --override-flake",
-    command_after="-c --command", without_command=SESSION)
+
+
+def _nix_environment(path: str) -> WrapperShape:
+    """``nix develop`` / ``nix shell``: installables, then ``-c CMD ARGS``; without it a shell."""
+    return _shape(
+        path,
+        flags="-L --print-build-logs --impure --offline --refresh --no-write-lock-file --accept-flake-config "
+              "-i --ignore-environment --build --check --configure --install --installcheck --unpack --no-update-lock-file "
+              "--recreate-lock-file --show-trace -v --verbose --quiet --debug",
+        valued="-k --keep --unset --profile --phase --redirect --extra-experimental-features --experimental-features "
+               "--inputs-from --reference-lock-file --output-lock-file --log-format -j --max-jobs --system --file -f "
+               "--expr --update-input",
+        pairs="--option --override-input --arg --argstr --override-flake",
+        command_after="-c --command", without_command=SESSION)
 
 #: Every wrapper the normalizer peels through this table, by program name.
 WRAPPERS: Mapping[str, WrapperProgram] = {
@@ -136,8 +143,7 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
          _shape("shell", "--pure --print-env --omit-nix-env --recompute", "-c --config -e --env --env-file "
                          "--environment", without_command=SESSION, shell_only=True))),
     "direnv": WrapperProgram((WrapperShape(("exec",), skip=1),)),
-    "nix": WrapperProgram((_shape("develop", **_NIX_ENVIRONMENT),  # type: ignore[arg-type]
-                           _shape("shell", **_NIX_ENVIRONMENT)),  # type: ignore[arg-type]
+    "nix": WrapperProgram((_nix_environment("develop"), _nix_environment("shell")),
                           leading=_NIX_LEADING),
     "nix-shell": WrapperProgram((_shape("", "-p --packages --pure --impure -E --expr --show-trace -v --verbose "
                                             "--quiet --keep-going -K --keep-failed --no-build-output -Q",

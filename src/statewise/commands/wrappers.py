@@ -6,9 +6,9 @@ import os
 import re
 
 from statewise.commands.base import _Base
+from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
 from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
 from statewise.commands.words import _Call, _parse, _Spec, _Word
-from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
 from statewise.commands.wrapper_shapes import NOTHING, WRAPPERS, find_shape, scan_wrapper
 
 

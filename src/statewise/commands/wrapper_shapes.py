@@ -150,6 +150,10 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
                                         "-A --attr -I --include -j --max-jobs --cores --keep --exclude",
                                         "--option --arg --argstr", body="--run --command", without_command=SESSION),)),
     # Process wrappers: the command runs with another priority, limit or buffering.
+    "nice": WrapperProgram((_shape("", " ".join(f"-{n}" for n in range(1, 21)), "-n --adjustment",
+                                   quiet="--help --version", without_command=NOTHING),)),  # nice -10 cmd
+    "command": WrapperProgram((_shape("", "-p", quiet="-v -V --help", without_command=NOTHING),)),
+    "exec": WrapperProgram((_shape("", "-c -l", "-a", quiet="", without_command=NOTHING),)),  # exec 3>&1: no command
     "timeout": WrapperProgram((_shape("", "--preserve-status --foreground -v --verbose", "-k -s --kill-after --signal",
                                       skip=1),)),
     "stdbuf": WrapperProgram((_shape("", "", "-i -o -e --input --output --error"),)),

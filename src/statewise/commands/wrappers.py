@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from statewise.commands.base import _Base
 from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
@@ -232,9 +231,6 @@ class _Wrappers(_Base):
         specs = {
             "time": _Spec.of(flags="-p -v -a -q --portability --verbose --append --quiet",
                              valued="-f -o --format --output", stop_at_positional=True),
-            "command": _Spec.of(flags="-p -v -V", stop_at_positional=True),
-            "exec": _Spec.of(flags="-c -l", valued="-a", stop_at_positional=True),
-            "nice": _Spec.of(valued="-n --adjustment", stop_at_positional=True),
             "flock": _Spec.of(flags="-s -x -e -u -n -o -F --shared --exclusive --unlock --nonblock --nb "
                                     "--close --no-fork --verbose",
                               valued="-w -E -c --timeout --wait --conflict-exit-code --command", stop_at_positional=True),
@@ -242,11 +238,6 @@ class _Wrappers(_Base):
         if name in _TRANSPARENT:
             self.dispatch(call.then(1))
             return
-        if name == "nice":
-            words = call.args
-            if words and words[0].value and re.fullmatch(r"-\d+", words[0].value):
-                self.dispatch(call.then(2))
-                return
         spec = specs[name]
         if name == "time":
             parsed = _parse(call.args, spec)
@@ -257,8 +248,6 @@ class _Wrappers(_Base):
             if rest and rest[0].value is None and rest[0].why in ("a subshell", "a compound statement"):
                 self.unguard(call.part)  # `time (make)`, `time { ...; }`: bash's keyword; the body was walked
                 return
-        if name == "command" and any(w.value in ("-v", "-V") for w in call.args[:2]):
-            return
         if name == "flock":
             parsed = _parse(call.args, spec)
             if not self.parsed_ok(call, parsed, "flock"):

@@ -983,6 +983,8 @@ FAIL_CLOSED: list[str] = [
     "direnv exec",
     "nix develop -c $CMD",
     "nix-shell --run \"$CMD\"",
+    "conda run -n base pip install requests",  # the environment's pip: where it installs is not known here
+    "nix develop -c python -m pip install requests",
     "cat <<A && cat <<B\nfirst\nA\nsecond",
     "cat <<'EOF' | sh\nrm -rf build\nEOF",
     "cat <<EOF | python3 -\nprint($X)\nEOF",

@@ -61,6 +61,9 @@ class WrapperShape:
     env_prefix: bool = False
     #: The form never takes a command: it opens a shell (``hatch shell``, ``pixi shell``).
     shell_only: bool = False
+    #: The command runs with the environment's PATH (``conda run``, ``nix develop``), not the
+    #: caller's: which ``pip`` or ``python`` it finds is not known from here.
+    environment: bool = False
     #: The wrapper's words stay in a test command's normalized text (``hatch run pytest``, as the
     #: contract's test_command_is_resolved_command knows them); otherwise the command is read as
     #: if typed without the prefix.
@@ -83,11 +86,12 @@ class WrapperProgram:
 def _shape(path: str = "", flags: str = "", valued: str = "", pairs: str = "", *, command_after: str = "",
            body: str = "", chdir: str = "", quiet: str = "--help -h --version -V", skip: int = 0,
            without_command: str = NO_COMMAND, env_prefix: bool = False, shell_only: bool = False,
-           keep: bool = False) -> WrapperShape:
+           keep: bool = False, environment: bool = True) -> WrapperShape:
     options = _arity(flags + " " + command_after + " " + quiet, valued + " " + body + " " + chdir, pairs)
     return WrapperShape(tuple(path.split()), options, skip=skip, command_after=frozenset(command_after.split()),
                         body=frozenset(body.split()), chdir=frozenset(chdir.split()), quiet=frozenset(quiet.split()),
-                        without_command=without_command, env_prefix=env_prefix, shell_only=shell_only, keep=keep)
+                        without_command=without_command, env_prefix=env_prefix, shell_only=shell_only, keep=keep,
+                        environment=environment)
 
 
 _CONDA_RUN = _shape("run", "-v --verbose --dev --debug-wrapper-scripts --no-capture-output --no-capture --live-stream "
@@ -142,7 +146,7 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
                 "-c --config -e --env --env-file --environment", without_command=NOTHING),
          _shape("shell", "--pure --print-env --omit-nix-env --recompute", "-c --config -e --env --env-file "
                          "--environment", without_command=SESSION, shell_only=True))),
-    "direnv": WrapperProgram((WrapperShape(("exec",), skip=1),)),
+    "direnv": WrapperProgram((WrapperShape(("exec",), skip=1, environment=True),)),
     "nix": WrapperProgram((_nix_environment("develop"), _nix_environment("shell")),
                           leading=_NIX_LEADING),
     "nix-shell": WrapperProgram((_shape("", "-p --packages --pure --impure -E --expr --show-trace -v --verbose "
@@ -151,15 +155,15 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
                                         "--option --arg --argstr", body="--run --command", without_command=SESSION),)),
     # Process wrappers: the command runs with another priority, limit or buffering.
     "nice": WrapperProgram((_shape("", " ".join(f"-{n}" for n in range(1, 21)), "-n --adjustment",
-                                   quiet="--help --version", without_command=NOTHING),)),  # nice -10 cmd
-    "command": WrapperProgram((_shape("", "-p", quiet="-v -V --help", without_command=NOTHING),)),
-    "exec": WrapperProgram((_shape("", "-c -l", "-a", quiet="", without_command=NOTHING),)),  # exec 3>&1: no command
+                                   quiet="--help --version", without_command=NOTHING, environment=False),)),
+    "command": WrapperProgram((_shape("", "-p", quiet="-v -V --help", without_command=NOTHING, environment=False),)),
+    "exec": WrapperProgram((_shape("", "-c -l", "-a", quiet="", without_command=NOTHING, environment=False),)),
     "timeout": WrapperProgram((_shape("", "--preserve-status --foreground -v --verbose", "-k -s --kill-after --signal",
-                                      skip=1),)),
-    "stdbuf": WrapperProgram((_shape("", "", "-i -o -e --input --output --error"),)),
+                                      skip=1, environment=False),)),
+    "stdbuf": WrapperProgram((_shape("", "", "-i -o -e --input --output --error", environment=False),)),
     "ionice": WrapperProgram((_shape("", "-t --ignore", "-c -n -p -P -u --class --classdata --pid --pgid --uid",
-                                     without_command=NOTHING),)),
-    "doas": WrapperProgram((_shape("", "-n -s -L", "-u -C", quiet=""),)),
+                                     without_command=NOTHING, environment=False),)),
+    "doas": WrapperProgram((_shape("", "-n -s -L", "-u -C", quiet="", environment=False),)),
 }
 
 

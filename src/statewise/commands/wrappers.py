@@ -101,9 +101,12 @@ class _Wrappers(_Base):
             self.fail(f"`{what}` {scan.error}; where the command it runs starts is not known", call.part)
             return
         ctx = call.ctx
+        if shape.environment:
+            ctx = call.ctx.copy()
+            ctx.path_known = False  # the environment's PATH: which pip or python runs is not known here
         for name in shape.chdir:
             if scan.has(name):
-                ctx = call.ctx.copy()
+                ctx = ctx.copy()
                 directory = scan.value(name)
                 ctx.cwd = self.resolve_dir(call.ctx, directory) if directory else None
         if scan.body is not None:

@@ -251,6 +251,10 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("devbox run git push -f origin main", FORCE_MAIN),
     ("direnv exec . git push -f origin main", FORCE_MAIN),
     ("timeout --signal=KILL 5m git push -f origin main", FORCE_MAIN),
+    ("pdm run -v git push -f origin main", FORCE_MAIN),
+    ("hatch run +py=3.11 git push -f origin main", FORCE_MAIN),
+    ("hatch env run -e test -- git push -f origin main", FORCE_MAIN),
+    ("sudo -E env PATH=$PATH git push -f origin main", FORCE_MAIN),
     # issue 22 item 7: terminal multiplexers run what their argv names, and type what send-keys types
     ("tmux send-keys 'git push -f origin main' Enter", FORCE_MAIN),
     ("tmux send-keys -t work:0 'git push -f origin main' C-m", FORCE_MAIN),

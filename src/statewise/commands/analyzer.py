@@ -188,8 +188,7 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "poetry": _Analyzer.poetry,
     "virtualenv": _Analyzer.virtualenv,
     "pdm": lambda self, call: (self.generic_add(call, "pdm.add", "pdm") if call.args and call.args[0].value == "add"
-                               else self.runner(call, 2, _Spec.of(stop_at_positional=True))
-                               if call.args and call.args[0].value == "run" else self.unguard(call.part)),
+                               else self.wrapped(call, "unguarded")),
     "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
                                   if call.args and call.args[0].value == "install"
                                   else self.interactive(call, "an interactive shell in the environment")

@@ -61,6 +61,9 @@ class WrapperShape:
     env_prefix: bool = False
     #: The form never takes a command: it opens a shell (``hatch shell``, ``pixi shell``).
     shell_only: bool = False
+    #: Positionals starting with this character before the command are the wrapper's own
+    #: selectors (``hatch run +py=3.11 pytest``: a matrix filter).
+    selector: str = ""
     #: The command runs with the environment's PATH (``conda run``, ``nix develop``), not the
     #: caller's: which ``pip`` or ``python`` it finds is not known from here.
     environment: bool = False
@@ -86,12 +89,12 @@ class WrapperProgram:
 def _shape(path: str = "", flags: str = "", valued: str = "", pairs: str = "", *, command_after: str = "",
            body: str = "", chdir: str = "", quiet: str = "--help -h --version -V", skip: int = 0,
            without_command: str = NO_COMMAND, env_prefix: bool = False, shell_only: bool = False,
-           keep: bool = False, environment: bool = True) -> WrapperShape:
+           keep: bool = False, environment: bool = True, selector: str = "") -> WrapperShape:
     options = _arity(flags + " " + command_after + " " + quiet, valued + " " + body + " " + chdir, pairs)
     return WrapperShape(tuple(path.split()), options, skip=skip, command_after=frozenset(command_after.split()),
                         body=frozenset(body.split()), chdir=frozenset(chdir.split()), quiet=frozenset(quiet.split()),
                         without_command=without_command, env_prefix=env_prefix, shell_only=shell_only, keep=keep,
-                        environment=environment)
+                        environment=environment, selector=selector)
 
 
 _CONDA_RUN = _shape("run", "-v --verbose --dev --debug-wrapper-scripts --no-capture-output --no-capture --live-stream "
@@ -124,7 +127,9 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
     "mamba": WrapperProgram((_CONDA_RUN,)),
     "micromamba": WrapperProgram((_CONDA_RUN,)),
     "hatch": WrapperProgram(
-        (_shape("run", env_prefix=True, keep=True),
+        (_shape("run", env_prefix=True, keep=True, selector="+"),
+         _shape("env run", "--force-continue --ignore-compat", "-e --env -i --include -x --exclude --filter",
+                keep=True),
          _shape("shell", "--name", without_command=SESSION, shell_only=True)),
         leading=_arity("-v --verbose -q --quiet --interactive --no-interactive --no-color --color",
                        "-e --env -p --project --data-dir --cache-dir --config")),
@@ -146,6 +151,12 @@ WRAPPERS: Mapping[str, WrapperProgram] = {
                 "-c --config -e --env --env-file --environment", without_command=NOTHING),
          _shape("shell", "--pure --print-env --omit-nix-env --recompute", "-c --config -e --env --env-file "
                          "--environment", without_command=SESSION, shell_only=True))),
+    # pdm's project environment: its PATH is the one the caller's interpreter resolves to, as
+    # for `uv run` and `poetry run`.
+    "pdm": WrapperProgram((_shape("run", "-l --list -s --site-packages --recreate -j --json -v --verbose -q --quiet "
+                                         "-g --global", "-p --project -c --config --venv --skip", keep=True,
+                                  environment=False, without_command=NOTHING),),  # `pdm run` lists the scripts
+                          leading=_arity("-v --verbose -q --quiet -I --ignore-python --no-cache", "-c --config")),
     "direnv": WrapperProgram((WrapperShape(("exec",), skip=1, environment=True),)),
     "nix": WrapperProgram((_nix_environment("develop"), _nix_environment("shell")),
                           leading=_NIX_LEADING),
@@ -288,7 +299,8 @@ def scan_wrapper(shape: WrapperShape, words: Sequence[_Word], start: int) -> Wra
             continue
         if i >= len(words):
             break
-        if shape.positional_command and own >= shape.skip:
+        if shape.positional_command and own >= shape.skip and not (
+                shape.selector and (words[i].value or "").startswith(shape.selector)):
             break
         own += 1  # a positional of the wrapper's own: a duration, a directory, an installable
         i += 1

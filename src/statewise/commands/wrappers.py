@@ -185,6 +185,12 @@ class _Wrappers(_Base):
         words = call.words
         while i < len(words):
             value = words[i].value
+            assigned_name = words[i].text.partition("=")[0]
+            if value is None and "=" in words[i].text and _ENV_NAME.match(assigned_name):
+                # env PATH=$PATH cmd: a variable set to a value only known at run time
+                self.set_env(env, assigned_name, None, call.part, ctx)
+                i += 1
+                continue
             if value is None:
                 self.fail(f"`env` argument `{words[i].text}` is only known at run time", call.part)
                 return

@@ -29,6 +29,7 @@ from statewise.commands.tables import (
 from statewise.commands.tools import _npx_call, _split_node_package, _Tools
 from statewise.commands.walk import _Walk
 from statewise.commands.words import _UVX, _Call, _Ctx, _Spec, _Word
+from statewise.commands.wrapper_shapes import WRAPPERS
 from statewise.commands.wrappers import _Wrappers
 from statewise.contract import Contract, builtin_contract
 
@@ -149,20 +150,16 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
 
 
 _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
+    **{name: _Analyzer.wrapped for name in WRAPPERS},  # the table of wrapper shapes
     "git": _Analyzer.git,
     "sudo": _Analyzer.sudo,
-    "doas": _Analyzer.simple_wrapper,
     "env": _Analyzer.env_wrapper,
     "time": _Analyzer.simple_wrapper,
-    "command": _Analyzer.simple_wrapper,
-    "exec": _Analyzer.simple_wrapper,
-    "nice": _Analyzer.simple_wrapper,
-    "ionice": _Analyzer.simple_wrapper,
-    "timeout": _Analyzer.simple_wrapper,
-    "stdbuf": _Analyzer.simple_wrapper,
     "flock": _Analyzer.simple_wrapper,
     **{name: _Analyzer.simple_wrapper for name in _TRANSPARENT},
     "xargs": _Analyzer.xargs,
+    "tmux": _Analyzer.multiplexer,
+    "screen": _Analyzer.multiplexer,
     "watch": _Analyzer.watch,
     "eval": _Analyzer.eval_builtin,
     "trap": _Analyzer.shell_body_builtin,
@@ -205,18 +202,16 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "poetry": _Analyzer.poetry,
     "virtualenv": _Analyzer.virtualenv,
     "pdm": lambda self, call: (self.generic_add(call, "pdm.add", "pdm") if call.args and call.args[0].value == "add"
-                               else self.runner(call, 2, _Spec.of(stop_at_positional=True))
-                               if call.args and call.args[0].value == "run" else self.unguard(call.part)),
+                               else self.wrapped(call, "unguarded")),
     "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
                                   if call.args and call.args[0].value == "install"
                                   else self.interactive(call, "an interactive shell in the environment")
                                   if call.args and call.args[0].value == "shell"
                                   else self.runner(call, 2, _Spec.of(stop_at_positional=True))
                                   if call.args and call.args[0].value == "run" else self.unguard(call.part)),
-    "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
-    "mamba": lambda self, call: (self.generic_add(call, "conda.install", "mamba")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
+    **{name: lambda self, call: (self.generic_add(call, "conda.install", call.name.rsplit("/", 1)[-1])
+                                 if call.args and call.args[0].value == "install" else self.wrapped(call, "unguarded"))
+       for name in ("conda", "mamba", "micromamba")},
     "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
                                 else self.unguard(call.part)),
     "npm": _Analyzer.npm,

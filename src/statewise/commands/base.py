@@ -212,6 +212,8 @@ class _Base:
     def write_paths(self, call: _Call, words: Iterable[_Word], *, via: str,
                     extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
+            if word.value is None and word.text.startswith((">(", "<(")) and word.why == "a process substitution":
+                continue  # `tee >(wc -c)`: a pipe into a command, which is analyzed itself
             for path, inside in self.expand(call, word, follow=True) or ():
                 self.emit(call, "fs.write", {"path": path, "inside_workspace": inside, "via": via,
                                              "link_path": self.links.get(path), **(extra or {})},

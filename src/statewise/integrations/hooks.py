@@ -39,6 +39,7 @@ from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, co
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
+from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope, git_answers_kept
@@ -230,9 +231,64 @@ def _repair_note(decision: Decision) -> str:
     return ("StateWise corrected its memory: " + "; ".join(notes) + ". ") if notes else ""
 
 
-def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None
+               ) -> tuple[str | None, str | None]:
+    """What the built-in protection says (:mod:`statewise.integrations.protect`): a deny reason
+    for a write, delete or move of a protected target, else a question for a secret read."""
+    if places is None:
+        return None, None
+    from statewise.integrations.protect import findings_for
+
+    command = request.tool_input.get("command") if request.tool_name in AGENT_TOOLS[request.agent]["shell"] else None
+    if isinstance(command, list):
+        command = shlex.join(str(part) for part in command)
+    findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
+    denied = [finding for finding in findings if finding.effect == "deny"]
+    if denied:
+        return "StateWise stopped this call: " + "; ".join(dict.fromkeys(f.reason() for f in denied)) + ".", None
+    asked = [finding for finding in findings if finding.effect == "ask"]
+    if asked:
+        return None, ("StateWise asks the developer: " + "; ".join(dict.fromkeys(f.reason() for f in asked))
+                      + ". Where the client cannot ask (Codex, Gemini CLI, claude -p), the developer runs it "
+                        "themself.")
+    return None, None
+
+
+def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str,
+         places: Places | None = None) -> HookOutcome:
     workspace = request.cwd.resolve()
     actions, description = actions_for(request, workspace, contract)
+    denied, question = _protected(request, actions, workspace, places)
+    if denied:
+        return _render(request.agent, "deny", denied, on_pass)
+    outcome = _checked(request, actions, description, workspace, store_location=store_location, contract=contract,
+                       on_pass=on_pass)
+    if question is None:
+        return outcome
+    verdict = _verdict(outcome)
+    if verdict == "deny":
+        return outcome  # a question never masks a deny
+    if verdict == "ask":
+        question = f"{question} {_reason(outcome)}"
+    return _render(request.agent, "ask", question, on_pass, list(outcome.decisions))
+
+
+def _verdict(outcome: HookOutcome) -> str:
+    if outcome.exit_code == 2:
+        return "deny"
+    data = json.loads(outcome.stdout or "{}")
+    if "decision" in data:
+        return "deny" if data["decision"] == "deny" else "pass"
+    return {"deny": "deny", "ask": "ask"}.get(data.get("hookSpecificOutput", {}).get("permissionDecision"), "pass")
+
+
+def _reason(outcome: HookOutcome) -> str:
+    data = json.loads(outcome.stdout or "{}")
+    return str(data.get("reason") or data.get("hookSpecificOutput", {}).get("permissionDecisionReason") or "")
+
+
+def _checked(request: HookRequest, actions: list[Action], description: str, workspace: Path, *,
+             store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
     if not actions:
         return _render(request.agent, "pass", "no guarded action", on_pass)
     from statewise.commands import UNRESOLVED
@@ -484,7 +540,13 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
                                       warning=warning)
             _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
             return outcome
-        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
+        from statewise.integrations.protect import places_for
+        from statewise.protection import SecretRules
+
+        secrets = contract.secrets if isinstance(getattr(contract, "secrets", None), SecretRules) else None
+        places = places_for(request.cwd.resolve(), store=store_location or default_location(request.cwd.resolve()),
+                            contract_path=contract_path, config_path=settings.config_path, secrets=secrets)
+        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass, places=places)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
                                 f"StateWise could not check this call: {error}")

@@ -1,0 +1,216 @@
+"""The hook's use of :mod:`statewise.protection`: where the protected targets are for one call,
+and which of them the call's actions (and, for a shell command, its words) reach.
+
+Runs before the guard and needs no record: a write, delete or move of StateWise's own files, of
+the clients' hook settings, of git's hooks and configuration, of git's refs (another
+repository's included), or of a secret is denied with the target and the reason; a secret named
+by a command (read) is asked. The shell normalizer's actions say what a command writes and
+deletes; the words add what it cannot model: a file a program is told through the environment
+to write (``GIT_TRACE=.env``), a secret named inside a program's own text (``awk '{print >
+".env"}'``), a program run from a file the same command wrote (``cp /bin/rm build/tidy &&
+build/tidy -rf migrations``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from statewise.actions import Action
+from statewise.protection import Finding, Places, SecretRules, check_path
+from statewise.workspace import find_repository_root, git_output
+
+__all__ = ["FILE_WRITING_ENV", "findings_for", "places_for"]
+
+#: Environment variables that make a program write (or replace) the file they name: git's
+#: traces and its index, shells' and REPLs' history files, TLS key logs.
+FILE_WRITING_ENV = frozenset({
+    "GIT_TRACE", "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE_PACKET", "GIT_TRACE_PACKFILE",
+    "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP", "GIT_TRACE_CURL", "GIT_TRACE_SHALLOW", "GIT_TRACE_PACK_ACCESS",
+    "GIT_TRACE_REFS", "GIT_TRACE_FSMONITOR", "GIT_INDEX_FILE", "HISTFILE", "NODE_REPL_HISTORY",
+    "PYTHON_HISTORY", "LESSHISTFILE", "SQLITE_HISTORY", "MYSQL_HISTFILE", "PSQL_HISTORY", "SSLKEYLOGFILE",
+})
+
+#: Operations whose ``path`` slot (and ``link_path``) is written or deleted.
+_USES = {"fs.write": "write", "config.edit": "write", "fs.delete": "delete"}
+
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;", "\n"})
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_PIECES = re.compile(r"""[\s=<>{}();,:"'|&`]+""")
+
+
+def _cache_root() -> Path:
+    explicit = os.environ.get("STATEWISE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "statewise"
+
+
+def places_for(cwd: Path, *, store: str | None, contract_path: str | None, config_path: Path | None,
+               secrets: SecretRules | None = None) -> Places:
+    """Where the protected targets are for a call in ``cwd``, with the store, contract and
+    config file the settings in effect name (each protected wherever it is)."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    root = find_repository_root(cwd)
+    git_dirs: list[Path] = []
+    hooks_path: Path | None = None
+    if root is not None:
+        for question in (("rev-parse", "--absolute-git-dir"),
+                         ("rev-parse", "--path-format=absolute", "--git-common-dir")):
+            answer = git_output(cwd, *question)
+            if answer:
+                git_dirs.append(Path(answer))
+        if not git_dirs and (root / ".git").is_dir():
+            git_dirs.append(root / ".git")
+        configured = git_output(cwd, "config", "--get", "core.hooksPath")
+        if configured:
+            hooks_path = root / Path(configured).expanduser()
+    extra: list[tuple[Path, str]] = []
+    why = ("StateWise's {what}, named by the settings in effect: the agent the guard checks must not change "
+           "what checks it")
+    if store and "://" not in store:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            extra.append((Path(store + suffix), why.format(what="store")))
+    if contract_path:
+        extra.append((Path(contract_path), why.format(what="contract")))
+    if config_path is not None:
+        extra.append((config_path, why.format(what="project settings")))
+    extra.append((_cache_root(), "StateWise's cache (the warm worker's state, the observation index, session "
+                                 "notes): what it holds decides how calls are checked"))
+    return Places(home=home, config_home=config_home, repo_root=root, git_dirs=tuple(dict.fromkeys(git_dirs)),
+                  hooks_path=hooks_path, extra=tuple(extra), secrets=secrets or SecretRules())
+
+
+def _absolute(value: str, base: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _git_internals(path: Path) -> Finding | None:
+    """A write into a git directory's refs, objects, HEAD or packed-refs: moves a branch (in
+    this repository or another) with no push and no check."""
+    clean = Path(os.path.realpath(path))
+    for directory in clean.parents:
+        if (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir():
+            inside = clean.relative_to(directory)
+            head = inside.parts[0] if inside.parts else ""
+            if head in ("refs", "objects", "HEAD", "packed-refs", "logs", "ORIG_HEAD", "FETCH_HEAD"):
+                return Finding(clean, clean, f"inside the git repository {directory}: a ref or object written "
+                                             "there moves a branch with no push and no check (a push does that "
+                                             "with the remote's rules)", "deny", "write", secret=False)
+            return None
+    return None
+
+
+def _cleaned(action: Action, workspace: Path) -> list[str]:
+    """What a git clean would remove, as git itself lists it (``git clean -n`` with the same
+    options: read-only); a clean that git cannot list is taken to remove its whole paths."""
+    where = workspace / str(action.args.get("cwd") or ".")
+    argv = ["clean", "-n"]
+    if action.args.get("directories"):
+        argv.append("-d")
+    if action.args.get("only_ignored"):
+        argv.append("-X")
+    elif action.args.get("ignored"):
+        argv.append("-x")
+    paths = [str(p) for p in action.args.get("paths") or ()]
+    listing = git_output(where, *argv, "--", *paths)
+    if listing is None:
+        return [str(where / p) for p in paths] or [str(where)]
+    return [str(where / line.removeprefix("Would remove ").rstrip("/")) for line in listing.splitlines()
+            if line.startswith("Would remove ")]
+
+
+def _action_findings(actions: Iterable[Action], workspace: Path, places: Places) -> list[Finding]:
+    found: list[Finding] = []
+    for action in actions:
+        use = _USES.get(action.operation)
+        paths: list[str] = []
+        if use is not None:
+            paths = [str(action.args[slot]) for slot in ("path", "link_path") if action.args.get(slot)]
+        elif action.operation == "git.restore":
+            use, paths = "write", [str(p) for p in action.args.get("paths") or ()]
+        elif action.operation == "git.clean":
+            use, paths = "delete", _cleaned(action, workspace)
+        for value in paths:
+            absolute = _absolute(value, workspace)
+            finding = check_path(absolute, use, places)  # type: ignore[arg-type]
+            if finding is None and use == "write":
+                finding = _git_internals(absolute)
+            if finding is not None:
+                found.append(finding)
+                break
+    return found
+
+
+def _segments(command: str) -> list[list[str]] | None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    segments: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in _SEPARATORS:
+                segments.append([])
+            else:
+                segments[-1].append(token)
+    except ValueError:
+        return None  # unbalanced quotes: the normalizer has already refused the command
+    return [segment for segment in segments if segment]
+
+
+def _expand(piece: str, cwd: Path, home: Path) -> str:
+    for name, value in (("HOME", str(home)), ("PWD", str(cwd))):
+        piece = piece.replace("${" + name + "}", value).replace("$" + name, value)
+    if piece.startswith("~"):
+        piece = str(home) + piece[1:] if piece == "~" or piece.startswith("~/") else piece
+    return piece
+
+
+def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, places: Places) -> list[Finding]:
+    """Every protected target the call reaches: first what its actions write or delete, then,
+    for a shell command, what its words name (files written through the environment, programs
+    run from a file the command itself wrote, secrets read)."""
+    workspace = cwd
+    found = _action_findings(actions, workspace, places)
+    if command is None:
+        return found
+    segments = _segments(command)
+    if segments is None:
+        return found
+    written = {os.path.realpath(_absolute(str(a.args["path"]), workspace))
+               for a in actions if a.operation == "fs.write" and a.args.get("path")}
+    seen = {finding.path for finding in found}
+    for segment in segments:
+        program_at = 0
+        while program_at < len(segment) and _ASSIGNMENT.match(segment[program_at]):
+            program_at += 1
+        if program_at < len(segment) and "/" in segment[program_at]:
+            program = os.path.realpath(_absolute(_expand(segment[program_at], cwd, places.home), cwd))
+            if program in written:
+                found.append(Finding(Path(program), Path(program), "a file this same command writes before running "
+                                     "it: StateWise cannot tell what that program does (a copy of rm runs as rm)",
+                                     "deny", "write", secret=False))
+        for index, token in enumerate(segment):
+            assignment = _ASSIGNMENT.match(token) if index < program_at or index == 0 else None
+            if assignment and assignment.group(1) in FILE_WRITING_ENV and assignment.group(2):
+                value = _expand(assignment.group(2), cwd, places.home)
+                finding = check_path(_absolute(value, cwd), "write", places)
+                if finding is not None:
+                    found.append(finding)
+                continue
+            for piece in _PIECES.split(token):
+                if not piece or piece.startswith("-") and "/" not in piece and "." not in piece:
+                    continue
+                absolute = Path(os.path.normpath(_absolute(_expand(piece, cwd, places.home), cwd)))
+                if absolute in seen:
+                    continue
+                finding = check_path(absolute, "read", places)
+                if finding is not None:
+                    seen.add(absolute)
+                    found.append(finding)
+    return found

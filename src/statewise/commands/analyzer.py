@@ -182,6 +182,7 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "wget": _Analyzer.wget,
     "zip": _Analyzer.zip,
     "tar": _Analyzer.tar,
+    "easy_install": _Analyzer.easy_install,
     "gtar": _Analyzer.tar,
     "bsdtar": _Analyzer.tar,
     "split": _Analyzer.split,
@@ -207,7 +208,7 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "mamba": lambda self, call: (self.generic_add(call, "conda.install", "mamba")
                                  if call.args and call.args[0].value == "install" else self.unguard(call.part)),
     "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
-                                else self.unguard(call.part)),
+                                else self.pipx(call)),
     "npm": _Analyzer.npm,
     "pnpm": _Analyzer.npm,
     "yarn": _Analyzer.npm,

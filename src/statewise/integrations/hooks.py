@@ -316,7 +316,7 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                                    action)
             decisions.append(decision)
             if not decision.execute:
-                stops.append((decision, _approval_request(decision, contract)))
+                stops.append((decision, _approval_request(decision, contract, workspace)))
                 # A stop that only waits for approval is asked only if every other action of the
                 # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
                 if stops[-1][1] is None:
@@ -339,7 +339,7 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                    on_pass, decisions)
 
 
-def _approval_request(decision: Decision, contract: Contract) -> str | None:
+def _approval_request(decision: Decision, contract: Contract, workspace: Path) -> str | None:
     """If every other check passed and the stop is only the contract's ``requires_approval``
     with no approval channel configured: the request the client's permission prompt puts to
     the developer (that prompt is the approval channel). Clients without one deny with it."""
@@ -350,9 +350,33 @@ def _approval_request(decision: Decision, contract: Contract) -> str | None:
     proposal = decision.report.proposal
     spec = contract.operations.get(proposal.operation)
     what = f" ({spec.description.rstrip('.')})" if spec is not None and spec.description else ""
+    what += _protected_note(decision, workspace)
     return (f"StateWise asks for the developer's approval: {proposal.describe()}{what}. Every check passed; "
             f"the contract requires a developer to approve {proposal.operation}. Where the client cannot ask "
             "(Codex, Gemini CLI, claude -p), the developer runs it themself.")
+
+
+def _protected_note(decision: Decision, workspace: Path) -> str:
+    """For a restore (or a clean) of paths the developer protects: which, so the question says
+    protected paths are involved (`git checkout old -- migrations` overwrites them)."""
+    proposal = decision.report.proposal
+    paths = [str(p) for p in proposal.args.get("paths") or ()]
+    if not paths:
+        return ""
+    protected = [str(entry) for premise in decision.report.premises
+                 if premise.key in ("fs.protected_paths", "fs.declared_protected_paths")
+                 and isinstance(premise.value, list) for entry in premise.value]
+    if not protected:
+        return ""
+    from statewise.integrations.protect import protected_paths_touched
+    from statewise.workspace import find_repository_root
+
+    touched = protected_paths_touched(paths, protected, workspace, find_repository_root(workspace))
+    if not touched:
+        return ""
+    source = proposal.args.get("source")
+    return (f"; it overwrites protected paths ({', '.join(touched)}, fs.protected_paths) with their content "
+            f"{'at ' + str(source) if source else 'in the index'}")
 
 
 def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list[Decision] | None = None

@@ -214,3 +214,20 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                     seen.add(absolute)
                     found.append(finding)
     return found
+
+
+def protected_paths_touched(paths: Sequence[str], protected: Sequence[str], workspace: Path,
+                            repo_root: Path | None) -> list[str]:
+    """The entries of ``protected`` (relative to the repository root, as ``fs.protected_paths``
+    holds them) that ``paths`` (relative to the workspace) reach: the same path, a path inside
+    one, or a directory holding one."""
+    root = repo_root or workspace
+    touched = []
+    for entry in protected:
+        target = Path(os.path.normpath(root / entry))
+        for value in paths:
+            path = Path(os.path.normpath(workspace / value))
+            if path == target or target in path.parents or path in target.parents:
+                touched.append(entry)
+                break
+    return touched

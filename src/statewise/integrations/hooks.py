@@ -245,7 +245,9 @@ def _protected(request: HookRequest, actions: list[Action], workspace: Path, pla
     findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
     denied = [finding for finding in findings if finding.effect == "deny"]
     if denied:
-        return "StateWise stopped this call: " + "; ".join(dict.fromkeys(f.reason() for f in denied)) + ".", None
+        reasons = list(dict.fromkeys(f.reason() for f in denied))
+        more = f" (and {len(reasons) - 3} more protected targets)" if len(reasons) > 3 else ""
+        return "StateWise stopped this call: " + "; ".join(reasons[:3]) + more + ".", None
     asked = [finding for finding in findings if finding.effect == "ask"]
     if asked:
         return None, ("StateWise asks the developer: " + "; ".join(dict.fromkeys(f.reason() for f in asked))

@@ -141,9 +141,8 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
             finding = check_path(absolute, use, places)  # type: ignore[arg-type]
             if finding is None and use == "write":
                 finding = _git_internals(absolute)
-            if finding is not None:
+            if finding is not None and finding.target not in {f.target for f in found}:
                 found.append(finding)
-                break
     return found
 
 

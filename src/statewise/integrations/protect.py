@@ -203,7 +203,7 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                     found.append(finding)
                 continue
             for piece in _PIECES.split(token):
-                if not piece or piece.startswith("-") and "/" not in piece and "." not in piece:
+                if not piece or (piece.startswith("-") and "/" not in piece and "." not in piece):
                     continue
                 absolute = Path(os.path.normpath(_absolute(_expand(piece, cwd, places.home), cwd)))
                 if absolute in seen:

@@ -36,6 +36,7 @@ __all__ = [
     "Places",
     "ProtectedFile",
     "SecretRules",
+    "Use",
     "check_path",
     "is_secret_name",
 ]

@@ -361,8 +361,10 @@ def _approval_request(decision: Decision, contract: Contract, workspace: Path) -
 def _protected_note(decision: Decision, workspace: Path) -> str:
     """For a restore (or a clean) of paths the developer protects: which, so the question says
     protected paths are involved (`git checkout old -- migrations` overwrites them)."""
+    from statewise.integrations.protect import listed, protected_paths_touched
+
     proposal = decision.report.proposal
-    paths = [str(p) for p in proposal.args.get("paths") or ()]
+    paths = listed(proposal.args.get("paths"))
     if not paths:
         return ""
     protected = [str(entry) for premise in decision.report.premises
@@ -370,7 +372,6 @@ def _protected_note(decision: Decision, workspace: Path) -> str:
                  and isinstance(premise.value, list) for entry in premise.value]
     if not protected:
         return ""
-    from statewise.integrations.protect import protected_paths_touched
     from statewise.workspace import find_repository_root
 
     touched = protected_paths_touched(paths, protected, workspace, find_repository_root(workspace))

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
-from statewise.protection import Finding, Places, SecretRules, check_path
+from statewise.protection import Finding, Places, SecretRules, Use, check_path
 from statewise.workspace import find_repository_root, git_output
 
-__all__ = ["FILE_WRITING_ENV", "findings_for", "places_for"]
+__all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched"]
 
 #: Environment variables that make a program write (or replace) the file they name: git's
 #: traces and its index, shells' and REPLs' history files, TLS key logs.
@@ -35,7 +35,12 @@ FILE_WRITING_ENV = frozenset({
 })
 
 #: Operations whose ``path`` slot (and ``link_path``) is written or deleted.
-_USES = {"fs.write": "write", "config.edit": "write", "fs.delete": "delete"}
+_USES: dict[str, Use] = {"fs.write": "write", "config.edit": "write", "fs.delete": "delete"}
+
+
+def listed(value: object) -> list[str]:
+    """A list slot's items as strings (nothing for a slot that is not a list)."""
+    return [str(item) for item in value] if isinstance(value, (list, tuple)) else []
 
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;", "\n"})
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
@@ -117,7 +122,7 @@ def _cleaned(action: Action, workspace: Path) -> list[str]:
         argv.append("-X")
     elif action.args.get("ignored"):
         argv.append("-x")
-    paths = [str(p) for p in action.args.get("paths") or ()]
+    paths = listed(action.args.get("paths"))
     listing = git_output(where, *argv, "--", *paths)
     if listing is None:
         return [str(where / p) for p in paths] or [str(where)]
@@ -128,17 +133,19 @@ def _cleaned(action: Action, workspace: Path) -> list[str]:
 def _action_findings(actions: Iterable[Action], workspace: Path, places: Places) -> list[Finding]:
     found: list[Finding] = []
     for action in actions:
-        use = _USES.get(action.operation)
+        use: Use | None = _USES.get(action.operation)
         paths: list[str] = []
         if use is not None:
             paths = [str(action.args[slot]) for slot in ("path", "link_path") if action.args.get(slot)]
         elif action.operation == "git.restore":
-            use, paths = "write", [str(p) for p in action.args.get("paths") or ()]
+            use, paths = "write", listed(action.args.get("paths"))
         elif action.operation == "git.clean":
             use, paths = "delete", _cleaned(action, workspace)
+        if use is None:
+            continue
         for value in paths:
             absolute = _absolute(value, workspace)
-            finding = check_path(absolute, use, places)  # type: ignore[arg-type]
+            finding = check_path(absolute, use, places)
             if finding is None and use == "write":
                 finding = _git_internals(absolute)
             if finding is not None and finding.target not in {f.target for f in found}:

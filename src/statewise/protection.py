@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 __all__ = [
+    "AGENT_MARKERS",
+    "CHANGING_COMMANDS",
     "SECRET_HOME_FILES",
     "SECRET_NAMES",
     "SELF_PROTECTED",
@@ -37,6 +39,7 @@ __all__ = [
     "ProtectedFile",
     "SecretRules",
     "Use",
+    "agent_running",
     "check_path",
     "is_secret_name",
 ]
@@ -155,14 +158,49 @@ class Finding:
     effect: Effect
     use: Use
     secret: bool
+    said: str = ""  # the whole sentence, for a finding that is not about one file
 
     def reason(self) -> str:
         """The sentence the agent (and the developer, in a question) reads."""
+        if self.said:
+            return self.said
         verb = {"write": "writes", "delete": "deletes", "read": "reads"}[self.use]
         where = str(self.path) if self.path == self.target else f"{self.path} (it holds {self.target})"
         return f"this call {verb} {where}, which is {self.why}" if self.secret else \
             f"this call {verb} {where}, which StateWise protects: it {self.why}" if self.why.startswith("holds") \
             else f"this call {verb} {where}, which StateWise protects: {self.why}"
+
+
+#: What each client sets in its tool subprocesses' environment (Claude Code: CLAUDECODE=1 since
+#: 0.2.47, anthropics/claude-code#531; Codex: CODEX_THREAD_ID in every shell it spawns, and
+#: CODEX_SANDBOX when sandboxed; Gemini CLI: GEMINI_CLI=1 in its shell tool). A StateWise command
+#: run with one of them set is run by the agent.
+AGENT_MARKERS: tuple[tuple[str, str], ...] = (
+    ("CLAUDECODE", "Claude Code"), ("CODEX_THREAD_ID", "Codex"), ("CODEX_SANDBOX", "Codex"),
+    ("GEMINI_CLI", "Gemini CLI"),
+)
+
+
+def agent_running(environ: Mapping[str, str]) -> str | None:
+    """The client whose agent runs this process (from :data:`AGENT_MARKERS`), else None."""
+    for variable, client in AGENT_MARKERS:
+        if environ.get(variable):
+            return client
+    return None
+
+
+#: StateWise commands that change records, settings or the installation: asked when the agent
+#: runs them (the hook), and a record the agent writes carries its authority (the CLI).
+CHANGING_COMMANDS: dict[str, str] = {
+    "record add": "adds or replaces a record (the developer's protected paths, branches, settings)",
+    "record retract": "withdraws a record",
+    "record revert": "undoes a repair, restoring the value it replaced",
+    "record import": "imports records, with the provenance the file claims",
+    "memory import": "imports records from the memory files",
+    "install": "rewrites the hooks in a client's settings",
+    "uninstall": "removes StateWise's hooks, after which tool calls run unchecked",
+    "init": "creates or migrates the store",
+}
 
 
 def _clean(path: Path) -> Path:

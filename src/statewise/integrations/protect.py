@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
-from statewise.protection import Finding, Places, SecretRules, Use, check_path
+from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path
 from statewise.workspace import find_repository_root, git_output
 
 __all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched"]
@@ -177,6 +177,35 @@ def _expand(piece: str, cwd: Path, home: Path) -> str:
     return piece
 
 
+def _statewise_command(words: Sequence[str]) -> Finding | None:
+    """`statewise record add ...`, `statewise uninstall ...` (also `python -m statewise`, a path
+    to the program): a change to StateWise's records or installation the agent proposes, asked
+    with what it would change (:data:`~statewise.protection.CHANGING_COMMANDS`)."""
+    rest = list(words)
+    if len(rest) >= 3 and os.path.basename(rest[0]).startswith("python") and rest[1:3] == ["-m", "statewise"]:
+        rest = rest[2:]
+    if not rest or os.path.basename(rest[0]) != "statewise":
+        return None
+    plain: list[str] = []
+    skip = False
+    for word in rest[1:]:
+        if skip:
+            skip = False
+        elif word in ("--store", "--contract"):  # the CLI's global options that take a value
+            skip = True
+        elif not word.startswith("-"):
+            plain.append(word)
+    for length in (2, 1):
+        name = " ".join(plain[:length])
+        if name in CHANGING_COMMANDS:
+            shown = shlex.join(rest)[:300]
+            return Finding(Path("."), Path("."), CHANGING_COMMANDS[name], "ask", "write", secret=False,
+                           said=f"this call runs `{shown}`, which {CHANGING_COMMANDS[name]}: a change to what "
+                                "checks the agent is the developer's (a record the agent writes carries the "
+                                "agent's authority, whatever flag it passes)")
+    return None
+
+
 def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, places: Places) -> list[Finding]:
     """Every protected target the call reaches: first what its actions write or delete, then,
     for a shell command, what its words name (files written through the environment, programs
@@ -195,6 +224,9 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
         program_at = 0
         while program_at < len(segment) and _ASSIGNMENT.match(segment[program_at]):
             program_at += 1
+        statewise = _statewise_command(segment[program_at:])
+        if statewise is not None:
+            found.append(statewise)
         if program_at < len(segment) and "/" in segment[program_at]:
             program = os.path.realpath(_absolute(_expand(segment[program_at], cwd, places.home), cwd))
             if program in written:

@@ -42,6 +42,7 @@ __all__ = [
     "agent_running",
     "check_path",
     "is_secret_name",
+    "self_targets",
 ]
 
 Effect = Literal["allow", "ask", "deny"]
@@ -232,7 +233,7 @@ def _npmrc_holds_token(path: Path) -> bool:
     return any(marker in text for marker in ("_authToken", "_auth=", "_auth =", "_password"))
 
 
-def _self_targets(places: Places) -> Iterable[tuple[Path, bool, str]]:
+def self_targets(places: Places) -> Iterable[tuple[Path, bool, str]]:
     """Each self-protected target as (absolute path or glob, is a directory, why)."""
     anchors = {"home": places.home, "config": places.config_home, "repo": places.repo_root}
     for item in SELF_PROTECTED:
@@ -277,7 +278,7 @@ def check_path(path: str | Path, use: Use, places: Places) -> Finding | None:
     effects of ``places.secrets``. None: nothing protected here says anything."""
     clean = _clean(Path(path))
     if use != "read":
-        for target, directory, why in _self_targets(places):
+        for target, directory, why in self_targets(places):
             for candidate in dict.fromkeys((Path(os.path.normpath(target)), _clean(target))):
                 reached = _matches(clean, candidate, directory, use)
                 if reached is not None:

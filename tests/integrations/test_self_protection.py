@@ -136,3 +136,24 @@ def test_every_self_protected_target_is_named_with_why(tmp_path):
             finding = check_path(path, use, places)
             assert finding is not None and finding.effect == "deny" and finding.why == item.why, (item, use)
         assert check_path(path, "read", places) is None
+
+
+def test_a_checkout_that_replaces_tracked_hook_settings_is_denied(tmp_path):
+    project = make_project(tmp_path, protected=None)
+    work = project.work
+    git(work, "add", "-f", ".claude/settings.json")
+    git(work, "commit", "-q", "-m", "hooks")
+    git(work, "branch", "topic")  # the same hooks
+    git(work, "checkout", "-q", "-b", "unhooked")
+    (work / ".claude" / "settings.json").write_text("{}\n")
+    git(work, "commit", "-q", "-am", "no hooks")
+    git(work, "checkout", "-q", "main")
+    for command in ("git checkout unhooked", "git switch unhooked", "git reset --hard unhooked",
+                    "git checkout unhooked -- .", "git restore --source=unhooked -- .claude"):
+        answer = project.bash(command)
+        assert answer.decision == "deny", (command, answer)
+        assert ".claude/settings.json" in answer.reason
+    for command in ("git checkout topic", "git checkout unhooked -- src"):
+        assert project.bash(command).decision != "deny", command
+    # feature predates the hooks commit: checking it out would delete the tracked settings file
+    assert project.bash("git checkout feature").decision == "deny"

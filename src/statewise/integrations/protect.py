@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
-from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path
+from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
 from statewise.workspace import find_repository_root, git_output
 
 __all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched"]
@@ -130,9 +130,49 @@ def _cleaned(action: Action, workspace: Path) -> list[str]:
             if line.startswith("Would remove ")]
 
 
+#: Operations that replace tracked files with another commit's (or the index's) version, and the
+#: slot naming that commit.
+_TREE_CHANGES = {"git.checkout": "branch", "git.switch": "branch", "git.reset_hard": "ref", "git.restore": "source"}
+
+
+def _replaced_by_git(action: Action, workspace: Path, places: Places) -> list[Finding]:
+    """Self-protected files git tracks that a checkout, switch, hard reset or restore would
+    replace (``git checkout feature`` bringing another ``.claude/settings.json`` or
+    ``.statewise/config.toml``): git is asked which of them differ (``git diff --name-only``,
+    read-only); what it cannot answer is not assumed to differ (a branch that does not exist
+    changes nothing)."""
+    if places.repo_root is None or action.args.get("create"):
+        return []
+    candidates = [str(target.relative_to(places.repo_root)) for target, directory, _ in self_targets(places)
+                  if not directory and not any(c in str(target) for c in "*?[") and places.repo_root in target.parents]
+    ref = action.args.get(_TREE_CHANGES[action.operation])
+    # A checkout or switch carries local changes over (or refuses): what changes is HEAD's
+    # version against the branch's. A reset or restore replaces the working tree's.
+    since = ["HEAD"] if action.operation in ("git.checkout", "git.switch") else []
+    argv = ["diff", "--name-only", *since, str(ref)] if ref else ["diff", "--name-only"]
+    listing = git_output(places.repo_root, *argv, "--", *candidates)
+    if not listing:
+        return []
+    restored = [Path(os.path.normpath(workspace / p)) for p in listed(action.args.get("paths"))]
+    found = []
+    for name in listing.splitlines():
+        path = places.repo_root / name
+        if action.operation == "git.restore" and not any(p == path or p in path.parents for p in restored):
+            continue
+        finding = check_path(path, "write", places)
+        if finding is not None:
+            found.append(Finding(path, path, finding.why, "deny", "write", secret=False,
+                                 said=f"this call replaces {path} with its version "
+                                      f"{'at ' + str(ref) if ref else 'in the index'} (git tracks it), which "
+                                      f"StateWise protects: {finding.why}"))
+    return found
+
+
 def _action_findings(actions: Iterable[Action], workspace: Path, places: Places) -> list[Finding]:
     found: list[Finding] = []
     for action in actions:
+        if action.operation in _TREE_CHANGES:
+            found += _replaced_by_git(action, workspace, places)
         use: Use | None = _USES.get(action.operation)
         paths: list[str] = []
         if use is not None:

@@ -113,3 +113,22 @@ def test_secret_names():
                  "README.md", ".envrc"):
         assert not is_secret_name(name), name
     assert not is_secret_name(".env.test", SecretRules(exempt=(".env.test",)))
+
+
+def test_a_read_tool_on_a_secret_is_asked_and_other_reads_pass_at_the_front_door(project):
+    answer = project.call(project.work / "src", "Read", {"file_path": str(project.work / ".env")})
+    assert answer.decision == "ask" and ".env" in answer.reason, answer
+    answer = project.call(project.work, "read_file", {"absolute_path": str(project.home / ".aws" / "credentials")},
+                          agent="gemini")
+    assert answer.decision == "deny" and ".aws/credentials" in answer.reason, answer  # Gemini cannot ask
+    for path in ("README.md", ".env.example", "src/app.py"):
+        assert project.call(project.work, "Read", {"file_path": path}).decision == "defer", path
+
+
+def test_the_front_door_hints_cover_every_secret_name():
+    from statewise.integrations.hook_files import SECRET_HINTS
+    from statewise.protection import SECRET_HOME_FILES, SECRET_NAMES
+
+    samples = [name.replace("*", "x") for name in SECRET_NAMES] + [f"~/{p.rstrip('/')}" for p in SECRET_HOME_FILES]
+    for sample in samples:
+        assert any(hint in sample for hint in SECRET_HINTS), sample

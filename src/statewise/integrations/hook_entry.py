@@ -33,6 +33,8 @@ import time
 
 from statewise.integrations.hook_files import (
     EVENTS,
+    READ_TOOLS,
+    SECRET_HINTS,
     SHELL_TOOLS,
     contract_digest,
     could_observe,
@@ -134,13 +136,6 @@ def _options_fit(words: list[str], table: dict[str, object]) -> bool:
     return True
 
 
-#: Pieces of text that may name a secret (:mod:`statewise.protection`, whose table a test keeps
-#: this covering): a read-only command holding one goes to the full path, which asks before a
-#: secret is read. Names a contract's ``secrets:`` section adds are not seen here.
-SECRET_HINTS = (".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".pem", ".key", ".p12", ".pfx", "pypirc",
-                "netrc", "npmrc", "credentials", ".aws", "gcloud", ".azure", ".kube", ".docker", ".ssh")
-
-
 def fast_decision(command: str) -> bool:
     """True when ``command`` is proven read-only by the table alone (no check needed) and names
     nothing that may be a secret."""
@@ -216,6 +211,10 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
 
         return session_note(os.path.realpath(cwd), agent, contract_path)
     if event == "pre":
+        if isinstance(data, dict) and data.get("tool_name") in READ_TOOLS.get(agent, ()):
+            # A read is hooked only for secrets: one whose input names nothing like one passes.
+            text = str(data.get("tool_input"))
+            return None if any(hint in text for hint in SECRET_HINTS) else "{}"
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
     if event == "post":

@@ -174,6 +174,8 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
         env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
         analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
         return list(analysis.actions), command
+    if request.tool_name in tools["read"]:
+        return [], f"{request.tool_name} (a read: only secrets are checked)"
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
             return _patch_actions(request.tool_input, request.cwd, workspace, contract), "a patch"
@@ -243,6 +245,10 @@ def _protected(request: HookRequest, actions: list[Action], workspace: Path, pla
     if isinstance(command, list):
         command = shlex.join(str(part) for part in command)
     findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
+    if request.tool_name in AGENT_TOOLS[request.agent]["read"]:
+        from statewise.integrations.protect import read_findings
+
+        findings += read_findings(request.tool_input, workspace, places)
     denied = [finding for finding in findings if finding.effect == "deny"]
     if denied:
         reasons = list(dict.fromkeys(f.reason() for f in denied))

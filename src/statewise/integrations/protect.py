@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
 from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
 from statewise.workspace import find_repository_root, git_output
 
-__all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched"]
+__all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched", "read_findings"]
 
 #: Environment variables that make a program write (or replace) the file they name: git's
 #: traces and its index, shells' and REPLs' history files, TLS key logs.
@@ -291,6 +291,22 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                 if finding is not None:
                     seen.add(absolute)
                     found.append(finding)
+    return found
+
+
+def read_findings(tool_input: Mapping[str, object], workspace: Path, places: Places) -> list[Finding]:
+    """A read tool's file (``file_path``, ``absolute_path``, ``path``, or each of ``paths``) that
+    is a secret: asked (or what the contract's ``secrets.read`` says)."""
+    values: list[str] = []
+    for name in ("file_path", "absolute_path", "path", "notebook_path", "filePath"):
+        if isinstance(tool_input.get(name), str):
+            values.append(str(tool_input[name]))
+    values += listed(tool_input.get("paths"))
+    found = []
+    for value in values:
+        finding = check_path(_absolute(_expand(value, workspace, places.home), workspace), "read", places)
+        if finding is not None:
+            found.append(finding)
     return found
 
 

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_TOOLS",
     "EVENTS",
-    "SESSION_NOTE_SECONDS",
     "READ_TOOLS",
     "SECRET_HINTS",
+    "SESSION_NOTE_SECONDS",
     "SHELL_TOOLS",
     "builtin_contract_path",
     "cache_dir",

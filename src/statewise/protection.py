@@ -201,6 +201,7 @@ CHANGING_COMMANDS: dict[str, str] = {
     "install": "rewrites the hooks in a client's settings",
     "uninstall": "removes StateWise's hooks, after which tool calls run unchecked",
     "init": "creates or migrates the store",
+    "config approve": "approves the project's settings file, weakening settings included",
 }
 
 

@@ -778,6 +778,37 @@ def store_check(obj: Context, as_json: bool) -> None:
     if not report.ok:
         sys.exit(STORE_CHECK_VIOLATIONS)
 
+@main.group("config")
+def config_group() -> None:
+    """The project's settings file (.statewise/config.toml)."""
+
+
+@config_group.command("approve")
+@project_option()
+@click.pass_obj
+@handled
+def config_approve(obj: Context, project: str | None) -> None:
+    """Approve the project's config.toml as it is now, so the hook honours its weakening settings."""
+    from statewise.protection import agent_running
+    from statewise.settings import WEAKENING, approvals_path, approve_config, read_config
+    from statewise.settings import project_root as settings_root
+
+    client = agent_running(os.environ)
+    if client is not None:
+        raise click.UsageError(f"run by {client}'s agent: only the developer approves the project's settings "
+                               "(run it outside the agent)")
+    root = settings_root(project)
+    config, path = read_config(root)  # a malformed file is refused before it is approved
+    if path is None:
+        raise InputError(f"{root}: no .statewise/config.toml to approve")
+    digest = approve_config(path)
+    weakening = [name.replace("_", "-") for name, value in WEAKENING.items()
+                 if getattr(config, name) is not None and value in ("*", getattr(config, name))]
+    console.print(f"approved {path} (sha256 {digest[:12]}) in {approvals_path()}"
+                  + (f"; the hook honours {', '.join(weakening)} from it until it changes" if weakening else ""),
+                  highlight=False)
+
+
 
 
 # The memory commands live in their own module (statewise.cli.memory).

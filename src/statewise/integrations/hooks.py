@@ -568,6 +568,7 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             # Found once: both the note and its cache record need the store's location (a git call).
             store_location = store_location or default_location(request.cwd.resolve())
             settings_files, warning = _capture_filter_warning(agent, request, contract)
+            warning = " ".join(part for part in (*settings.warnings, warning) if part)
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract),
                                       warning=warning)

@@ -55,3 +55,21 @@ def test_the_agent_cannot_approve(tmp_path):
     assert done.returncode != 0 and "only the developer" in done.stderr
     answer = project.bash("statewise config approve")
     assert answer.decision == "ask", answer
+
+
+def test_doctor_reports_an_unapproved_weakening_setting(tmp_path, monkeypatch):
+    from statewise.integrations.doctor import diagnose
+    from statewise.settings import approve_config
+
+    project = make_project(tmp_path, protected=None)
+    monkeypatch.setenv("HOME", str(project.home))
+    config = project.work / ".statewise" / "config.toml"
+    config.write_text('on-pass = "allow"\n')
+
+    def finding():
+        return next(c for c in diagnose("claude-code", project=project.work, home=project.home)
+                    if c.name == "project settings")
+
+    assert not finding().ok and "ignores on-pass = allow" in finding().detail and not finding().fatal
+    approve_config(config)
+    assert finding().ok

@@ -287,11 +287,18 @@ def check_path(path: str | Path, use: Use, places: Places) -> Finding | None:
     return _secret(clean, use, places)
 
 
+def _holds_home_secret(path: Path, places: Places) -> bool:
+    home = _clean(places.home)
+    return any(_within(home / relative.rstrip("/"), path) for relative in SECRET_HOME_FILES)
+
+
 def _secret(path: Path, use: Use, places: Places) -> Finding | None:
     rules = places.secrets
     effect = rules.effect(use)
     if effect == "allow":
         return None
+    if use != "read" and not os.path.lexists(path) and not (use == "delete" and _holds_home_secret(path, places)):
+        return None  # a new file (cp .env.example .env) overwrites no credentials; deleting nothing loses none
     if is_secret_name(path.name, rules):
         return Finding(path, path, _SECRET_WHY.format(what=f"a {path.name} file"), effect, use, secret=True)
     if path.name == ".npmrc" and _npmrc_holds_token(path):

@@ -13,17 +13,16 @@ from tests.integrations.installed import make_project
 DENIED = [
     ("rm .env", ".env"),
     ("echo x > .env", ".env"),
-    ("echo X=1 >> .env.local", ".env.local"),
     ("mv .env .env.bak", ".env"),
-    ("cp README.md .env.production", ".env.production"),
+    ("cp README.md .env", ".env"),
     ("rm -f ~/.ssh/id_ed25519", "id_ed25519"),
-    ("echo x > deploy/server.pem", "server.pem"),
+    ("echo x > certs/tls.key", "tls.key"),
     ("rm certs/tls.key", "tls.key"),
-    ("echo '[default]' > ~/.aws/credentials", ".aws/credentials"),
+    ("echo '[default]' >> ~/.aws/credentials", ".aws/credentials"),
     ("rm ~/.kube/config", ".kube/config"),
     ("echo '{}' > ~/.docker/config.json", ".docker/config.json"),
-    ("rm -rf ~/.config/gcloud", ".config/gcloud"),
     ("echo x > ~/.pypirc", ".pypirc"),
+    ("rm -rf ~/.config/gcloud", ".config/gcloud"),
     ("GIT_TRACE=$PWD/.env git status", ".env"),
     ("GIT_INDEX_FILE=.env git read-tree HEAD", ".env"),
 ]
@@ -35,6 +34,7 @@ ASKED = [
     ("source .env && echo $SECRET", ".env"),
 ]
 PASSED = ["cat .env.example", "cp .env.example .env.sample", "echo X= >> .env.example", "cat README.md",
+          "cp .env.example .env.local",  # a new file: no credentials are overwritten
           "echo registry=https://example.invalid > .npmrc", "ls ~/.ssh/known_hosts", "git status"]
 
 
@@ -44,6 +44,11 @@ def project(tmp_path_factory):
     for name in ("deploy", "certs"):
         (made.work / name).mkdir()
     (made.work / "certs" / "tls.key").write_text("KEY\n")
+    home = made.home
+    for relative in (".ssh/id_ed25519", ".aws/credentials", ".kube/config", ".docker/config.json", ".pypirc",
+                     ".config/gcloud/credentials.db"):
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text("secret\n")
     return made
 
 
@@ -96,6 +101,7 @@ def test_the_contract_chooses_the_effects(tmp_path):
         "name: team\nversion: 1\nextends: coding\nsecrets:\n  read: allow\n  write: ask\n  delete: deny\n"
         "  names: ['*.secret']\n  exempt: ['.env.test']\n")
     (project.work / ".statewise" / "config.toml").write_text('contract = "team.yaml"\n')
+    (project.work / "api.secret").write_text("token\n")
     assert project.bash("cat .env").decision not in ("deny", "ask")
     assert project.bash("echo x > .env").decision == "ask"
     assert project.bash("rm .env").decision == "deny"

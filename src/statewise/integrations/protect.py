@@ -259,7 +259,11 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
         return found
     written = {os.path.realpath(_absolute(str(a.args["path"]), workspace))
                for a in actions if a.operation == "fs.write" and a.args.get("path")}
-    seen = {finding.path for finding in found}
+    # A word an action already writes or deletes was checked as that use (a new .env.local that
+    # `cp .env.example .env.local` creates is not a read of a secret).
+    seen = {finding.path for finding in found} | {
+        Path(os.path.normpath(_absolute(str(a.args[slot]), workspace)))
+        for a in actions if a.operation in _USES for slot in ("path", "link_path") if a.args.get(slot)}
     for segment in segments:
         program_at = 0
         while program_at < len(segment) and _ASSIGNMENT.match(segment[program_at]):

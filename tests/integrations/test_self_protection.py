@@ -100,9 +100,13 @@ def test_a_configured_hooks_path_is_protected(tmp_path):
     assert "core.hooksPath" in answer.reason
 
 
-def test_a_store_named_by_the_settings_is_protected_wherever_it_is(tmp_path):
+def test_a_store_named_by_the_settings_is_protected_wherever_it_is(tmp_path, monkeypatch):
+    from statewise.settings import approve_config
+
     project = make_project(tmp_path, protected=None)
     (project.work / ".statewise" / "config.toml").write_text('store = "data/guard.db"\n')
+    monkeypatch.setenv("HOME", str(project.home))
+    approve_config(project.work / ".statewise" / "config.toml")  # another store is honoured once approved
     (project.work / "data").mkdir()
     answer = project.bash("rm -f data/guard.db")
     assert answer.decision == "deny", answer

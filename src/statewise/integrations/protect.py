@@ -64,16 +64,16 @@ def places_for(cwd: Path, *, store: str | None, contract_path: str | None, confi
     git_dirs: list[Path] = []
     hooks_path: Path | None = None
     if root is not None:
-        for question in (("rev-parse", "--absolute-git-dir"),
-                         ("rev-parse", "--path-format=absolute", "--git-common-dir")):
-            answer = git_output(cwd, *question)
-            if answer:
-                git_dirs.append(Path(answer))
+        # One git call: the git directory, the common one (a linked worktree's main .git), and
+        # where git looks for hooks (core.hooksPath honoured).
+        answer = git_output(cwd, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir",
+                            "--git-path", "hooks")
+        lines = answer.splitlines() if answer else []
+        git_dirs = [Path(line) for line in lines[:2]]
         if not git_dirs and (root / ".git").is_dir():
             git_dirs.append(root / ".git")
-        configured = git_output(cwd, "config", "--get", "core.hooksPath")
-        if configured:
-            hooks_path = root / Path(configured).expanduser()
+        if len(lines) == 3 and all(Path(lines[2]) != d / "hooks" for d in git_dirs):
+            hooks_path = Path(lines[2])
     extra: list[tuple[Path, str]] = []
     why = ("StateWise's {what}, named by the settings in effect: the agent the guard checks must not change "
            "what checks it")

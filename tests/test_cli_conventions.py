@@ -139,11 +139,13 @@ def test_a_bad_config_toml_is_one_line_naming_the_file_and_key(repo):
     assert done.returncode == 2 and "not TOML" in done.stderr
 
 
-def test_hook_settings_reads_the_projects_config_in_the_documented_order(repo):
-    from statewise.settings import hook_settings
+def test_hook_settings_reads_the_projects_config_in_the_documented_order(repo, tmp_path, monkeypatch):
+    from statewise.settings import approve_config, hook_settings
 
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (repo / ".statewise").mkdir()
     (repo / ".statewise" / "config.toml").write_text('on-pass = "allow"\ncontract = "c.yaml"\n')
+    approve_config(repo / ".statewise" / "config.toml")  # on-pass = allow weakens: the developer approved it
     settings = hook_settings(repo)
     assert (settings.on_pass.value, settings.contract.value) == ("allow", str(repo / "c.yaml"))
     assert hook_settings(repo, on_pass="defer").on_pass.source == "flag"

@@ -121,6 +121,15 @@ def record_add(obj: Context, key: str, value: str, scope: str | None, value_type
     typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
     if scope is None:
         scope = str(derived_scope(obj, key))
+    from statewise.protection import agent_running
+
+    client = agent_running(os.environ)
+    if client is not None and (authority != Authority.AGENT.value or source != SourceKind.AGENT_INFERENCE.value):
+        # Run by the agent (its client marks its tool subprocesses): whatever the flags say, the
+        # record is the agent's word, and the guard weighs it as such (issue 25).
+        obj.info(f"run by {client}'s agent: the record is stored with agent authority (source agent_inference), "
+                 f"not --authority {authority} --source {source}")
+        source, authority, actor = SourceKind.AGENT_INFERENCE.value, Authority.AGENT.value, f"{client} agent"
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
         value_type=ValueType(value_type) if value_type else None,
@@ -302,6 +311,14 @@ def record_import(obj: Context, source: str, show_progress: bool | None) -> None
     goes to stderr when it is a terminal."""
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
+    from statewise.protection import agent_running
+
+    client = agent_running(os.environ)
+    if client is not None:
+        # An export names each record's provenance; imported by the agent, a file could claim
+        # the developer's authority for anything. The developer imports.
+        raise click.UsageError(f"run by {client}'s agent: `statewise record import` writes records with the "
+                               "provenance the file claims, so only the developer runs it (outside the agent)")
     handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
     try:
         total = None if source == "-" else max(1, Path(source).stat().st_size)
@@ -760,6 +777,37 @@ def store_check(obj: Context, as_json: bool) -> None:
                               soft_wrap=True)
     if not report.ok:
         sys.exit(STORE_CHECK_VIOLATIONS)
+
+@main.group("config")
+def config_group() -> None:
+    """The project's settings file (.statewise/config.toml)."""
+
+
+@config_group.command("approve")
+@project_option()
+@click.pass_obj
+@handled
+def config_approve(obj: Context, project: str | None) -> None:
+    """Approve the project's config.toml as it is now, so the hook honours its weakening settings."""
+    from statewise.protection import agent_running
+    from statewise.settings import WEAKENING, approvals_path, approve_config, read_config
+    from statewise.settings import project_root as settings_root
+
+    client = agent_running(os.environ)
+    if client is not None:
+        raise click.UsageError(f"run by {client}'s agent: only the developer approves the project's settings "
+                               "(run it outside the agent)")
+    root = settings_root(project)
+    config, path = read_config(root)  # a malformed file is refused before it is approved
+    if path is None:
+        raise InputError(f"{root}: no .statewise/config.toml to approve")
+    digest = approve_config(path)
+    weakening = [name.replace("_", "-") for name, value in WEAKENING.items()
+                 if getattr(config, name) is not None and value in ("*", getattr(config, name))]
+    console.print(f"approved {path} (sha256 {digest[:12]}) in {approvals_path()}"
+                  + (f"; the hook honours {', '.join(weakening)} from it until it changes" if weakening else ""),
+                  highlight=False)
+
 
 
 

@@ -192,6 +192,10 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "curl": _Analyzer.curl,
     "wget": _Analyzer.wget,
     "zip": _Analyzer.zip,
+    "tar": _Analyzer.tar,
+    "easy_install": _Analyzer.easy_install,
+    "gtar": _Analyzer.tar,
+    "bsdtar": _Analyzer.tar,
     "split": _Analyzer.split,
     "csplit": _Analyzer.split,
     **{name: _Analyzer.compressor for name in _COMPRESSORS},
@@ -213,7 +217,7 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
                                  if call.args and call.args[0].value == "install" else self.wrapped(call, "unguarded"))
        for name in ("conda", "mamba", "micromamba")},
     "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
-                                else self.unguard(call.part)),
+                                else self.pipx(call)),
     "npm": _Analyzer.npm,
     "pnpm": _Analyzer.npm,
     "yarn": _Analyzer.npm,

@@ -348,6 +348,9 @@ class _Base:
     def output_options(self, call: _Call) -> None:
         raise NotImplementedError  # provided by the tools part
 
+    def setup_py(self, call: _Call, rest: list[str | None]) -> bool:
+        raise NotImplementedError
+
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:
         raise NotImplementedError  # provided by the tools part
 

@@ -78,6 +78,8 @@ class _Python(_Projects):
         if script.rsplit("/", 1)[-1] == "manage.py":
             self.django(call, words[i + 1:])
             return
+        if script.rsplit("/", 1)[-1] == "setup.py" and self.setup_py(call, [w.value for w in words[i + 1:]]):
+            return
         self.unguard(call.part)
 
     def stdin_program(self, call: _Call, what: str) -> None:

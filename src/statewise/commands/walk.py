@@ -59,13 +59,20 @@ class _Walk(_Base):
         if kind == "command":
             self.simple_command(node, source, ctx)
         elif kind == "redirected_statement":
-            body = node.child_by_field_name("body")
+            body = outer = node.child_by_field_name("body")
+            while body is not None and body.type == "list" and body.named_children:
+                # tree-sitter-bash hangs the redirect of `cd config && echo x > f` on the whole
+                # list; bash gives it to the last command, after the `cd` (issue 25: `pushd
+                # config >/dev/null && : > prod.yaml` wrote config/prod.yaml unseen).
+                *first, body = body.named_children
+                for child in first:
+                    self.walk(child, source, ctx)
             streams = (ctx.stdin, ctx.stdout)
             for child in node.children:
                 if child.type in _REDIRECTS:
                     self.redirect(child, source, ctx)
                     _redirect_streams(child, source, ctx)
-                elif body is not None and child.id == body.id:
+                elif body is not None and child.id in (body.id, outer.id):
                     continue
                 elif child.is_named:
                     self.walk(child, source, ctx)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -146,6 +146,19 @@ class ScopeSources(SpecModel):
     branch: Annotated[tuple[str, ...], _sources("branch")] = ("git:branch",)
 
 
+class SecretsSpec(SpecModel):
+    """What the agent may do with secrets (``.env`` files, private keys, cloud credential files:
+    :mod:`statewise.protection`), which are protected without any record. ``names``: more file
+    name globs that are secrets; ``exempt``: names that are not (templates such as
+    ``.env.example`` already are)."""
+
+    read: Literal["allow", "ask", "deny"] = "ask"
+    write: Literal["allow", "ask", "deny"] = "deny"
+    delete: Literal["allow", "ask", "deny"] = "deny"
+    names: tuple[NonEmptyStr, ...] = ()
+    exempt: tuple[NonEmptyStr, ...] = ()
+
+
 class ContractDocument(SpecModel):
     """One contract file as written (before merging with what it extends)."""
 
@@ -161,3 +174,4 @@ class ContractDocument(SpecModel):
     observations: tuple[ObservationRule, ...] = ()
     memory: MemorySpec | None = None
     commands: dict[Annotated[StrictStr, named("binding")], CommandRule] = Field(default_factory=dict)
+    secrets: SecretsSpec | None = None

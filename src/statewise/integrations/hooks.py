@@ -39,6 +39,7 @@ from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, co
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
+from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope, git_answers_kept
@@ -176,6 +177,8 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
         if unguarded is not None:
             unguarded.extend(analysis.unguarded)
         return list(analysis.actions), command
+    if request.tool_name in tools["read"]:
+        return [], f"{request.tool_name} (a read: only secrets are checked)"
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
             return _patch_actions(request.tool_input, request.cwd, workspace, contract), "a patch"
@@ -234,10 +237,73 @@ def _repair_note(decision: Decision) -> str:
     return ("StateWise corrected its memory: " + "; ".join(notes) + ". ") if notes else ""
 
 
-def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None
+               ) -> tuple[str | None, str | None]:
+    """What the built-in protection says (:mod:`statewise.integrations.protect`): a deny reason
+    for a write, delete or move of a protected target, else a question for a secret read."""
+    if places is None:
+        return None, None
+    from statewise.integrations.protect import findings_for
+
+    command = request.tool_input.get("command") if request.tool_name in AGENT_TOOLS[request.agent]["shell"] else None
+    if isinstance(command, list):
+        command = shlex.join(str(part) for part in command)
+    findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
+    if request.tool_name in AGENT_TOOLS[request.agent]["read"]:
+        from statewise.integrations.protect import read_findings
+
+        findings += read_findings(request.tool_input, workspace, places)
+    denied = [finding for finding in findings if finding.effect == "deny"]
+    if denied:
+        reasons = list(dict.fromkeys(f.reason() for f in denied))
+        more = f" (and {len(reasons) - 3} more protected targets)" if len(reasons) > 3 else ""
+        return "StateWise stopped this call: " + "; ".join(reasons[:3]) + more + ".", None
+    asked = [finding for finding in findings if finding.effect == "ask"]
+    if asked:
+        return None, ("StateWise asks the developer: " + "; ".join(dict.fromkeys(f.reason() for f in asked))
+                      + ". Where the client cannot ask (Codex, Gemini CLI, claude -p), the developer runs it "
+                        "themself.")
+    return None, None
+
+
+def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str,
+         places: Places | None = None) -> HookOutcome:
     workspace = request.cwd.resolve()
     unguarded: list[str] = []
     actions, description = actions_for(request, workspace, contract, unguarded=unguarded)
+    denied, question = _protected(request, actions, workspace, places)
+    if denied:
+        return _render(request.agent, "deny", denied, on_pass)
+    outcome = _checked(request, actions, description, workspace, unguarded, store_location=store_location,
+                       contract=contract, on_pass=on_pass)
+    if question is None:
+        return outcome
+    verdict = _verdict(outcome)
+    if verdict == "deny":
+        return outcome  # a question never masks a deny
+    if verdict == "ask":
+        question = f"{question} {_reason(outcome)}"
+    return _render(request.agent, "ask", question, on_pass, list(outcome.decisions))
+
+
+def _verdict(outcome: HookOutcome) -> str:
+    if outcome.exit_code == 2:
+        return "deny"
+    data = json.loads(outcome.stdout or "{}")
+    if "decision" in data:
+        return "deny" if data["decision"] == "deny" else "pass"
+    return {"deny": "deny", "ask": "ask"}.get(data.get("hookSpecificOutput", {}).get("permissionDecision"), "pass")
+
+
+def _reason(outcome: HookOutcome) -> str:
+    data = json.loads(outcome.stdout or "{}")
+    return str(data.get("reason") or data.get("hookSpecificOutput", {}).get("permissionDecisionReason") or "")
+
+
+def _checked(request: HookRequest, actions: list[Action], description: str, workspace: Path, unguarded: list[str],
+             *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+    """The guard's answer for ``actions`` (and for ``unguarded``, the programs no rule reads,
+    checked only for the protected targets they name)."""
     if not actions and not unguarded:
         return _render(request.agent, "pass", "no guarded action", on_pass)
     from statewise.commands import UNRESOLVED
@@ -284,7 +350,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
                                    action)
             decisions.append(decision)
             if not decision.execute:
-                stops.append((decision, _approval_request(decision, contract)))
+                stops.append((decision, _approval_request(decision, contract, workspace)))
                 # A stop that only waits for approval is asked only if every other action of the
                 # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
                 if stops[-1][1] is None:
@@ -307,7 +373,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
                    on_pass, decisions)
 
 
-def _approval_request(decision: Decision, contract: Contract) -> str | None:
+def _approval_request(decision: Decision, contract: Contract, workspace: Path) -> str | None:
     """If every other check passed and the stop is only the contract's ``requires_approval``
     with no approval channel configured: the request the client's permission prompt puts to
     the developer (that prompt is the approval channel). Clients without one deny with it."""
@@ -318,9 +384,34 @@ def _approval_request(decision: Decision, contract: Contract) -> str | None:
     proposal = decision.report.proposal
     spec = contract.operations.get(proposal.operation)
     what = f" ({spec.description.rstrip('.')})" if spec is not None and spec.description else ""
+    what += _protected_note(decision, workspace)
     return (f"StateWise asks for the developer's approval: {proposal.describe()}{what}. Every check passed; "
             f"the contract requires a developer to approve {proposal.operation}. Where the client cannot ask "
             "(Codex, Gemini CLI, claude -p), the developer runs it themself.")
+
+
+def _protected_note(decision: Decision, workspace: Path) -> str:
+    """For a restore (or a clean) of paths the developer protects: which, so the question says
+    protected paths are involved (`git checkout old -- migrations` overwrites them)."""
+    from statewise.integrations.protect import listed, protected_paths_touched
+
+    proposal = decision.report.proposal
+    paths = listed(proposal.args.get("paths"))
+    if not paths:
+        return ""
+    protected = [str(entry) for premise in decision.report.premises
+                 if premise.key in ("fs.protected_paths", "fs.declared_protected_paths")
+                 and isinstance(premise.value, list) for entry in premise.value]
+    if not protected:
+        return ""
+    from statewise.workspace import find_repository_root
+
+    touched = protected_paths_touched(paths, protected, workspace, find_repository_root(workspace))
+    if not touched:
+        return ""
+    source = proposal.args.get("source")
+    return (f"; it overwrites protected paths ({', '.join(touched)}, fs.protected_paths) with their content "
+            f"{'at ' + str(source) if source else 'in the index'}")
 
 
 def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list[Decision] | None = None
@@ -503,12 +594,19 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             # Found once: both the note and its cache record need the store's location (a git call).
             store_location = store_location or default_location(request.cwd.resolve())
             settings_files, warning = _capture_filter_warning(agent, request, contract)
+            warning = " ".join(part for part in (*settings.warnings, warning) if part)
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract),
                                       warning=warning)
             _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
             return outcome
-        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
+        from statewise.integrations.protect import places_for
+        from statewise.protection import SecretRules
+
+        secrets = contract.secrets if isinstance(getattr(contract, "secrets", None), SecretRules) else None
+        places = places_for(request.cwd.resolve(), store=store_location or default_location(request.cwd.resolve()),
+                            contract_path=contract_path, config_path=settings.config_path, secrets=secrets)
+        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass, places=places)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
                                 f"StateWise could not check this call: {error}")

@@ -347,6 +347,27 @@ def _unlabelled(results: Iterable[RunResult], labels: Mapping[LineId, Label]) ->
     return out
 
 
+def _raw(result: RunResult) -> dict[str, Any]:
+    return {"name": result.name, "repo": result.repo, "exit": result.exit_status, "seconds": result.seconds,
+            "error": result.error, "files": result.files, "facts": result.facts,
+            "flagged": [[line.file, line.line, line.sha256, text] for line, text in result.flagged.items()],
+            "checked": [[line.file, line.line, line.sha256, text] for line, text in result.checked.items()],
+            "edits": [[line.file, line.line, line.sha256] for line in result.edits]}
+
+
+def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+
+    def one(item: dict[str, Any]) -> RunResult:
+        repo = item["repo"]
+        return RunResult(item["name"], repo, item["exit"], item["seconds"], item["error"],
+                         {LineId(repo, f, n, h): t for f, n, h, t in item["flagged"]},
+                         {LineId(repo, f, n, h): t for f, n, h, t in item["checked"]},
+                         [LineId(repo, f, n, h) for f, n, h in item["edits"]], item["files"], item["facts"])
+
+    return [one(i) for i in data["results"]], [one(i) for i in data["drifts"]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clones", type=Path, required=True, help="Where the clones live (outside this repo).")
@@ -356,6 +377,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="Only this owner/name (repeatable).")
     parser.add_argument("--json", type=Path, help="Also write the report as JSON here.")
     parser.add_argument("--unlabelled", type=Path, help="Write flagged lines without a label here (with text).")
+    parser.add_argument("--raw", type=Path, help="Also write what each run flagged (with text; not for committing).")
+    parser.add_argument("--from-raw", type=Path, help="Score a --raw file again (after labelling) without running.")
     parser.add_argument("--statewise", default=str(Path(sys.executable).with_name("statewise")),
                         help="The statewise executable.")
     args = parser.parse_args(argv)
@@ -366,6 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[RunResult] = []
     drifts: list[RunResult] = []
     pins = {str(item["repo"]): str(item["commit"]) for item in manifest["repositories"]}
+    if args.from_raw:
+        results, drifts = _read_raw(args.from_raw)
+        pins = {}
+        manifest["drift"] = []
     for repo, commit in pins.items():
         if args.only and repo not in args.only:
             continue
@@ -380,6 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_report(data)
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    if args.raw:
+        args.raw.write_text(json.dumps({"results": [_raw(r) for r in results], "drifts": [_raw(r) for r in drifts]},
+                                       indent=1) + "\n", encoding="utf-8")
     if args.unlabelled:
         todo = _unlabelled(results, labels) + _unlabelled(drifts, drift_labels)
         args.unlabelled.write_text(yaml.safe_dump(todo, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -38,6 +38,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -94,6 +95,7 @@ class RunResult:
     edits: list[LineId] = field(default_factory=list)  # lines a write-back proposal would change
     files: int = 0
     facts: int = 0
+    cpu_seconds: float = 0.0  # user + system time of the check and what it ran (wall time varies with load)
 
 
 def load_labels(path: Path, section: str) -> dict[LineId, Label]:
@@ -162,13 +164,16 @@ def run_check(name: str, repo: str, clone: Path, statewise: Sequence[str]) -> Ru
         environ.update(HOME=home, XDG_CONFIG_HOME=str(Path(home) / ".config"),
                        XDG_DATA_HOME=str(Path(home) / ".local" / "share"), GIT_CONFIG_NOSYSTEM="1")
         started = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             done = subprocess.run([*statewise, "memory", "check", "--json", "--diff"], cwd=clone, env=environ,
                                   capture_output=True, text=True, timeout=CHECK_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             return RunResult(name, repo, -1, time.perf_counter() - started, error="timed out")
         seconds = time.perf_counter() - started
-    result = RunResult(name, repo, done.returncode, seconds)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    result = RunResult(name, repo, done.returncode, seconds, cpu_seconds=cpu)
     try:
         data = json.loads(done.stdout)
     except ValueError:
@@ -281,6 +286,7 @@ def report(results: Sequence[RunResult], drifts: Sequence[RunResult], labels: Ma
                      "flagged": len(result.flagged), "true": counts.true_flags, "false": counts.false_flags,
                      "unlabelled": counts.unlabelled, "missed": counts.missed, "harmful_edits": counts.harmful_edits,
                      "real_error": real_error, "exit": result.exit_status, "seconds": round(result.seconds, 2),
+                     "cpu_seconds": round(result.cpu_seconds, 2),
                      "error": result.error})
     drift_rows: list[dict[str, Any]] = []
     drift_total = Tally()
@@ -305,6 +311,7 @@ def report(results: Sequence[RunResult], drifts: Sequence[RunResult], labels: Ma
         "failing_without_real_error": failing_without_error,
         "errors": [r.repo for r in results if r.error],
         "p50_seconds": round(statistics.median(times), 2) if times else None,
+        "p50_cpu_seconds": round(statistics.median(r.cpu_seconds for r in results), 2) if results else None,
         "drift_pairs": len(drifts), "drift_recall": drift_total.recall, "drift_precision": drift_total.precision,
         "drift_true": drift_total.true_flags, "drift_missed": drift_total.missed,
         "drift_false": drift_total.false_flags, "drift_unlabelled": drift_total.unlabelled,
@@ -333,7 +340,7 @@ def print_report(data: Mapping[str, Any]) -> None:
           f"({summary['drift_true']} caught, {summary['drift_missed']} missed), precision "
           f"{_pct(summary['drift_precision'])} ({summary['drift_false']} false, {summary['drift_unlabelled']} "
           "unlabelled)")
-    print(f"p50 seconds per repository: {summary['p50_seconds']}")
+    print(f"p50 seconds per repository: {summary['p50_seconds']} wall, {summary['p50_cpu_seconds']} CPU")
 
 
 def _unlabelled(results: Iterable[RunResult], labels: Mapping[LineId, Label]) -> list[dict[str, Any]]:
@@ -349,6 +356,7 @@ def _unlabelled(results: Iterable[RunResult], labels: Mapping[LineId, Label]) ->
 
 def _raw(result: RunResult) -> dict[str, Any]:
     return {"name": result.name, "repo": result.repo, "exit": result.exit_status, "seconds": result.seconds,
+            "cpu_seconds": result.cpu_seconds,
             "error": result.error, "files": result.files, "facts": result.facts,
             "flagged": [[line.file, line.line, line.sha256, text] for line, text in result.flagged.items()],
             "checked": [[line.file, line.line, line.sha256, text] for line, text in result.checked.items()],
@@ -363,7 +371,8 @@ def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
         return RunResult(item["name"], repo, item["exit"], item["seconds"], item["error"],
                          {LineId(repo, f, n, h): t for f, n, h, t in item["flagged"]},
                          {LineId(repo, f, n, h): t for f, n, h, t in item["checked"]},
-                         [LineId(repo, f, n, h) for f, n, h in item["edits"]], item["files"], item["facts"])
+                         [LineId(repo, f, n, h) for f, n, h in item["edits"]], item["files"], item["facts"],
+                         item.get("cpu_seconds", 0.0))
 
     return [one(i) for i in data["results"]], [one(i) for i in data["drifts"]]
 

@@ -258,3 +258,14 @@ def test_a_vendored_projects_notes_are_not_held_to_this_tree(tmp_path: Path, hom
     report = check_memory(repo.work, contract, home=home)
     assert report.findings == ()
     assert report.ok
+
+
+def test_the_human_report_lists_stale_lines_only_when_asked(tmp_path: Path, home: Path, contract: Contract) -> None:
+    from statewise.memory import render_human
+
+    repo = _repo(tmp_path, {"src/app.py": ""}, "# Notes\n\nClients call `tools/call` on the server.\n")
+    report = check_memory(repo.work, contract, home=home)
+    assert [f.status for f in report.findings] == ["stale?"]
+    assert "tools/call" not in render_human(report)
+    assert "0 defective, 1 stale?" in render_human(report)
+    assert "AGENTS.md:3: stale?: fs.exists[tools/call]" in render_human(report, verbose=True)

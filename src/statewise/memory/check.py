@@ -519,7 +519,8 @@ def render_human(report: CheckReport, *, verbose: bool = False) -> str:
     """Per file and line: the verdict, the quoted line, the evidence and the correct value."""
     out: list[str] = []
     for finding in report.findings:
-        if finding.status in (VALID, GENERATED) and not verbose:
+        # stale? is a lower severity with no evidence: listed with -v, counted in the summary
+        if finding.status in (VALID, GENERATED, STALE) and not verbose:
             continue
         value = render_value(finding.claimed)
         out.append(f"{finding.file.relpath}:{finding.line}: {finding.status}: {finding.key} = {value}")

@@ -73,6 +73,7 @@ class Outcome:
     reason: str
     seconds: float
     guard: str = "statewise"
+    raw: str = ""  # the whole reason, the repository's path written <repo>
 
 
 def load_labels(path: Path) -> dict[str, dict[str, str]]:
@@ -172,7 +173,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (!line.trim()) continue;
   const { command, cwd } = JSON.parse(line);
   let result;
-  try { result = api.checkCommand({ command, cwd }); } catch (error) { result = { kind: 'error', reason: String(error) }; }
+  try { result = api.checkCommand({ command, cwd }); }
+  catch (error) { result = { kind: 'error', reason: String(error) }; }
   process.stdout.write(JSON.stringify(result) + '\\n');
 }
 """
@@ -231,7 +233,8 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
     (base / "home").mkdir()
     worlds = [make_world(base / f"world-{index}", template, env) for index in range(max(1, jobs))]
     package = install_ccsn(ccsn_cache or base / "ccsn") if ccsn else None
-    ccsn_env = {**env, "CC_SAFETY_NET_HOME": str(base / "ccsn-home"), "CC_SAFETY_NET_AUDIT_HOME": str(base / "ccsn-home"),
+    ccsn_home = str(base / "ccsn-home")
+    ccsn_env = {**env, "CC_SAFETY_NET_HOME": ccsn_home, "CC_SAFETY_NET_AUDIT_HOME": ccsn_home,
                 "CC_SAFETY_NET_AUDIT_SCOPE": "blocked"}
     texts: dict[str, str] = {}
 
@@ -245,7 +248,7 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
         verdict, reason, seconds = call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
                                         {**env, **repo.env})
         found = [Outcome(entry["sha256"], label, verdict, cause(reason, repo.workspace, command) if verdict in STOPS
-                         else reason, seconds)]
+                         else reason, seconds, raw=reason.replace(str(repo.workspace), "<repo>"))]
         if package is not None and ccsn_hook:
             entry_script = package / "dist" / "bin" / "cc-safety-net.js"
             verdict, reason, seconds = call(["node", str(entry_script), "hook", "--claude-code"],
@@ -267,7 +270,8 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
             answers = ccsn_batch(package, calls, {**ccsn_env, **world(0).env})
             each = (time.perf_counter() - started) / max(1, len(calls))
             outcomes += [Outcome(e["sha256"], labels.get(e["sha256"], {}).get("label", "ordinary"), verdict, reason,
-                                 each, guard="cc-safety-net") for e, (verdict, reason) in zip(entries, answers)]
+                                 each, guard="cc-safety-net")
+                         for e, (verdict, reason) in zip(entries, answers, strict=True)]
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -231,7 +231,7 @@ def extract(sources: Sequence[Source], mirrors: Path, *, check_bash: bool = True
         texts = list(corpus.commands)
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             verdicts = list(pool.map(valid_bash, texts))
-        for text, ok in zip(texts, verdicts):
+        for text, ok in zip(texts, verdicts, strict=True):
             if not ok:
                 entry = corpus.commands.pop(text)
                 for source in entry["sources"]:

@@ -76,6 +76,15 @@ class Outcome:
     raw: str = ""  # the whole reason, the repository's path written <repo>
 
 
+def load_replay_causes(path: Path) -> list[tuple[re.Pattern[str], str]]:
+    """The causes of stops that come from replaying a command outside the agent's own repository
+    (``replay.yaml``): (pattern over the grouped cause, why)."""
+    if not path.exists():
+        return []
+    data = yaml.safe_load(path.read_text()) or {}
+    return [(re.compile(item["cause"]), str(item["why"])) for item in data.get("replay_causes") or ()]
+
+
 def load_labels(path: Path) -> dict[str, dict[str, str]]:
     """sha256 -> {label, reason}; a command without an entry is ordinary."""
     if not path.exists():
@@ -217,7 +226,7 @@ def cause(reason: str, workspace: Path, command: str) -> str:
 
 def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, str]], *, jobs: int = 2,
         ccsn: bool = False, ccsn_cache: Path | None = None, ccsn_hook: bool = False, warm: bool = True,
-        keep: bool = False) -> tuple[list[Outcome], dict[str, str], Path]:
+        keep: bool = False, progress: bool = False) -> tuple[list[Outcome], dict[str, str], Path]:
     """Every entry through the installed hook (and cc-safety-net when asked), ``jobs`` calls at a
     time, each worker in a repository of its own so that no two calls share a store. Returns
     the outcomes, the command text by sha256 (for the local report only) and the first
@@ -257,6 +266,9 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
             found.append(Outcome(entry["sha256"], label, verdict, rule.group(1) if rule else cause(
                 reason, repo.workspace, command), seconds, guard="cc-safety-net"))
         texts[entry["sha256"]] = command
+        done = len(texts)
+        if progress and done % 1000 == 0:
+            print(f"  {done}/{len(entries)} commands sent", file=sys.stderr, flush=True)
         return found
 
     try:
@@ -282,8 +294,11 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.2f}%)" if whole else f"{part}/0"
 
 
-def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_commands: bool = True) -> str:
-    """The figures: stops per label, the causes of ordinary stops, the side by side table."""
+def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_commands: bool = True,
+           replay: Sequence[tuple[re.Pattern[str], str]] = ()) -> str:
+    """The figures: stops per label, the causes of ordinary stops, the side by side table.
+    Stops whose cause matches a ``replay`` pattern are counted apart as well: they come from
+    replaying the command in a repository other than the agent's (a path only that one had)."""
     lines: list[str] = []
     guards = list(dict.fromkeys(o.guard for o in outcomes))
     by_guard = {guard: {o.sha256: o for o in outcomes if o.guard == guard} for guard in guards}
@@ -302,6 +317,11 @@ def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_comman
                      + (f"; goal at most {GOAL_ORDINARY_STOPPED:.1%}: "
                         f"{'met' if len(stopped_ordinary) <= GOAL_ORDINARY_STOPPED * len(ordinary) else 'NOT met'}"
                         if guard == "statewise" else ""))
+        artefacts = [o for o in stopped_ordinary if any(p.search(o.reason) for p, _ in replay)]
+        if artefacts:
+            kept = len(stopped_ordinary) - len(artefacts)
+            lines.append(f"  of which replay artefacts (a path of the agent's own repository): {len(artefacts)}; "
+                         f"without them: {_share(kept, len(ordinary) - len(artefacts))}")
         lines.append(f"dangerous stopped: {_share(len(stopped_dangerous), len(dangerous))}")
         if times:
             lines.append(f"per call: p50 {statistics.median(times):.0f} ms, p90 "
@@ -375,6 +395,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-commands", action="store_true", help="print causes without example commands")
     parser.add_argument("--json", type=Path, help="write every outcome (hashes, verdicts, causes) here")
     parser.add_argument("--keep", action="store_true", help="keep the repositories")
+    parser.add_argument("--report", type=Path, metavar="JSON",
+                        help="print the report of an earlier run's --json with the current labels, and exit")
     args = parser.parse_args(argv)
     entries = read_corpus(args.corpus)
     if args.limit is not None:
@@ -383,11 +405,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(census_tables(entries))
         return 0
     labels = load_labels(args.labels)
+    replay = load_replay_causes(TRAFFIC / "replay.yaml")
+    if args.report:
+        saved = [Outcome(**item) for item in json.loads(args.report.read_text())]
+        relabelled = [Outcome(**{**asdict(o), "label": labels.get(o.sha256, {}).get("label", "ordinary")})
+                      for o in saved]
+        texts = {e["sha256"]: str(e["command"]).replace(REPO_MARK, "<repo>") for e in entries}
+        print(report(relabelled, texts, show_commands=not args.no_commands, replay=replay))
+        return 0
     started = time.perf_counter()
     outcomes, texts, _ = run(entries, labels, jobs=args.jobs, ccsn=args.ccsn, ccsn_cache=args.ccsn_cache,
-                             ccsn_hook=args.ccsn_hook, warm=not args.no_warm, keep=args.keep)
+                             ccsn_hook=args.ccsn_hook, warm=not args.no_warm, keep=args.keep, progress=True)
     elapsed = time.perf_counter() - started
-    print(report(outcomes, texts, show_commands=not args.no_commands))
+    print(report(outcomes, texts, show_commands=not args.no_commands, replay=replay))
     dangerous = sum(1 for e in entries if labels.get(e["sha256"], {}).get("label") == "dangerous")
     print(f"\n{len(entries)} corpus commands ({dangerous} labelled dangerous) through the installed hook, "
           f"{args.jobs} at a time, in {elapsed:.0f} s (repositories and installs included)")

@@ -2,7 +2,8 @@
 
 Each corpus command is parsed with the tree-sitter bash grammar (the one StateWise uses); every
 simple command in it (through lists, pipelines, subshells, substitutions) counts once per corpus
-command for its program (the basename of the command name, environment assignments skipped) and,
+command for its program (the basename of the command name, environment assignments skipped; behind a prefix such as
+``sudo`` or ``timeout`` the inner program counts too) and,
 for programs that take a subcommand (``SUBCOMMAND_PROGRAMS``), for program + subcommand
 (``python -m X`` counts as ``python -m X``). A ``sh -c`` / ``bash -c`` body is not parsed again here.
 
@@ -40,6 +41,9 @@ SUBCOMMAND_PROGRAMS = frozenset({
     "alembic", "tox", "nox", "pre-commit", "aws", "gcloud", "az", "heroku", "vercel", "ng", "rails", "bundle",
 })
 _PYTHON_NAMES = ("python", "python3", "python2", "pypy3")
+#: Prefixes whose inner command is counted as well (sudo apt-get install counts for sudo, apt-get
+#: and apt-get install), with how many words after their options are theirs (timeout's duration).
+WRAPPERS = {"sudo": 0, "doas": 0, "env": 0, "nohup": 0, "nice": 0, "time": 0, "stdbuf": 0, "xargs": 0, "timeout": 1}
 
 
 @lru_cache(maxsize=1)
@@ -93,6 +97,20 @@ def program_of(words: Sequence[str]) -> tuple[str, str | None]:
     return program, None
 
 
+def unwrapped(words: Sequence[str]) -> Iterator[list[str]]:
+    """The simple command, then the command each wrapper prefix in front of it runs."""
+    current = list(words)
+    while current:
+        yield current
+        program = current[0].rsplit("/", 1)[-1]
+        if program not in WRAPPERS:
+            return
+        rest = current[1:]
+        while rest and (rest[0].startswith("-") or ("=" in rest[0] and program == "env")):
+            rest = rest[1:]
+        current = rest[WRAPPERS[program]:]
+
+
 def census(entries: Sequence[Mapping[str, Any]]) -> tuple[Counter[str], Counter[str]]:
     """How many corpus commands run each program, and each program + subcommand."""
     programs: Counter[str] = Counter()
@@ -100,13 +118,14 @@ def census(entries: Sequence[Mapping[str, Any]]) -> tuple[Counter[str], Counter[
     for entry in entries:
         seen_programs: set[str] = set()
         seen_pairs: set[str] = set()
-        for words in simple_commands(str(entry["command"])):
-            if not words[0] or words[0].startswith("$"):
-                continue
-            program, pair = program_of(words)
-            seen_programs.add(program)
-            if pair:
-                seen_pairs.add(pair)
+        for simple in simple_commands(str(entry["command"])):
+            for words in unwrapped(simple):
+                if not words[0] or words[0].startswith("$"):
+                    continue
+                program, pair = program_of(words)
+                seen_programs.add(program)
+                if pair:
+                    seen_pairs.add(pair)
         programs.update(seen_programs)
         pairs.update(seen_pairs)
     return programs, pairs

@@ -115,10 +115,11 @@ def test_the_corpus_through_the_installed_hook(source, tmp_path):
 
 def test_the_census_counts_programs_and_subcommands_with_their_coverage():
     entries = [{"command": "git status && git diff"}, {"command": "cd src && python -m pytest -q"},
-               {"command": "FOO=1 frobnicate --all | grep x"}]
+               {"command": "FOO=1 frobnicate --all | grep x"}, {"command": "sudo -E apt-get install -y curl"}]
     programs, pairs = traffic_census.census(entries)
     assert programs["git"] == 1 and programs["grep"] == 1 and programs["frobnicate"] == 1
     assert pairs["git status"] == 1 and pairs["git diff"] == 1 and pairs["python -m pytest"] == 1
+    assert programs["sudo"] == 1 and programs["apt-get"] == 1 and pairs["apt-get install"] == 1  # behind sudo
     assert traffic_census.coverage("git") == "reader"
     assert traffic_census.coverage("grep") == "read-only"
     assert traffic_census.coverage("frobnicate") == "-"

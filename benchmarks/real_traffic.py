@@ -210,6 +210,8 @@ def cause(reason: str, workspace: Path, command: str) -> str:
     """The reason with what is particular to one command taken out (its text, quoted words,
     paths, numbers), so that stops for the same cause group together."""
     text = reason.replace(str(workspace), "<repo>").replace(command, "<command>")
+    # "stopped pip.install numpy (package=..., ...): invariant:..." -> one group for every package
+    text = re.sub(r"stopped (\S+) [^(:]*\([^)]*\):", r"stopped \1 (…):", text)
     text = re.sub(r"`[^`]*`", "`…`", text)
     text = re.sub(r"'[^'\n]*'", "'…'", text)
     text = re.sub(r'"[^"\n]*"', '"…"', text)
@@ -408,9 +410,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay = load_replay_causes(TRAFFIC / "replay.yaml")
     if args.report:
         saved = [Outcome(**item) for item in json.loads(args.report.read_text())]
-        relabelled = [Outcome(**{**asdict(o), "label": labels.get(o.sha256, {}).get("label", "ordinary")})
-                      for o in saved]
         texts = {e["sha256"]: str(e["command"]).replace(REPO_MARK, "<repo>") for e in entries}
+        # Labels as they are now; causes grouped again from the whole reason (as `cause` is now).
+        relabelled = [Outcome(**{**asdict(o), "label": labels.get(o.sha256, {}).get("label", "ordinary"),
+                                 "reason": cause(o.raw, Path("<repo>"), texts.get(o.sha256, ""))
+                                 if o.raw and o.verdict in STOPS else o.reason}) for o in saved]
         print(report(relabelled, texts, show_commands=not args.no_commands, replay=replay))
         return 0
     started = time.perf_counter()

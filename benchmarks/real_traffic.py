@@ -24,7 +24,12 @@ side by side what each stops that the other lets through.
 Usage::
 
     python benchmarks/real_traffic.py [--corpus FILE] [--labels FILE] [--jobs 2] [--limit N]
-                                      [--ccsn] [--census] [--json OUT]
+                                      [--ccsn [--ccsn-hook]] [--census] [--json OUT] [--no-warm]
+    python benchmarks/real_traffic.py --report OUT   # an earlier run again, with the current labels
+
+The hook's warm worker is on, as a user has it (``--no-warm``: every call checks in its own
+process). Stops whose cause ``traffic/replay.yaml`` lists (a path only the agent's own
+repository had) are counted apart as well.
 """
 
 from __future__ import annotations

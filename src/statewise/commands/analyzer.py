@@ -78,6 +78,8 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             self.beside(call, call.args)  # git: after its global options (-C, -c), in git()
 
     def unknown(self, call: _Call) -> None:
+        if "/" in call.name and self.path_program(call):  # ./x.sh: a workspace script (scripts.py)
+            return
         if self.rules and self.declared(call):
             return
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())
@@ -214,6 +216,9 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "make": _Analyzer.make,
     "gmake": _Analyzer.make,
     "bundle": _Analyzer.bundle,
+    "just": _Analyzer.just,
+    **{name: _Analyzer.awk for name in ("awk", "gawk", "mawk", "nawk")},
+    **{name: _Analyzer.interpreter_e for name in ("perl", "ruby", "node", "nodejs")},
 }
 
 

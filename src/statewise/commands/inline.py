@@ -100,8 +100,8 @@ class _PythonReader(ast.NodeVisitor):
             elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
                 assigned.setdefault(node.target.id, []).extend([ast.Constant(None), ast.Constant(None)])
             elif isinstance(node, ast.For | ast.comprehension | ast.With | ast.withitem | ast.NamedExpr):
-                for target in _targets(node):
-                    for name in ast.walk(target):
+                for bound in _targets(node):
+                    for name in ast.walk(bound):
                         if isinstance(name, ast.Name):
                             assigned.setdefault(name.id, []).extend([ast.Constant(None), ast.Constant(None)])
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):

@@ -99,7 +99,10 @@ class _Inside(_Base):
                 self.fail(f"cannot check {where}: {action.reason or action.operation} names a value only known "
                           "when it runs", where)
                 continue
-            found.append(action.model_copy(update={"reason": f"{where} runs this: {action.reason}".strip()}))
+            # `inside` names the recipe, script or program it came from: the hook's message shows it.
+            args = action.args if "inside" in action.args else {**action.args, "inside": where}
+            found.append(action.model_copy(update={"reason": f"{where} runs this: {action.reason}".strip(),
+                                                   "args": args}))
         del self.actions[actions:]
         self.actions.extend(found)
         self.unresolved[unresolved:] = [(f"{where}: {reason}", part) for reason, part in self.unresolved[unresolved:]]

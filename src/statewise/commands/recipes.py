@@ -18,6 +18,7 @@ import glob
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,12 +199,12 @@ class _Recipes(_Inline):
                                  call.env, directory)
                 current = []
                 continue
-            rule = _RULE.match(content)
-            if rule is None:
+            rule_line = _RULE.match(content)
+            if rule_line is None:
                 current = []
                 continue
-            names = self.make_expand(rule.group(1), makefile, assignments, call.env, directory).split()
-            rest = rule.group(3)
+            names = self.make_expand(rule_line.group(1), makefile, assignments, call.env, directory).split()
+            rest = rule_line.group(3)
             inline_recipe = None
             if ";" in rest:
                 rest, inline_recipe = rest.split(";", 1)
@@ -229,7 +230,7 @@ class _Recipes(_Inline):
                     continue
                 existing = makefile.rules.setdefault(name, _Rule())
                 existing.prerequisites.extend(prerequisites)
-                if rule.group(2) == ":" and existing.recipe:
+                if rule_line.group(2) == ":" and existing.recipe:
                     # a later recipe for the same target replaces the earlier one, as make warns
                     existing.recipe = []
                 current.append(existing)
@@ -811,7 +812,7 @@ def _wildcard(values: list[str], directory: Path) -> str | None:
     return " ".join(found)
 
 
-_MAKE_FUNCTIONS = {
+_MAKE_FUNCTIONS: dict[str, Callable[[list[str], Path], str | None]] = {
     "subst": lambda v, _d: v[2].replace(v[0], v[1]) if len(v) == 3 else None,
     "patsubst": _patsubst,
     "strip": lambda v, _d: " ".join(v[0].split()),

@@ -354,6 +354,7 @@ class _Pattern:
     effect: str
     recursive: bool = False
     needs: str = ""  # the call is only this when the program mentions this (a module name)
+    first_only: bool = False  # only the first argument is a path (the data written follows)
 
 
 #: What each interpreter's calls do (knowledge as data). Patterns are matched against the
@@ -371,18 +372,18 @@ _CALLS: dict[str, tuple[_Pattern, ...]] = {
         _Pattern(r"\b(?:execSync|execFileSync|spawnSync)\s*\(\s*", "shell"),
         _Pattern(r"(?<![.\w])(?:exec|execFile|spawn)\s*\(\s*", "shell", needs="child_process"),
         _Pattern(r"\b(?:writeFileSync|appendFileSync|createWriteStream|writeFile|appendFile|truncateSync)\s*\(\s*",
-                 "write"),
+                 "write", first_only=True),
         _Pattern(r"\b(?:copyFileSync|cpSync|copyFile)\s*\(\s*", "write_second"),
-        _Pattern(r"\b(?:rmSync|rmdirSync)\s*\(\s*", "delete", recursive=True),
-        _Pattern(r"\bunlinkSync\s*\(\s*", "delete"),
-        _Pattern(r"(?<![\w])(?:fs|fsp|promises)\.(?:rm|rmdir)\s*\(\s*", "delete", recursive=True),
-        _Pattern(r"(?<![\w])(?:fs|fsp|promises)\.unlink\s*\(\s*", "delete"),
+        _Pattern(r"\b(?:rmSync|rmdirSync)\s*\(\s*", "delete", recursive=True, first_only=True),
+        _Pattern(r"\bunlinkSync\s*\(\s*", "delete", first_only=True),
+        _Pattern(r"(?<![\w])(?:fs|fsp|promises)\.(?:rm|rmdir)\s*\(\s*", "delete", recursive=True, first_only=True),
+        _Pattern(r"(?<![\w])(?:fs|fsp|promises)\.unlink\s*\(\s*", "delete", first_only=True),
         _Pattern(r"\b(?:renameSync|(?:fs|fsp|promises)\.rename)\s*\(\s*", "move"),
     ),
     "ruby": (
         _Pattern(r"(?<![.\w])(?:system|exec|spawn)\b\s*\(?\s*", "shell"),
         _Pattern(r"\b(?:IO\.popen|Open3\.\w+)\b\s*\(?\s*", "shell"),
-        _Pattern(r"\b(?:File|IO)\.(?:write|binwrite)\b\s*\(?\s*", "write"),
+        _Pattern(r"\b(?:File|IO)\.(?:write|binwrite)\b\s*\(?\s*", "write", first_only=True),
         _Pattern(r"\bFile\.open\b\s*\(?\s*", "ruby_open"),
         _Pattern(r"\bFileUtils\.(?:touch|mkdir_p)\b\s*\(?\s*", "write"),
         _Pattern(r"\bFileUtils\.(?:cp|cp_r|copy|install)\b\s*\(?\s*", "write_second"),
@@ -456,43 +457,48 @@ def _interpolates(body: str, language: str) -> bool:
     return False
 
 
-def _literals_after(code: str, start: int, language: str) -> tuple[list[str | None], bool]:
-    """The comma-separated literals after ``start`` (a call's arguments), and whether anything
-    that is not a literal is among them (awk: concatenation with a field or a variable)."""
+def _literals_after(code: str, start: int, language: str, *, first_only: bool = False
+                    ) -> tuple[list[str | None], bool]:
+    """The comma-separated literals after ``start`` (a call's arguments; node's ``[...]`` argv
+    lists are flattened), and whether anything that is not a literal is among them (awk: a
+    concatenation with a field or a variable). With ``first_only``, only the first argument
+    counts (a file name; the data written after it does not matter)."""
     values: list[str | None] = []
     i = start
     while True:
-        literal = _string_at(code, i, language)
-        if literal is None:
-            rest = code[i:].lstrip(" \t")
-            first = rest[:1]
-            ends = first in ("", ")", ";", "}", "\n") or (language == "perl" and rest.startswith(("or ", "||")))
-            # `system($cmd)`, `"rm " $1`: something other than a literal is given.
-            return values, not ends and not (values and first == ")")
-        values.append(literal.value)
-        i = literal.end
         rest = code[i:].lstrip(" \t")
-        skipped = len(code[i:]) - len(rest)
-        if language == "awk" and rest[:1] == '"':
-            # awk concatenates adjacent strings: "rm " "-rf x" is one string
-            nxt = _string_at(code, i, language)
-            if nxt is not None and values[-1] is not None and nxt.value is not None:
-                values[-1] = values[-1] + nxt.value
-                i = nxt.end
-                continue
-        if rest[:1] == ",":
-            i += skipped + 1
-            continue
-        if language == "node" and rest[:1] == "[":
-            i += skipped + 1
-            continue
-        if language == "node" and rest[:1] == "]":
-            i += skipped + 1
+        i += len(code[i:]) - len(rest)
+        if language == "node" and rest[:1] in ("[", "]"):
+            i += 1
             rest = code[i:].lstrip(" \t")
             if rest[:1] == ",":
                 i += len(code[i:]) - len(rest) + 1
-                continue
+            continue
+        literal = _string_at(code, i, language)
+        if literal is None:
+            first = rest[:1]
+            ends = first in ("", ")", ";", "}", "\n") or (language == "perl" and rest.startswith(("or ", "||")))
+            # `system($cmd)`, `"rm " $1`: something other than a literal is given.
+            return values, not ends
+        value = literal.value
+        i = literal.end
+        rest = code[i:].lstrip(" \t")
+        while language == "awk" and rest[:1] == '"':
+            # awk concatenates adjacent strings: "rm " "-rf x" is one string
+            following = _string_at(code, i, language)
+            if following is None:
+                break
+            value = None if value is None or following.value is None else value + following.value
+            i = following.end
+            rest = code[i:].lstrip(" \t")
+        values.append(value)
+        if first_only:
             return values, False
+        if rest[:1] == ",":
+            i += len(code[i:]) - len(rest) + 1
+            continue
+        if language == "node" and rest[:1] == "]":
+            continue
         dynamic = bool(rest) and rest[0] not in ")};\n" and not (
             language == "perl" and rest.startswith(("or ", "||", "and ", "&&"))) and not (
             language == "ruby" and rest.startswith(("do", "{", "if ", "unless ", "rescue")))
@@ -533,7 +539,7 @@ def program_effects(code: str, language: str) -> list[_Found]:
                 if re.match(r"\s*getline", code[match.end():]):
                     found.append(_Found("unknown", (), "getline", why="the command piped to getline"))
                 continue
-            values, dynamic = _literals_after(code, match.end(), language)
+            values, dynamic = _literals_after(code, match.end(), language, first_only=pattern.first_only)
             effect = pattern.effect
             if effect == "perl_open":
                 effect, values = _perl_open(values)

@@ -9,7 +9,8 @@ to capture), guarded calls that run a local verifier (a push, whose remote's bra
 protection is read from a real bare repository; a file write checked against the protected
 paths), and calls whose recipe, script or inline program the hook reads (``make lint``, ``bash
 scripts/check.sh``, ``python3 -c`` running ``git status``; kind ``recipe``: nothing inside is
-guarded, so the difference from a commit without the reading is the reading's cost). Prints p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
+guarded, so the difference from a commit without the reading is the reading's cost). Prints
+p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
 The first call of each kind warms the caches (the observation index, the compiled contract),
 as the first tool call of a session does; it is measured apart as ``cold``. The first guarded
 call also starts the hook's warm worker (:mod:`statewise.integrations.warm`), which answers the

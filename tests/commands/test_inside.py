@@ -291,3 +291,16 @@ def test_other_interpreters_literals(repo, command, expected):
 ])
 def test_other_interpreters_dynamic_calls_cannot_be_checked(repo, command):
     assert unresolved(repo, command)
+
+
+def test_make_rules_made_at_run_time_cannot_be_checked(repo):
+    write(repo, "Makefile", "define RULE\n$(1):\n\trm -rf $(1)-out\nendef\n$(foreach t,a b,$(eval $(call RULE,$(t))))\n"
+                            "known:\n\ttouch k\n")
+    assert any("$(eval" in why for why in unresolved(repo, "make a"))
+    assert found(repo, "make known") == [("fs.write", "k")]
+
+
+def test_python_running_its_own_interpreter_is_read(repo):
+    code = "import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'pytest', '-q'])\n" \
+           "subprocess.run([sys.executable, '-c', 'import shutil; shutil.rmtree(\"dist\")'])\n"
+    assert [op for op, _ in found(repo, f"python3 -c {shlex.quote(code)}")] == ["fs.delete"]

@@ -142,6 +142,8 @@ class _PythonReader(ast.NodeVisitor):
                 else:
                     items.append(self.value(element))
             return items
+        if isinstance(node, ast.Attribute) and self.qualified(node) == "sys.executable":
+            return "python3"  # the interpreter running the program, found on PATH as typed
         if isinstance(node, ast.Name):
             if node.id in self.single and node.id not in self.resolving:
                 self.resolving.add(node.id)
@@ -216,8 +218,9 @@ class _PythonReader(ast.NodeVisitor):
 
     # -- effects --
 
-    def add(self, kind: str, values: Sequence[str], what: str, node: ast.AST, **extra: object) -> None:
-        self.effects.append(_PyEffect(kind, tuple(values), what, getattr(node, "lineno", 0), **extra))  # type: ignore[arg-type]
+    def add(self, kind: str, values: Sequence[str], what: str, node: ast.AST, *, cwd: str | None = None,
+            recursive: bool = False) -> None:
+        self.effects.append(_PyEffect(kind, tuple(values), what, getattr(node, "lineno", 0), cwd, recursive))
 
     def unknown(self, what: str, why: str, node: ast.AST) -> None:
         self.add("unknown", [why], what, node)

@@ -55,6 +55,7 @@ class _Makefile:
     default_goal: str | None = None
     one_shell: bool = False
     unread: list[str] = field(default_factory=list)  # includes that could not be read
+    generated: bool = False  # rules made at run time ($(eval ...), $(call ...) at the top level)
     names: list[str] = field(default_factory=list)
 
 
@@ -177,6 +178,10 @@ class _Recipes(_Inline):
                 continue
             if content.startswith("define "):
                 defining = (content.split()[1], [])
+                current = []
+                continue
+            if content.startswith(("$(eval", "${eval", "$(call", "${call", "$(foreach", "${foreach")):
+                makefile.generated = True
                 current = []
                 continue
             if _CONDITIONAL.match(content):
@@ -356,6 +361,9 @@ class _Recipes(_Inline):
                 extra = rule.prerequisites if rule is not None else []
                 rule = _Rule([p.replace("%", stem) for p in found.prerequisites] + extra, found.recipe)
         if rule is None:
+            if makefile.generated:
+                self.fail(f"cannot check `make {target}`: the Makefile makes rules with $(eval ...) or $(call ...), "
+                          "known only when make runs", call.part)
             return
         for prerequisite in rule.prerequisites:
             if prerequisite in makefile.rules or any(fnmatch.fnmatch(prerequisite, p.replace("%", "*"))

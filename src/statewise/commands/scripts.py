@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from statewise.commands.base import MAX_DEPTH
 from statewise.commands.inline import _Inline
 from statewise.commands.tables import _SHELLS
 from statewise.commands.words import _Call, _Word
@@ -47,8 +48,9 @@ class _Scripts(_Inline):
         text = self.read_inside(call, path, f"the script {word.value}")
         if text is None:
             return True
-        if call.ctx.depth + 1 > 4:
-            self.fail(f"cannot check `{call.name} {word.value}`: scripts nested too deeply", call.part)
+        if call.ctx.depth + 1 > MAX_DEPTH:
+            self.fail(f"cannot check `{call.name} {word.value}`: recipes and scripts nested deeper than {MAX_DEPTH} "
+                      "levels", call.part)
             return True
         call.ctx.depth += 1
         try:

@@ -304,3 +304,12 @@ def test_python_running_its_own_interpreter_is_read(repo):
     code = "import subprocess, sys\nsubprocess.run([sys.executable, '-m', 'pytest', '-q'])\n" \
            "subprocess.run([sys.executable, '-c', 'import shutil; shutil.rmtree(\"dist\")'])\n"
     assert [op for op, _ in found(repo, f"python3 -c {shlex.quote(code)}")] == ["fs.delete"]
+
+
+def test_a_script_files_own_arguments_are_not_a_program(repo):
+    for command in ("node server.js -e 'require(\"child_process\").execSync(\"rm -rf dist\")'",
+                    "perl tool.pl -e 'unlink(\"x\")'", "ruby -I lib app.rb -e 'system(\"rm -rf x\")'"):
+        analysis = analyze_command(command, cwd=repo, workspace=repo)
+        assert analysis.actions == (), command
+    assert found(repo, "ruby -I lib -e 'system(\"rm -rf x\")'") == [("fs.delete", "x")]
+    assert found(repo, "node -r dotenv/config -e 'require(\"fs\").unlinkSync(\"a\")'") == [("fs.delete", "a")]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from statewise.commands.inside import _Inside
+from statewise.commands.tables import _SESSIONS
 from statewise.commands.words import _Call, _Ctx, _Word
 
 # --- Python --------------------------------------------------------------------------------
@@ -690,28 +691,32 @@ class _Inline(_Inside):
         key = call.name.rsplit("/", 1)[-1].lower()
         language = "node" if key.startswith("node") else key
         options = {"perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "--eval", "-p", "--print")}[language]
+        valued = _SESSIONS[_canonical_key(key)].valued
         words = call.args
-        for index, word in enumerate(words):
-            value = word.value
-            if value is None:
-                continue
-            if value == "--":
-                break
+        index = 0
+        while index < len(words):
+            value = words[index].value
+            if value is None or value == "--" or not value.startswith("-") or value == "-":
+                break  # the script file (and its own arguments) or a word only known at run time
             code: str | None = None
             name = value.partition("=")[0]
             if name in options and "=" in value and value.startswith("--"):
                 code = value.partition("=")[2]
-            elif value in options or (language != "node" and value.startswith("-") and not value.startswith("--")
+            elif value in options or (language != "node" and not value.startswith("--")
                                       and value[-1:] in "eE" and set(value[1:]) <= set("nlpaiwsEe0")):
                 following = words[index + 1] if index + 1 < len(words) else None
+                index += 1
                 if following is None:
-                    continue
+                    break
                 if following.value is None:
                     self.fail(f"`{call.name} {value}` runs a program only known at run time", call.part)
-                    continue
-                code = following.value
+                else:
+                    code = following.value
+            elif value in valued:
+                index += 1  # the option's value
             if code is not None:
                 self.other_program(call, code, language, f"the {language} program of `{call.name}`")
+            index += 1
         self.session(call, _canonical_key(key))
 
     def awk(self, call: _Call) -> None:

@@ -313,3 +313,17 @@ def test_a_script_files_own_arguments_are_not_a_program(repo):
         assert analysis.actions == (), command
     assert found(repo, "ruby -I lib -e 'system(\"rm -rf x\")'") == [("fs.delete", "x")]
     assert found(repo, "node -r dotenv/config -e 'require(\"fs\").unlinkSync(\"a\")'") == [("fs.delete", "a")]
+
+
+def test_words_after_the_script_name_are_appended_to_the_script(repo):
+    write(repo, "package.json", json.dumps({"scripts": {"clean": "rm -rf", "dev": "vite"}}))
+    assert found(repo, "npm run clean -- migrations")[0] == ("fs.delete", "migrations")
+    assert found(repo, "pnpm clean migrations") == [("fs.delete", "migrations")]
+    assert found(repo, "yarn clean migrations") == [("fs.delete", "migrations")]
+    assert found(repo, "npm run dev -- --port 5174") == [("npm.run_script", "dev")]
+
+
+def test_a_missing_include_leaves_an_unknown_target_unchecked(repo):
+    write(repo, "Makefile", "include generated.mk\nknown:\n\ttouch k\n")
+    assert any("generated.mk" in why for why in unresolved(repo, "make deploy"))
+    assert found(repo, "make known") == [("fs.write", "k")]

@@ -380,7 +380,7 @@ class _Base:
         raise NotImplementedError  # provided by the recipes part
 
     def package_scripts(self, call: _Call, tool: str, script: str, *, workspaces: list[str] | None = None,
-                        every_workspace: bool = False, if_present: bool = False) -> bool:
+                        every_workspace: bool = False, if_present: bool = False, arguments: str = "") -> bool:
         raise NotImplementedError  # provided by the recipes part
 
     def package_script_call(self, call: _Call, inner: _Call, tool: str, sub: str, rest: list[_Word],

@@ -734,9 +734,9 @@ class _Inline(_Inside):
             if value in ("-f", "--file") and index + 1 < len(words):
                 from_file = True
                 path = self.workspace_file(call, words[index + 1].value or "\0")
-                if path is None:
-                    self.fail(f"cannot check the awk program file `{words[index + 1].text}`", call.part)
-                    return
+                if path is None:  # not a workspace file: left as before, like a script elsewhere
+                    index += 2
+                    continue
                 text = self.read_inside(call, path, f"the awk program {path.name}")
                 if text is None:
                     return

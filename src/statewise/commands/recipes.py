@@ -364,6 +364,9 @@ class _Recipes(_Inline):
             if makefile.generated:
                 self.fail(f"cannot check `make {target}`: the Makefile makes rules with $(eval ...) or $(call ...), "
                           "known only when make runs", call.part)
+            elif makefile.unread:
+                self.fail(f"cannot check `make {target}`: its rule may be in {', '.join(makefile.unread)}, which "
+                          "make includes but is not there to read", call.part)
             return
         for prerequisite in rule.prerequisites:
             if prerequisite in makefile.rules or any(fnmatch.fnmatch(prerequisite, p.replace("%", "*"))
@@ -411,8 +414,10 @@ class _Recipes(_Inline):
         """Which package.json script ``npm/pnpm/yarn/bun <sub> ...`` runs, and where; read it."""
         script: str | None = None
         workspaces: list[str] = []
+        passed = rest  # the words the package manager appends to the script's text
         if sub in ("run", "run-script", "rum", "urn"):
             script = rest[0].value if rest else None
+            passed = rest[1:]
         elif sub in ("test", "t", "tst") and tool != "bun":
             script = "test"
         elif sub in ("start", "stop", "restart") and tool != "bun":
@@ -420,31 +425,35 @@ class _Recipes(_Inline):
         elif tool == "yarn" and sub == "workspace" and len(rest) >= 2:
             workspaces.append(rest[0].value or "\0")
             script = rest[1].value
+            passed = rest[2:]
             if script == "run" and len(rest) >= 3:
                 script = rest[2].value
+                passed = rest[3:]
         elif (tool == "pnpm" and sub not in _PNPM_COMMANDS) or (tool == "yarn" and sub not in _YARN_COMMANDS):
             script = sub
         if not script:
             return
-        words = [w.value for w in call.args]
-        for index, value in enumerate(words):
-            if tool == "npm" and value == "-w" and index + 1 < len(words):
-                workspaces.append(words[index + 1] or "\0")
+        for index, word in enumerate(call.args):
+            if tool == "npm" and word.value == "-w" and index + 1 < len(call.args):
+                named = call.args[index + 1]  # npm's -w takes a value (the option table reads it as a flag)
+                workspaces.append(named.value or "\0")
+                passed = [w for w in passed if w is not named]
         workspaces += [v or "\0" for v in parsed.values("--workspace", "--filter", "-F")]
         every = parsed.has("--workspaces", "-ws") or (tool == "pnpm" and parsed.has("-r", "--recursive"))
         if any("\0" in w for w in workspaces):
             self.fail(f"cannot check the script `{script}`: the workspace is only known at run time", call.part)
             return
         self.package_scripts(inner, tool, script, workspaces=workspaces or None, every_workspace=every,
-                             if_present=parsed.has("--if-present"))
+                             if_present=parsed.has("--if-present"), arguments=" ".join(w.text for w in passed))
 
     def package_scripts(self, call: _Call, tool: str, script: str, *, workspaces: list[str] | None = None,
-                        every_workspace: bool = False, if_present: bool = False) -> bool:
+                        every_workspace: bool = False, if_present: bool = False, arguments: str = "") -> bool:
         """Analyze the package.json script ``script`` (and its pre/post scripts) as shell, in
         the package's directory with its ``node_modules/.bin`` on PATH. ``workspaces`` names
         workspace packages (``-w``, ``--filter``); ``every_workspace`` is ``--workspaces``/``-r``.
-        False when there is no package.json script of that name here (yarn/pnpm then run a
-        binary of that name)."""
+        ``arguments`` (shell text) are appended to the script's own text, as the package managers
+        append the words after the script name. False when there is no package.json script of
+        that name here (yarn/pnpm then run a binary of that name)."""
         directory = call.ctx.cwd
         if directory is None:
             return False
@@ -479,6 +488,8 @@ class _Recipes(_Inline):
                 body = scripts.get(name)
                 if not isinstance(body, str) or not body.strip():
                     continue
+                if name == script and arguments:
+                    body = f"{body} {arguments}"
                 if not self.spend_lines(call, body, f"the script {name}"):
                     return True
                 env = dict(call.env)

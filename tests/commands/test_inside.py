@@ -327,3 +327,7 @@ def test_a_missing_include_leaves_an_unknown_target_unchecked(repo):
     write(repo, "Makefile", "include generated.mk\nknown:\n\ttouch k\n")
     assert any("generated.mk" in why for why in unresolved(repo, "make deploy"))
     assert found(repo, "make known") == [("fs.write", "k")]
+
+
+def test_a_tab_stripped_heredoc_program(repo):
+    assert found(repo, "python3 - <<-'EOF'\n\timport os\n\tos.remove('x')\n\tEOF") == [("fs.delete", "x")]

@@ -419,7 +419,10 @@ def _here_text(node: Any, source: bytes) -> str | None:
     """The text a static here-document or here-string feeds to standard input."""
     for child in node.children:
         if child.type == "heredoc_body":
-            return _node_text(child, source)
+            text = _node_text(child, source)
+            if any(c.type == "<<-" for c in node.children):  # <<- strips leading tabs
+                text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
+            return text
         if node.type == "herestring_redirect" and child.is_named:
             value = _evaluate(child, source, {}).value
             return None if value is None else value + "\n"

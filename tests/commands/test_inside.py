@@ -331,3 +331,8 @@ def test_a_missing_include_leaves_an_unknown_target_unchecked(repo):
 
 def test_a_tab_stripped_heredoc_program(repo):
     assert found(repo, "python3 - <<-'EOF'\n\timport os\n\tos.remove('x')\n\tEOF") == [("fs.delete", "x")]
+
+
+def test_make_conditionals_inside_a_recipe(repo):
+    write(repo, "Makefile", "clean:\nifeq ($(KEEP),1)\n\techo keep\nelse\n\trm -rf data\nendif\n\ttouch done\n")
+    assert found(repo, "make clean") == [("fs.delete", "data"), ("fs.write", "done")]

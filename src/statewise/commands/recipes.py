@@ -82,7 +82,8 @@ def _logical_lines(text: str) -> list[tuple[int, str, bool]]:
         joined = "\n".join(parts) if recipe else " ".join(p.strip() if k else p for k, p in enumerate(parts))
         out.append((number, joined, recipe))
         stripped = joined.strip()
-        if not recipe and stripped and not stripped.startswith("#"):
+        # A conditional inside a recipe keeps it going (its lines are the recipe's, either branch).
+        if not recipe and stripped and not stripped.startswith("#") and not _CONDITIONAL.match(stripped):
             in_rule = bool(_RULE.match(_strip_comment(joined))) and not _ASSIGNMENT.match(_strip_comment(joined))
         i += 1
     return out

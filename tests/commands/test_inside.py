@@ -336,3 +336,11 @@ def test_a_tab_stripped_heredoc_program(repo):
 def test_make_conditionals_inside_a_recipe(repo):
     write(repo, "Makefile", "clean:\nifeq ($(KEEP),1)\n\techo keep\nelse\n\trm -rf data\nendif\n\ttouch done\n")
     assert found(repo, "make clean") == [("fs.delete", "data"), ("fs.write", "done")]
+
+
+def test_make_rules_given_again_and_static_pattern_rules(repo):
+    write(repo, "Makefile", "clean:\n\trm -rf build\nclean: extra\nextra:\n\ttouch extra\n"
+                            "OBJS = a.o\n$(OBJS): %.o: %.src\n\tcp $< $@\n\trm -f $<.tmp\n")
+    write(repo, "a.src", "x")
+    assert found(repo, "make clean") == [("fs.write", "extra"), ("fs.delete", "build")]
+    assert found(repo, "make a.o") == [("fs.write", "a.o"), ("fs.delete", "a.src.tmp")]

@@ -160,6 +160,7 @@ class _Recipes(_Inline):
             return False
         makefile.names.append(str(path))
         current: list[_Rule] = []
+        replaced: list[_Rule] = []  # rules given again: their next recipe line replaces the old recipe
         defining: tuple[str, list[str]] | None = None
         for number, line, recipe in _logical_lines(text):
             if defining is not None:
@@ -172,6 +173,9 @@ class _Recipes(_Inline):
             if recipe:
                 if line.strip() and not line.lstrip().startswith("#"):
                     for rule in current:
+                        if any(rule is r for r in replaced):
+                            rule.recipe = []  # a later recipe for the same target replaces it, as make warns
+                            replaced = [r for r in replaced if r is not rule]
                         rule.recipe.append((number, line))
                 continue
             content = _strip_comment(line).strip()
@@ -217,8 +221,10 @@ class _Recipes(_Inline):
             if "=" in rest and not rest.strip().startswith("%"):
                 current = []  # a target-specific variable
                 continue
+            target_pattern = ""
             if ":" in rest:  # a static pattern rule: targets: target-pattern: prereq-patterns
-                rest = rest.split(":", 1)[1]
+                target_pattern, rest = rest.split(":", 1)
+                target_pattern = target_pattern.strip()
             prerequisites = [p for p in self.make_expand(rest.split("|")[0], makefile, assignments, call.env,
                                                          directory).split()]
             current = []
@@ -235,10 +241,10 @@ class _Recipes(_Inline):
                     current.append(pattern_rule)
                     continue
                 existing = makefile.rules.setdefault(name, _Rule())
-                existing.prerequisites.extend(prerequisites)
+                stem = _stem(target_pattern, name) if target_pattern else None
+                existing.prerequisites.extend(p.replace("%", stem) if stem is not None else p for p in prerequisites)
                 if rule_line.group(2) == ":" and existing.recipe:
-                    # a later recipe for the same target replaces the earlier one, as make warns
-                    existing.recipe = []
+                    replaced.append(existing)
                 current.append(existing)
             if inline_recipe is not None and inline_recipe.strip():
                 for target_rule in current:
@@ -758,6 +764,14 @@ def _just_interpolate(line: str, values: dict[str, str]) -> str:
 
 def _dynamic(name: str) -> str:
     return "${" + DYNAMIC_MARK + re.sub(r"\W", "_", name)[:40] + "}"
+
+
+def _stem(pattern: str, name: str) -> str | None:
+    """What ``%`` matches when ``pattern`` (``%.o``) matches ``name`` (``a.o``), else None."""
+    prefix, percent, suffix = pattern.partition("%")
+    if not percent or not (name.startswith(prefix) and name.endswith(suffix)) or len(name) < len(prefix + suffix):
+        return None
+    return name[len(prefix):len(name) - len(suffix)] if suffix else name[len(prefix):]
 
 
 def _recipe_prefix(text: str) -> str:

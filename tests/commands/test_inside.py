@@ -344,3 +344,10 @@ def test_make_rules_given_again_and_static_pattern_rules(repo):
     write(repo, "a.src", "x")
     assert found(repo, "make clean") == [("fs.write", "extra"), ("fs.delete", "build")]
     assert found(repo, "make a.o") == [("fs.write", "a.o"), ("fs.delete", "a.src.tmp")]
+
+
+def test_python_exec_and_spawn_families(repo):
+    for code in ("import os; os.execvp('rm', ['rm', '-rf', 'dist'])", "import os; os.execl('/bin/rm', 'rm', '-rf', 'dist')",
+                 "import os; os.spawnlp(os.P_WAIT, 'rm', 'rm', '-rf', 'dist')",
+                 "import os; os.execve('/bin/rm', ['rm', '-rf', 'dist'], {})"):
+        assert found(repo, f"python3 -c {shlex.quote(code)}") == [("fs.delete", "dist")], code

@@ -257,9 +257,19 @@ class _PythonReader(ast.NodeVisitor):
                 self.add("run", self.argv(first), name, node, cwd=cwd)
             return
         if name and _PY_EXEC.match(name):
-            values = [self.text(a) for a in node.args if not isinstance(a, ast.List | ast.Tuple)]
-            lists = [self.argv(a) for a in node.args if isinstance(a, ast.List | ast.Tuple)]
-            argv = lists[0] if lists else values[1:] if "spawn" in name else values
+            # os.execvp(file, argv), os.execl(path, arg0, *args), os.spawnl(mode, path, arg0, ...);
+            # the *e variants end with the environment.
+            arguments = node.args[1:] if "spawn" in name else list(node.args)
+            if name.endswith("e") and arguments:
+                arguments = arguments[:-1]
+            if not arguments:
+                return
+            program = self.text(arguments[0])
+            rest = arguments[1:]
+            if rest and isinstance(rest[0], ast.List | ast.Tuple | ast.Name):
+                argv = [program, *self.argv(rest[0])[1:]]
+            else:
+                argv = [program, *(self.text(a) for a in rest[1:])]
             self.add("run", argv, name, node)
             return
         if name in _PY_DELETE:

@@ -351,3 +351,12 @@ def test_python_exec_and_spawn_families(repo):
                  "import os; os.spawnlp(os.P_WAIT, 'rm', 'rm', '-rf', 'dist')",
                  "import os; os.execve('/bin/rm', ['rm', '-rf', 'dist'], {})"):
         assert found(repo, f"python3 -c {shlex.quote(code)}") == [("fs.delete", "dist")], code
+
+
+def test_python_own_temporary_directories(repo):
+    code = ("import os, shutil, tempfile\ntmp = tempfile.mkdtemp()\nopen(os.path.join(tmp, 'a.txt'), 'w').write('x')\n"
+            "shutil.rmtree(tmp)\nwith tempfile.TemporaryDirectory() as d:\n    shutil.copy('README.md', d)\n")
+    analysis = analyze_command(f"python3 -c {shlex.quote(code)}", cwd=repo, workspace=repo)
+    assert analysis.actions == ()
+    run_there = "import subprocess, tempfile\nd = tempfile.mkdtemp()\nsubprocess.run(['git', 'clone', 'x', d])\n"
+    assert unresolved(repo, f"python3 -c {shlex.quote(run_there)}")

@@ -50,6 +50,13 @@ _PATH_MOVE = frozenset({"rename", "replace"})
 _PATH_TYPES = frozenset({"pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath", "Path"})
 
 
+#: The value of ``tempfile.mkdtemp()`` and of ``with tempfile.TemporaryDirectory() as d``: a
+#: fresh directory of the system's temporary area, created by the program itself. What the
+#: program writes or deletes under it touches nothing that existed before.
+TEMPORARY = "\x00temporary\x00"
+_TEMPORARY_CALLS = frozenset({"tempfile.mkdtemp", "tempfile.mktemp", "tempfile.TemporaryDirectory"})
+
+
 class _Unknown(Exception):
     """A value only known when the program runs."""
 
@@ -112,6 +119,10 @@ class _PythonReader(ast.NodeVisitor):
         # A name bound exactly once is a constant when its value is; resolved in order of need.
         self.single = {name: values[0] for name, values in assigned.items() if len(values) == 1}
         self.resolving: set[str] = set()
+        self.temporary = {item.optional_vars.id for item in ast.walk(tree) if isinstance(item, ast.withitem)
+                          and isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call)
+                          and self.qualified(item.context_expr.func) in _TEMPORARY_CALLS
+                          and len(assigned.get(item.optional_vars.id, [])) <= 2}
 
     # -- values --
 
@@ -145,6 +156,8 @@ class _PythonReader(ast.NodeVisitor):
             return items
         if isinstance(node, ast.Attribute) and self.qualified(node) == "sys.executable":
             return "python3"  # the interpreter running the program, found on PATH as typed
+        if isinstance(node, ast.Name) and node.id in self.temporary:
+            return TEMPORARY
         if isinstance(node, ast.Name):
             if node.id in self.single and node.id not in self.resolving:
                 self.resolving.add(node.id)
@@ -184,6 +197,8 @@ class _PythonReader(ast.NodeVisitor):
                 return _PyPath(str(PurePosixPath(*parts_)))
             if name in ("os.path.join", "posixpath.join"):
                 return os.path.join(*[self.text(argument) for argument in node.args])
+            if name in _TEMPORARY_CALLS:
+                return TEMPORARY
             if name in ("str", "os.fspath") and len(node.args) == 1:
                 return self.text(node.args[0])
             if name in ("shlex.split",) and len(node.args) == 1:
@@ -652,6 +667,10 @@ class _Inline(_Inside):
                via: str, cwd: str | None = None) -> None:
         """One effect found in a program: a command (argv or shell) analyzed as typed, or a
         file changed."""
+        if any(TEMPORARY in value for value in [*values, cwd or ""]):
+            if kind in ("run", "shell"):
+                self.fail(f"cannot check {label}: it names a temporary directory only known at run time", call.part)
+            return  # a write or a delete under the program's own temporary directory
         directory = ctx.cwd
         if cwd is not None:
             directory = self.resolve_dir(ctx, cwd)

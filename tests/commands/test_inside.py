@@ -360,3 +360,23 @@ def test_python_own_temporary_directories(repo):
     assert analysis.actions == ()
     run_there = "import subprocess, tempfile\nd = tempfile.mkdtemp()\nsubprocess.run(['git', 'clone', 'x', d])\n"
     assert unresolved(repo, f"python3 -c {shlex.quote(run_there)}")
+
+
+# --- tox ---
+
+
+def test_tox_environments_commands(repo):
+    write(repo, "tox.ini", "[tox]\nenvlist = py, lint\n\n[testenv]\ncommands =\n    pytest {posargs:-q}\n"
+                           "    - rm -rf {toxinidir}/.cache\n\n[testenv:lint]\ncommands = ruff check src\n\n"
+                           "[testenv:clean]\nchangedir = docs\ncommands_pre = touch stamp\ncommands = rm -rf _build\n")
+    (repo / "docs").mkdir()
+    assert found(repo, "tox") == [("fs.delete", ".cache"), ("test.run", None)]
+    assert found(repo, "tox -e clean") == [("fs.write", "docs/stamp"), ("fs.delete", "docs/_build"),
+                                           ("test.run", None)]
+    assert found(repo, "tox -e lint") == [("test.run", None)]
+    assert found(repo, "tox -l") == [("test.run", None)]  # lists the environments: nothing inside runs
+
+
+def test_tox_values_only_tox_knows(repo):
+    write(repo, "tox.ini", "[testenv]\ncommands = rm -rf {envtmpdir}/x\n")
+    assert any("only known" in why for why in unresolved(repo, "tox"))

@@ -217,6 +217,7 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "gmake": _Analyzer.make,
     "bundle": _Analyzer.bundle,
     "just": _Analyzer.just,
+    "tox": _Analyzer.tox,
     **{name: _Analyzer.awk for name in ("awk", "gawk", "mawk", "nawk")},
     **{name: _Analyzer.interpreter_e for name in ("perl", "ruby", "node", "nodejs")},
 }

@@ -76,14 +76,10 @@ class _Sessions(_Inside):
                 self.fail(f"cannot check `tox -e {name}`: a generative environment name", call.part)
                 continue
             for key in ("commands_pre", "commands", "commands_post"):
-                value = parser.get(section, key, fallback=None) if parser.has_section(section) else None
-                if value is None and parser.has_section("testenv"):
-                    value = parser.get("testenv", key, fallback=None)
+                value = _setting(parser, section, key)
                 if not value:
                     continue
-                changedir = parser.get(section, "changedir", fallback=None) if parser.has_section(section) else None
-                if changedir is None and parser.has_section("testenv"):
-                    changedir = parser.get("testenv", "changedir", fallback=None)
+                changedir = _setting(parser, section, "changedir")
                 where = path.parent / _substitute(changedir, path.parent, posargs) if changedir else path.parent
                 self.tox_run(call, value, path, name, key, where, posargs)
 
@@ -101,6 +97,14 @@ class _Sessions(_Inside):
                 return
             with self.reading_inside(f"`tox -e {name}` ({path.name} {key})"):
                 self.analyze_text(command, ctx, call.part)
+
+
+def _setting(parser: configparser.RawConfigParser, section: str, key: str) -> str | None:
+    """An environment's setting: its own section's, else ``[testenv]``'s."""
+    for name in (section, "testenv"):
+        if parser.has_option(name, key):
+            return str(parser.get(name, key))
+    return None
 
 
 def _substitute(text: str, directory: Path, posargs: list[str] | None) -> str:

@@ -76,12 +76,12 @@ class _Sessions(_Inside):
                 self.fail(f"cannot check `tox -e {name}`: a generative environment name", call.part)
                 continue
             for key in ("commands_pre", "commands", "commands_post"):
-                value = _setting(parser, section, key)
-                if not value:
+                setting = _setting(parser, section, key)
+                if not setting:
                     continue
                 changedir = _setting(parser, section, "changedir")
                 where = path.parent / _substitute(changedir, path.parent, posargs) if changedir else path.parent
-                self.tox_run(call, value, path, name, key, where, posargs)
+                self.tox_run(call, setting, path, name, key, where, posargs)
 
     def tox_run(self, call: _Call, value: str, path: Path, name: str, key: str, where: Path,
                 posargs: list[str] | None) -> None:

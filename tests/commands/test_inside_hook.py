@@ -102,6 +102,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitSandbox, str]:
     (work / "packages" / "web").mkdir(parents=True)
     (work / "packages" / "web" / "package.json").write_text(json.dumps(WEB_PACKAGE))
     (work / "justfile").write_text(JUSTFILE)
+    (work / "tox.ini").write_text("[tox]\nenvlist = py\n\n[testenv]\ncommands = python3 -c 'print(1)'\n\n"
+                                  "[testenv:lint]\ncommands = grep -rn TODO src\n\n"
+                                  "[testenv:wipe]\ncommands = rm -rf {toxinidir}/migrations\n")
     (work / "migrations").mkdir()
     (work / "migrations" / "0001_init.sql").write_text("create table t (id int);\n")
     (work / "src").mkdir()
@@ -165,6 +168,7 @@ DANGEROUS = [
     ("bun run clean", WIPE),
     ("just wipe", WIPE),
     ("just deploy", FORCE_PUSH),
+    ("tox -e wipe", WIPE),
     ("bash scripts/clean.sh", WIPE),
     ("sh scripts/ship.sh", FORCE_PUSH),
     ("./scripts/ship.sh", FORCE_PUSH),
@@ -185,7 +189,7 @@ DANGEROUS = [
 ORDINARY = [
     "make", "make build", "make test", "make lint", "make hello.o", "make -n clean",
     "npm run build", "npm run lint", "npm test", "pnpm build",
-    "just",
+    "just", "tox -e lint",
     "bash scripts/report.sh", "./scripts/report.sh", "python3 tools/report.py",
     "python3 -c 'print(1)'", "python3 - <<'PY'\nimport json\nprint(json.dumps({'a': 1}))\nPY",
     "node -e 'console.log(process.version)'", "perl -ne 'print if /app/' README.md", "awk '{print $1}' README.md",

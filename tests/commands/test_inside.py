@@ -380,3 +380,10 @@ def test_tox_environments_commands(repo):
 def test_tox_values_only_tox_knows(repo):
     write(repo, "tox.ini", "[testenv]\ncommands = rm -rf {envtmpdir}/x\n")
     assert any("only known" in why for why in unresolved(repo, "tox"))
+
+
+def test_the_lines_read_in_one_call_are_bounded(repo):
+    write(repo, "long.sh", ":\n" * 20_001)
+    assert any("bound of 20000 lines" in why for why in unresolved(repo, "bash long.sh"))
+    write(repo, "short.sh", ":\n" * 100)
+    assert unresolved(repo, "bash short.sh") == ()

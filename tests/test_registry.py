@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from statewise.bench.checks import CHECK_PLUGINS as BENCH_CHECKS
+from statewise.bench.methods import METHOD_PLUGINS as BENCH_METHODS
 from statewise.errors import UnknownPluginError
-from statewise.registry import BENCH_CHECKS, BENCH_METHODS, EXTENSION_POINTS, Registry, table
+from statewise.registry import EXTENSION_POINTS, Registry, table
 
 REPO = Path(__file__).resolve().parents[1]
 CASE = REPO / "benchmarks" / "cases" / "beyond" / "bey-corr-clean-build-09.yaml"

@@ -46,12 +46,13 @@ __all__ = [
     "utcnow",
 ]
 
-_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+(\[[^\[\]\s]+\])?$")
+#: The form of a state key: dotted lower-case names, optionally qualified ``[...]``.
+KEY_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+(\[[^\[\]\s]+\])?$")
 
 
 def check_key(key: str) -> str:
     """Validate a key name such as ``repository.protected`` or ``python.package[requests]``."""
-    if not isinstance(key, str) or not _KEY.match(key):
+    if not isinstance(key, str) or not KEY_PATTERN.match(key):
         raise KeyNameError(
             str(key),
             "a key is dotted lower-case words (namespace.name), optionally with a "

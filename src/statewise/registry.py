@@ -10,8 +10,8 @@ point      entry-point group           table
 backends   ``statewise.backends``      :data:`statewise.store.BACKENDS`
 planners   ``statewise.planners``      :data:`statewise.planners.PLANNERS`
 verifiers  ``statewise.verifiers``     :data:`statewise.verifiers.VERIFIERS`
-methods    ``statewise.bench_methods`` :data:`BENCH_METHODS` (the bench's method table)
-checks     ``statewise.bench_checks``  :data:`BENCH_CHECKS` (the case files' check kinds)
+methods    ``statewise.bench_methods`` :data:`statewise.bench.methods.METHOD_PLUGINS`
+checks     ``statewise.bench_checks``  :data:`statewise.bench.checks.CHECK_PLUGINS`
 =========  ==========================  =========================================
 
 Built-in backends, planners and verifiers are registered exactly as a third-party package
@@ -26,7 +26,9 @@ metadata (a test, a notebook) can call :meth:`Registry.register` instead. A pack
 point never replaces a built-in of the same name: StateWise's own metadata is read first.
 The bench's built-in methods and check kinds are defined in code beside the bench (a method
 name such as ``no_repair`` is made, not declared); third parties add theirs through the two
-groups.
+groups. This module knows every extension point by name and by the ``module:attribute`` of its
+table, never by import: the registry sits below everything that registers into it (the
+layers contract in ``pyproject.toml`` checks that).
 """
 
 from __future__ import annotations
@@ -35,13 +37,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
 
 __all__ = [
-    "BENCH_CHECKS",
-    "BENCH_METHODS",
     "EXTENSION_POINTS",
     "ExtensionPoint",
     "PluginTable",
@@ -51,12 +51,7 @@ __all__ = [
     "table",
 ]
 
-if TYPE_CHECKING:
-    from statewise.bench.methods import Method
-
 T = TypeVar("T")
-#: A bench method factory: called with no arguments, it returns a fresh method.
-_Factory = TypeVar("_Factory", bound="Callable[[], Method]")
 
 
 class Registry(Generic[T]):
@@ -161,9 +156,9 @@ EXTENSION_POINTS: dict[str, ExtensionPoint] = {point.name: point for point in (
                    "a planner factory: called with no argument, or with the model for NAME:MODEL"),
     ExtensionPoint("verifiers", "verifier", "statewise.verifiers", "statewise.verifiers:VERIFIERS",
                    "a verifier adapter: a class, an instance, or a callable taking a request"),
-    ExtensionPoint("methods", "bench method", "statewise.bench_methods", "statewise.registry:BENCH_METHODS",
+    ExtensionPoint("methods", "bench method", "statewise.bench_methods", "statewise.bench.methods:METHOD_PLUGINS",
                    "a bench method factory, or a module that registers its methods when imported"),
-    ExtensionPoint("checks", "check kind", "statewise.bench_checks", "statewise.registry:BENCH_CHECKS",
+    ExtensionPoint("checks", "check kind", "statewise.bench_checks", "statewise.bench.checks:CHECK_PLUGINS",
                    "a statewise.bench.checks.CheckModel subclass whose `kind` is a one-value Literal"),
 )}
 
@@ -189,65 +184,3 @@ def load_group(group: str) -> dict[str, Any]:
                 raise
             raise missing from None
     return loaded
-
-
-class _BenchMethods:
-    """The bench's method table (:data:`statewise.bench.methods.METHODS`) behind the common
-    interface. The bench keeps its own table because a method may be a module that registers
-    several names when imported; this adapter only reads and writes it."""
-
-    kind = "bench method"
-    group = "statewise.bench_methods"
-
-    def get(self, name: str) -> Callable[[], Any]:
-        from statewise.bench.methods import METHODS
-
-        try:
-            return METHODS[name]
-        except KeyError:
-            raise UnknownPluginError(self.kind, name, self.names()) from None
-
-    def names(self) -> list[str]:
-        from statewise.bench.methods import method_names
-
-        return sorted(method_names())
-
-    def register(self, name: str, *, replace: bool = False) -> Callable[[_Factory], _Factory]:
-        """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
-
-        def decorate(obj: _Factory) -> _Factory:
-            from statewise.bench.methods import register_method
-
-            register_method(name, obj, replace=replace)
-            return obj
-
-        return decorate
-
-
-class _BenchChecks:
-    """The check kinds a case file may use (:data:`statewise.bench.checks.CHECKS`): the
-    built-ins and every ``statewise.bench_checks`` entry point. There is no ``register``: the
-    case schema is built from the kinds when :mod:`statewise.bench.checks` is imported, so a
-    kind added later could never be parsed; declare it as an entry point instead."""
-
-    kind = "check kind"
-    group = "statewise.bench_checks"
-
-    def get(self, name: str) -> type:
-        from statewise.bench.checks import CHECKS
-
-        try:
-            return CHECKS[name]
-        except KeyError:
-            raise UnknownPluginError(self.kind, name, self.names()) from None
-
-    def names(self) -> list[str]:
-        from statewise.bench.checks import CHECKS
-
-        return sorted(CHECKS)
-
-
-#: The bench's methods through the common interface (group ``statewise.bench_methods``).
-BENCH_METHODS = _BenchMethods()
-#: The bench's check kinds through the common interface (group ``statewise.bench_checks``).
-BENCH_CHECKS = _BenchChecks()

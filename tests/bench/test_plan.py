@@ -26,7 +26,7 @@ from statewise.errors import InputError
 from .conftest import DEV, minimal_case, write_case
 
 CASES = DEV.parent
-SETS = ["beyond", "defective_context", "dev", "development", "erroneous", "incidents", "planners", "primary",
+SETS = ["beyond", "defective_context", "dev", "development", "erroneous", "incidents", "openworld", "planners", "primary",
         "sequences"]
 
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from statewise.actions import Action
-from statewise.contract import builtin_contract
 from statewise.commands import DB_MIGRATE, UNRESOLVED, ShellAnalysis, analyze_command, file_action
+from statewise.contract import builtin_contract
 
 ABSENT = object()
 FAKE_PIP_PYTHON = "/opt/fake/bin/python3.12"

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from statewise.commands import analyze_command
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import SHELL_TOOL_ENV, run_hook
-from statewise.commands import analyze_command
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope

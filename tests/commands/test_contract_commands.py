@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from statewise.commands import UNRESOLVED, analyze_command
 from statewise.contract import ContractError, load_contract, load_contract_text
 from statewise.integrations.hooks import run_hook
-from statewise.commands import UNRESOLVED, analyze_command
 
 EXTENSION = """\
 name: infra

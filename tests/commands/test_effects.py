@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from statewise.commands import UNRESOLVED, analyze_command
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
-from statewise.commands import UNRESOLVED, analyze_command
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import git, make_git_sandbox
 from statewise.store.sqlite import SQLiteStore

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from statewise.actions import Action
+from statewise.commands import DEFAULT_INDEX, UNRESOLVED, analyze_command, command_disagreement
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
-from statewise.commands import DEFAULT_INDEX, UNRESOLVED, analyze_command, command_disagreement
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope

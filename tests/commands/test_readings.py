@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from statewise.commands import UNRESOLVED, analyze_command
+from statewise.commands.rules import CommandRules
 from statewise.contract import ContractError, builtin_contract, load_contract, load_contract_text
 from statewise.contract.readings import READINGS
 from statewise.integrations.hooks import run_hook
-from statewise.commands import UNRESOLVED, analyze_command
-from statewise.commands.rules import CommandRules
 from statewise.sandbox import git
 from tests.commands.test_contract_commands import hook
 

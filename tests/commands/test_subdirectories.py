@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from statewise.commands import analyze_command, file_action
 from statewise.contract import builtin_contract
 from statewise.integrations.hooks import run_hook
-from statewise.commands import analyze_command, file_action
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import make_git_sandbox
 from statewise.store.sqlite import SQLiteStore

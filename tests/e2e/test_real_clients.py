@@ -305,7 +305,7 @@ def test_the_client_tells_the_developer_when_a_contract_outgrew_the_installed_ca
     # others' shell pre-filter); a contract chosen afterwards with a rule none of them lets
     # through would lose that rule's captures without a word. The session hook says so: each
     # client takes `systemMessage` beside the context, and the model receives the warning.
-    from statewise.integrations.hook_entry import builtin_contract_path
+    from statewise.integrations.hook_files import builtin_contract_path
 
     agent = CLIENTS[client].agent
     workspace.install(client)

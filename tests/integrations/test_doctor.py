@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.doctor import diagnose
-from statewise.integrations.hook_entry import builtin_contract_path
+from statewise.integrations.hook_files import builtin_contract_path
 from statewise.integrations.install import AGENTS, install_hooks, settings_path, wrapper_path
 
 

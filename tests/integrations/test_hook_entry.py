@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from statewise.integrations import hook_entry
+from statewise.commands import analyze_command
+from statewise.integrations import hook_entry, hook_files
 from statewise.integrations.hook_entry import fast_decision, quick_outcome
 from statewise.integrations.hooks import AGENT_TOOLS
-from statewise.commands import analyze_command
 
 #: Commands the fast path settles. Each must also be read-only to the full normalizer.
 FAST = [
@@ -151,9 +151,9 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     second = run_hook("codex", payload, event="session", store_location=str(store))
     assert quick_outcome("codex", "session", payload, None) == second.stdout
 
-    note_file = Path(hook_entry._session_note_path(os.path.realpath(work), "codex"))
+    note_file = Path(hook_files._session_note_path(os.path.realpath(work), "codex"))
     note = json.loads(note_file.read_text())
-    note["created"] -= hook_entry.SESSION_NOTE_SECONDS + 1  # too old, even with nothing changed
+    note["created"] -= hook_files.SESSION_NOTE_SECONDS + 1  # too old, even with nothing changed
     note_file.write_text(json.dumps(note))
     assert quick_outcome("codex", "session", payload, None) is None
     note_file.write_text("{garbage")
@@ -205,7 +205,7 @@ def _same_as_json(text: str) -> None:
     except ValueError:
         expected = "error"
     try:
-        got: object = ("ok", repr(hook_entry.loads(text)))
+        got: object = ("ok", repr(hook_files.loads(text)))
     except ValueError:
         got = "error"
     assert got == expected, text
@@ -236,12 +236,12 @@ PATTERNS = [
 
 
 def test_required_literals_are_read_from_the_pattern():
-    assert hook_entry.required_literals(r"\bgit\b.*\bpush\b") == ["git", "push"]
-    assert hook_entry.required_literals(r"(?i)git push") == []  # case-insensitive: nothing proven
-    assert hook_entry.required_literals(r"(?i:push)x") == ["x"]
-    assert hook_entry.required_literals("a|b") == [] and hook_entry.required_literals("(unclosed") == []
-    assert hook_entry.required_literals(r"(ab)+c") == ["ab", "c"]
-    assert hook_entry.required_literals("ab*c") == ["a", "c"]
+    assert hook_files.required_literals(r"\bgit\b.*\bpush\b") == ["git", "push"]
+    assert hook_files.required_literals(r"(?i)git push") == []  # case-insensitive: nothing proven
+    assert hook_files.required_literals(r"(?i:push)x") == ["x"]
+    assert hook_files.required_literals("a|b") == [] and hook_files.required_literals("(unclosed") == []
+    assert hook_files.required_literals(r"(ab)+c") == ["ab", "c"]
+    assert hook_files.required_literals("ab*c") == ["a", "c"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -250,7 +250,7 @@ def test_a_pattern_matches_only_where_all_its_literals_occur(pattern, text):
     import re
 
     if re.search(pattern, text):
-        assert all(literal in text for literal in hook_entry.required_literals(pattern))
+        assert all(literal in text for literal in hook_files.required_literals(pattern))
 
 
 def test_the_fast_path_imports_no_json_re_pathlib_or_hashlib(tmp_path):

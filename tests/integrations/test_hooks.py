@@ -286,7 +286,8 @@ def _session(sandbox, agent="claude-code"):
 
 def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_contract(sandbox, tmp_path,
                                                                                         monkeypatch):
-    from statewise.integrations.hook_entry import builtin_contract_path, quick_outcome
+    from statewise.integrations.hook_entry import quick_outcome
+    from statewise.integrations.hook_files import builtin_contract_path
     from statewise.integrations.install import install_hooks
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

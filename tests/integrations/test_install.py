@@ -17,7 +17,7 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.errors import InputError
-from statewise.integrations.hook_entry import builtin_contract_path, required_literals
+from statewise.integrations.hook_files import builtin_contract_path, required_literals
 from statewise.integrations.install import (
     AGENTS,
     install_hooks,

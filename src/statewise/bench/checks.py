@@ -28,6 +28,8 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from statewise.errors import InputError, UnknownPluginError
+
 __all__ = [
     "CHECKS",
     "Check",
@@ -608,6 +610,10 @@ def _fill_value(value: Any, ctx: JudgeContext) -> Any:
 CheckModel = _CheckModel
 
 
+#: The entry-point group a package declares its check kinds in.
+CHECK_ENTRY_POINTS = "statewise.bench_checks"
+
+
 def _kind_of(model: type[_CheckModel]) -> str:
     return str(model.model_fields["kind"].annotation.__args__[0])  # type: ignore[union-attr]
 
@@ -619,18 +625,17 @@ def _plugin_models(builtin: tuple[type[_CheckModel], ...]) -> tuple[type[_CheckM
     Literal equal to the entry point's name. A plugin that does not fit is an error here, not
     a kind that silently never matches.
     """
-    from statewise.errors import InputError
-    from statewise.registry import BENCH_CHECKS, load_group
+    from statewise.registry import load_group
 
     taken = {_kind_of(model) for model in builtin}
     found = []
-    for name, model in sorted(load_group(BENCH_CHECKS.group).items()):
+    for name, model in sorted(load_group(CHECK_ENTRY_POINTS).items()):
         if not (isinstance(model, type) and issubclass(model, _CheckModel)) or "kind" not in model.model_fields:
-            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: not a CheckModel subclass with a kind")
+            raise InputError(f"{CHECK_ENTRY_POINTS} entry point {name!r}: not a CheckModel subclass with a kind")
         if getattr(model.model_fields["kind"].annotation, "__args__", (None,)) != (name,):
-            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: its kind must be Literal[{name!r}]")
+            raise InputError(f"{CHECK_ENTRY_POINTS} entry point {name!r}: its kind must be Literal[{name!r}]")
         if name in taken:
-            raise InputError(f"{BENCH_CHECKS.group} entry point {name!r}: a check kind of that name exists")
+            raise InputError(f"{CHECK_ENTRY_POINTS} entry point {name!r}: a check kind of that name exists")
         taken.add(name)
         found.append(model)
     return tuple(found)
@@ -649,3 +654,26 @@ CHECKS: Mapping[str, type[_CheckModel]] = {_kind_of(model): model for model in _
 
 #: A check as written in a case file: ``{kind: <name>, ...parameters}``.
 Check = Annotated[Union[_MODELS], Field(discriminator="kind")]  # type: ignore[valid-type]  # noqa: UP007
+
+
+class CheckPlugins:
+    """The check kinds a case file may use (:data:`CHECKS`): the
+    built-ins and every ``statewise.bench_checks`` entry point. There is no ``register``: the
+    case schema is built from the kinds when :mod:`statewise.bench.checks` is imported, so a
+    kind added later could never be parsed; declare it as an entry point instead."""
+
+    kind = "check kind"
+    group = CHECK_ENTRY_POINTS
+
+    def get(self, name: str) -> type:
+        try:
+            return CHECKS[name]
+        except KeyError:
+            raise UnknownPluginError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return sorted(CHECKS)
+
+
+#: The check kinds through the registry's interface (group ``statewise.bench_checks``).
+CHECK_PLUGINS = CheckPlugins()

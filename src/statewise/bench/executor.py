@@ -192,7 +192,7 @@ class BenchExecutor:
         if not _inside(path, self.sandbox.root):
             return self._refused(action.operation, argv, path)
         try:
-            _edit_config(path, setting, value)
+            edit_config(path, setting, value)
         except (OSError, ValueError) as error:
             return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 1, "", str(error))
         return CommandRecord(action.operation, argv, str(self.sandbox.agent_dir), 0)
@@ -237,9 +237,9 @@ class BenchExecutor:
             return CommandRecord(action.operation, argv, cwd, 0, f"Successfully installed {package}", "",
                                  simulated=True, note=f"simulated: {found} is not a virtual environment's interpreter")
         installed = re.sub(r"^[=~<>!]=?", "", version) or "1.0.0"
-        from statewise.bench.sandbox import _write_dist_info, site_packages
+        from statewise.bench.sandbox import site_packages, write_dist_info
 
-        _write_dist_info(site_packages(venv), package, installed)
+        write_dist_info(site_packages(venv), package, installed)
         return CommandRecord(action.operation, argv, cwd, 0, f"Successfully installed {package}-{installed}", "",
                              simulated=True, note=f"simulated: dist-info written to {site_packages(venv)}")
 
@@ -259,7 +259,7 @@ class BenchExecutor:
         return self._run(action.operation, argv, note="run from the sandbox PATH (a case shim)")
 
 
-def _edit_config(path: Path, setting: str, value: str) -> None:
+def edit_config(path: Path, setting: str, value: str) -> None:
     """Set ``setting`` (a dotted path) to ``value`` in a JSON, YAML, INI or TOML file."""
     if not setting:
         raise ValueError("config.edit needs a setting")

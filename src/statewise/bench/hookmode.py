@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
-from statewise.bench.executor import UnsupportedByBench, _edit_config
-from statewise.bench.methods import MethodInput, MethodResult, planning_context
+from statewise.bench.executor import UnsupportedByBench, edit_config
+from statewise.bench.methods import METHODS, MethodInput, MethodResult, planning_context, register_method
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
 from statewise.planners.base import Statement, as_plan, read_corrections
@@ -93,7 +93,7 @@ def render_tool_call(action: Action, workspace: Path) -> tuple[str, dict[str, An
             if target.is_file():
                 shutil.copyfile(target, copy)
             try:
-                _edit_config(copy, str(args.get("setting", "")), str(args.get("value", "")))
+                edit_config(copy, str(args.get("setting", "")), str(args.get("value", "")))
             except (OSError, ValueError) as error:
                 raise UnsupportedByBench(f"config.edit cannot be rendered: {error}") from None
             content = copy.read_text(encoding="utf-8")
@@ -314,3 +314,9 @@ class HookMethod:
             return True, ""
         approved = approver.approve(ApprovalRequest(action, reason, inp.task.text))
         return approved, "" if approved else f"The user declined this tool call. {reason}"
+
+
+# A bundled method (statewise.bench.methods.BUNDLED_METHODS): importing this module registers it,
+# so the method table never imports the hook's modules itself.
+if dict.get(METHODS, "hook") is not HookMethod:
+    register_method("hook", HookMethod)

@@ -28,8 +28,9 @@ guard reading the rule planner's ``Action.basis``: the white-box setting), ``sta
 ``white_box`` one gets the planner without ``basis`` (:func:`planner_for`).
 
 Methods registered by other modules are found by name on first use, so the CLI knows them
-too: :data:`BUNDLED_METHODS` names the bundled RQ2 baselines (``statewise.bench.baselines``
-registers them with :func:`register_method` when imported), and the entry-point group
+too: :data:`BUNDLED_METHODS` names the bundled ones, ``hook`` and the RQ2 baselines (their
+modules, :mod:`statewise.bench.hookmode` and ``statewise.bench.baselines``, register them with
+:func:`register_method` when imported; this module never imports them), and the entry-point group
 ``statewise.bench_methods`` names a third party's (a factory, or a module that registers).
 """
 
@@ -38,12 +39,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from statewise.actions import Action
 from statewise.bench.case import DeveloperSpec
 from statewise.clarify import ScriptedApprover, ScriptedClarifier
 from statewise.contract import Contract
+from statewise.errors import UnknownPluginError
 from statewise.pipeline.guard import STAGES, Guard, GuardConfig
 from statewise.planners.base import (
     ContextRecord,
@@ -282,9 +284,12 @@ class GuardMethod:
 
 #: Methods that a module registers when it is imported, by name -> module: the bundled RQ2
 #: baselines. Like an entry point, the module is imported on the first use of one of its names.
-BUNDLED_METHODS: dict[str, str] = dict.fromkeys(
-    ("bare_approval", "approval_with_rationale", "clarification", "provenance_screening", "risk_routed",
-     "uncertainty_triggered", "tool_feedback", "live_refresh"), "statewise.bench.baselines")
+BUNDLED_METHODS: dict[str, str] = {
+    "hook": "statewise.bench.hookmode",
+    **dict.fromkeys(("bare_approval", "approval_with_rationale", "clarification", "provenance_screening",
+                     "risk_routed", "uncertainty_triggered", "tool_feedback", "live_refresh"),
+                    "statewise.bench.baselines"),
+}
 #: Entry-point group of third-party methods: a factory (registered under the entry point's
 #: name) or a module that registers its methods when imported.
 METHOD_ENTRY_POINTS = "statewise.bench_methods"
@@ -329,12 +334,6 @@ class _MethodTable(dict[str, Callable[[], Method]]):
         raise KeyError(name)
 
 
-def _hook_method() -> Method:
-    from statewise.bench.hookmode import HookMethod  # imports this module
-
-    return HookMethod()
-
-
 def _ablation(stage: str) -> Callable[[], Method]:
     """The factory of the guard with ``stage`` off."""
     return lambda: GuardMethod(f"no_{stage}")
@@ -344,7 +343,6 @@ def _ablation(stage: str) -> Callable[[], Method]:
 METHODS: dict[str, Callable[[], Method]] = _MethodTable({
     "agent": AgentMethod,
     "statewise": GuardMethod,
-    "hook": _hook_method,
     "paper": lambda: GuardMethod("paper", settings=PAPER_SETTINGS),
     "statewise_basis": lambda: GuardMethod("statewise_basis", white_box=True),
     "statewise_core": lambda: GuardMethod("statewise_core", core_invariants=True),
@@ -370,3 +368,38 @@ def get_method(name: str) -> Method:
 def method_names() -> list[str]:
     load_method_plugins()
     return list(METHODS)
+
+
+_MethodFactory = TypeVar("_MethodFactory", bound=Callable[[], Method])
+
+
+class MethodPlugins:
+    """The bench's method table (:data:`METHODS`) behind the registry's common interface
+    (:class:`statewise.registry.PluginTable`). The bench keeps its own table because a method
+    may be a module that registers several names when imported; this adapter only reads and
+    writes it."""
+
+    kind = "bench method"
+    group = "statewise.bench_methods"
+
+    def get(self, name: str) -> Callable[[], Any]:
+        try:
+            return METHODS[name]
+        except KeyError:
+            raise UnknownPluginError(self.kind, name, self.names()) from None
+
+    def names(self) -> list[str]:
+        return sorted(method_names())
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[_MethodFactory], _MethodFactory]:
+        """Decorator: make the method factory ``obj`` available to the runner as ``name``."""
+
+        def decorate(obj: _MethodFactory) -> _MethodFactory:
+            register_method(name, obj, replace=replace)
+            return obj
+
+        return decorate
+
+
+#: The bench's methods through the registry's interface (group ``statewise.bench_methods``).
+METHOD_PLUGINS = MethodPlugins()

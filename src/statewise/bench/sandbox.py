@@ -147,7 +147,7 @@ def _shim_script(name: str, spec: ShimSpec) -> str:
     return f"#!/bin/sh\n# statewise bench shim: {name}\n{body}"
 
 
-def _write_dist_info(site: Path, name: str, version: str) -> None:
+def write_dist_info(site: Path, name: str, version: str) -> None:
     normalized = name.replace("-", "_")
     info = site / f"{normalized}-{version}.dist-info"
     info.mkdir(parents=True, exist_ok=True)
@@ -191,7 +191,7 @@ def build_template(spec: WorkspaceSpec, root: Path) -> None:
         if done.returncode != 0:
             raise SandboxError(f"python -m venv failed: {done.stderr.strip()}")
         for name, version in spec.venv.packages.items():
-            _write_dist_info(site_packages(venv), name, version)
+            write_dist_info(site_packages(venv), name, version)
     if spec.git is not None:
         _build_git(spec, root)
     if spec.cwd is not None:

@@ -22,14 +22,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from statewise.contract import Contract, builtin_contract, load_contract
-from statewise.integrations.hook_entry import SHELL_TOOLS, required_literals
+from statewise.integrations.hook_files import SHELL_TOOLS
 from statewise.integrations.install import (
     AGENTS,
-    RULE_CHARACTERS,
-    post_filter_literals,
+    installed_capture_gaps,
+    our_entries,
+    post_literals,
     project_root,
     settings_path,
+    uncovered_observation_rules,
     wrapper_path,
 )
 
@@ -86,38 +87,16 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
     checks.append(_waited_for(agent, spec.pre_event, entry, fix))
     hooks = data.get("hooks", {})
     for event in spec.post_events:
-        posts = _our_entries(hooks.get(event))
+        posts = our_entries(hooks.get(event))
         unwaited = sorted({option for post in posts for option in _not_waited_for(post, _UNWAITED_POST)})
         if unwaited:
             checks.append(Check(agent, "post-tool capture", False,
                                 f"the {event} hook has {', '.join(unwaited)}: the client does not "
                                 "wait for it, so its note never reaches the model, and `claude -p` kills it "
                                 "when the session ends (the last command's capture is lost)", fix, fatal=False))
-        if posts and any(_post_literals(post) is not None for post in posts):
+        if posts and any(post_literals(post) is not None for post in posts):
             checks.append(_post_filters(agent, event, posts, root, entry, fix))
     return checks, {"path": path, "entry": entry}
-
-
-def _our_entries(groups: Any) -> list[dict[str, Any]]:
-    """Every StateWise hook of one event (Claude Code's post-tool hooks are one per ``if``)."""
-    return [{"matcher": group.get("matcher", ""), **hook}
-            for group in (groups if isinstance(groups, list) else []) if isinstance(group, dict)
-            for hook in group.get("hooks", []) if isinstance(hook, dict)
-            and "statewise-hook" in str(hook.get("command", ""))]
-
-
-def _post_literals(post: dict[str, Any]) -> tuple[str, ...] | None:
-    """The texts one installed post-tool hook is filtered on, one of which a call must hold for
-    the client to run it: its ``if`` rule's (Claude Code, ``Bash(*text*)``) or its command's
-    shell pre-filter's (:func:`~statewise.integrations.install.post_filter_literals`); None for
-    a hook that runs for every call. A filter not in either form proves nothing covered: ()."""
-    rule = post.get("if")
-    if rule:
-        rule = str(rule)
-        text = rule[len("Bash(*"):-len("*)")]
-        plain = rule.startswith("Bash(*") and rule.endswith("*)") and text and RULE_CHARACTERS.issuperset(text)
-        return (text,) if plain else ()
-    return post_filter_literals(str(post.get("command", "")))
 
 
 def _describe_filters(posts: list[dict[str, Any]]) -> str:
@@ -125,7 +104,7 @@ def _describe_filters(posts: list[dict[str, Any]]) -> str:
     rules = [str(post["if"]) for post in posts if post.get("if")]
     parts = [f"commands matching {', '.join(rules)}"] if rules else []
     for post in posts:
-        literals = None if post.get("if") else _post_literals(post)
+        literals = None if post.get("if") else post_literals(post)
         if literals is not None:
             parts.append(f"calls whose payload holds {' or '.join(literals)}" if literals
                          else "calls passing a shell filter StateWise did not write")
@@ -156,51 +135,6 @@ def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
     return resolve_settings(root).contract.value
 
 
-def uncovered_observation_rules(filters: list[tuple[str, ...] | None], contract: str | Contract | None) -> list[str]:
-    """The names of the observation rules in ``contract`` (a loaded contract, or the path of
-    one; None: the built-in one) for which none of the post-tool hooks filtered on these texts
-    would run (one entry per hook, as :func:`_post_literals` reads it). A hook without a filter
-    (None) covers every rule; a text covers a rule when, plain characters only, it is part of a
-    literal that every command the rule matches contains
-    (:func:`~statewise.integrations.hook_entry.required_literals`). Raises what loading the
-    contract raises."""
-    if not isinstance(contract, Contract):
-        contract = load_contract(contract) if contract else builtin_contract()
-    if None in filters:
-        return []
-    texts = [text for texts in filters if texts is not None for text in texts
-             if text and RULE_CHARACTERS.issuperset(text)]
-    return [rule.name for rule in contract.observations
-            if not any(text in literal for text in texts for literal in required_literals(rule.command))]
-
-
-def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[list[Path], list[str]]:
-    """For a session starting in ``root``: the settings files the client reads StateWise's
-    post-tool hooks from (the project's and the user's), and the observation rules of
-    ``contract`` that no such hook runs for, in any post-tool event, because of the filters it
-    was installed with (Claude Code's ``if`` rules, the other clients' shell pre-filter; a
-    contract changed or chosen after ``statewise install``).
-    No gap when StateWise has no post-tool hook there at all (``doctor`` reports that) or a file
-    does not parse."""
-    spec = AGENTS[agent]
-    files = [root / spec.project_file, Path.home() / spec.user_file]  # ``root``: the project's top already
-    filters: dict[str, list[tuple[str, ...] | None]] = {event: [] for event in spec.post_events}
-    for path in files:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        hooks = data.get("hooks") if isinstance(data, dict) else None
-        for event in spec.post_events:
-            posts = _our_entries(hooks.get(event) if isinstance(hooks, dict) else None)
-            filters[event] += [_post_literals(post) for post in posts]
-    gaps: list[str] = []
-    for event_filters in filters.values():
-        if event_filters:
-            gaps += [name for name in uncovered_observation_rules(event_filters, contract) if name not in gaps]
-    return files, gaps
-
-
 def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Path, guard: dict[str, Any],
                   fix: str) -> Check:
     """Whether the post-tool hooks' filters (Claude Code's ``if`` rules, the other clients' shell
@@ -209,7 +143,7 @@ def _post_filters(agent: str, event: str, posts: list[dict[str, Any]], root: Pat
     never see its commands' output)."""
     described = _describe_filters(posts)
     try:
-        uncovered = uncovered_observation_rules([_post_literals(post) for post in posts],
+        uncovered = uncovered_observation_rules([post_literals(post) for post in posts],
                                                 _contract_in_effect(guard, root))
     except Exception as error:  # noqa: BLE001 - a contract that does not load is reported, not raised
         return Check(agent, "post-tool capture", False, f"the {event} hooks' filters cannot be checked against the "

@@ -31,25 +31,16 @@ import posix  # built in; `os` (with posixpath and collections.abc) is imported 
 import sys  # which a pre-tool call never is
 import time
 
-TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the fast path
-if TYPE_CHECKING:
-    from pathlib import Path
+from statewise.integrations.hook_files import (
+    EVENTS,
+    SHELL_TOOLS,
+    contract_digest,
+    could_observe,
+    loads,
+    session_note,
+)
 
 __all__ = ["READ_ONLY", "fast_decision", "main"]
-
-#: Events as each client names them -> the hook's event ("pre", "post" or "session").
-EVENTS = {
-    "PreToolUse": "pre", "BeforeTool": "pre",
-    "PostToolUse": "post", "PostToolUseFailure": "post", "AfterTool": "post",
-    "SessionStart": "session",
-}
-
-#: The tools that run shell commands, per agent (kept equal to hooks.AGENT_TOOLS by a test).
-SHELL_TOOLS = {
-    "claude-code": frozenset({"Bash"}),
-    "codex": frozenset({"Bash", "exec_command"}),  # Codex 0.171 sends exec_command calls as Bash
-    "gemini": frozenset({"run_shell_command"}),
-}
 
 #: The characters a command may hold to be settled by the table (no quoting, expansion,
 #: redirection, globbing or separators); a set, not a regular expression: importing ``re``
@@ -162,283 +153,6 @@ def fast_decision(command: str) -> bool:
     return table is not None and _options_fit(rest, table)
 
 
-# --- reading JSON without importing json ---------------------------------------------------
-
-#: What JSON calls whitespace (json.decoder.WHITESPACE).
-_JSON_WHITESPACE = " \t\n\r"
-
-
-class _ScannerContext:
-    """The settings :func:`json.loads` gives the C scanner (``json.decoder.JSONDecoder()``)."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
-
-
-_scanner: list[object] = []
-
-
-def loads(text: str) -> object:
-    """``json.loads(text)``, with the same result and the same failures (a ``ValueError``), but
-    through the C scanner that :mod:`json` itself uses, without importing :mod:`json` (which
-    imports ``re``, ``enum`` and more: several milliseconds of the fast path's budget). A test
-    checks the two agree on generated input."""
-    if not _scanner:
-        try:
-            from _json import make_scanner
-        except ImportError:  # an interpreter without the C accelerator
-            import json
-
-            return json.loads(text)
-        _scanner.append(make_scanner(_ScannerContext()))  # type: ignore[arg-type]
-    scan = _scanner[0]
-    start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
-    try:
-        value, end = scan(text, start)  # type: ignore[operator]
-    except StopIteration as stop:
-        raise ValueError(f"Expecting value: char {stop.value}") from None
-    if text[end:].strip(_JSON_WHITESPACE):
-        raise ValueError(f"Extra data: char {end}")
-    return value
-
-
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
-
-
-def _sha256_hex(data: bytes) -> str:
-    try:
-        # The built-in implementation: importing hashlib loads OpenSSL, a few ms of the fast path.
-        from _sha256 import sha256  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12+
-        except ImportError:
-            from hashlib import sha256
-    return str(sha256(data).hexdigest())
-
-
-# --- the observation index: which finished commands could reveal a fact ---------------------
-
-
-def _cache_root() -> str:
-    import os
-
-    explicit = os.environ.get("STATEWISE_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "statewise")
-
-
-def cache_dir() -> Path:
-    """Where StateWise keeps derived, disposable files (``$STATEWISE_CACHE_DIR``, else XDG)."""
-    from pathlib import Path
-
-    return Path(_cache_root())
-
-
-def _builtin_contract_file() -> str:
-    import os
-
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "contracts", "coding.yaml")
-
-
-def builtin_contract_path() -> Path:
-    """The built-in contract's file."""
-    from pathlib import Path
-
-    return Path(_builtin_contract_file())
-
-
-def contract_digest(contract_path: str | None) -> str | None:
-    """The content hash that keys the observation index, or None if the file cannot be read."""
-    try:
-        with open(contract_path or _builtin_contract_file(), "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    return _sha256_hex(data)
-
-
-def _index_path(digest: str) -> str:
-    import os
-
-    return os.path.join(_cache_root(), f"observation-index-{digest[:32]}.json")
-
-
-def required_literals(pattern: str) -> list[str]:
-    """Substrings that every match of the regular expression ``pattern`` contains, read from its
-    parse tree: the runs of plain characters outside any optional or alternative part. Empty
-    when nothing can be proven (case-insensitive matching, a pattern that does not compile).
-
-    The front door checks these with ``in`` and compiles a pattern only when all of them occur,
-    so a finished ``git status`` costs no ``re`` import."""
-    import re
-    from re import _constants as constants  # type: ignore[attr-defined]
-    from re import _parser as parser  # type: ignore[attr-defined]
-
-    try:
-        tree = parser.parse(pattern)
-    except (re.error, RecursionError, OverflowError, ValueError):
-        return []
-    if tree.state.flags & constants.SRE_FLAG_IGNORECASE:
-        return []
-    found: list[str] = []
-
-    def walk(items: object) -> None:
-        run: list[str] = []
-        for op, argument in items:  # type: ignore[attr-defined]
-            if op is constants.LITERAL:
-                run.append(chr(argument))
-                continue
-            if run:
-                found.append("".join(run))
-                run = []
-            if op is constants.SUBPATTERN:
-                _group, add_flags, _del_flags, body = argument
-                if not add_flags & constants.SRE_FLAG_IGNORECASE:
-                    walk(body)
-            elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT):
-                low, _high, body = argument
-                if low >= 1:
-                    walk(body)
-            # Anything else (alternatives, sets, anchors, look-arounds, optional parts) proves nothing.
-        if run:
-            found.append("".join(run))
-
-    walk(tree)
-    return found
-
-
-def write_observation_index(digest: str, command_patterns: list[str]) -> None:
-    """Remember the contract's observation command patterns (best effort, written atomically),
-    each with the literals every match contains (:func:`required_literals`)."""
-    import os
-
-    if os.environ.get("STATEWISE_NO_CACHE"):
-        return
-    _write_json(_index_path(digest), {"digest": digest, "command_patterns": command_patterns,
-                                      "needs": [required_literals(pattern) for pattern in command_patterns]})
-
-
-def _write_json(path: str, data: object) -> None:
-    """Write a cache file atomically, best effort: a cache that cannot be written costs time only."""
-    import json
-    import os
-
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data))
-        os.replace(temporary, path)
-    except OSError:
-        pass
-
-
-def _could_observe(command: str, digest: str | None) -> bool:
-    """False only when the cached index proves no observation rule matches ``command``."""
-    import os
-
-    if digest is None or os.environ.get("STATEWISE_NO_CACHE"):
-        return True
-    try:
-        index = loads(_read_text(_index_path(digest)))
-        if not isinstance(index, dict) or index.get("digest") != digest:
-            return True
-        patterns, needs = index["command_patterns"], index.get("needs")
-        text = command.strip()
-        if isinstance(needs, list) and len(needs) == len(patterns):
-            patterns = [pattern for pattern, literals in zip(patterns, needs, strict=True)
-                        if all(literal in text for literal in literals)]
-        if not patterns:
-            return False
-        import re
-
-        return any(re.search(pattern, text) for pattern in patterns)
-    except Exception:  # noqa: BLE001 - an unreadable index proves nothing: let the full path decide
-        return True
-
-
-# --- the session note: what SessionStart said, while nothing it depends on changed ----------
-
-#: How long a session note may be reused at most, even when nothing it watched changed (the
-#: live workspace it was checked against can change without touching a watched file).
-SESSION_NOTE_SECONDS = 600
-
-
-def _stat(path: str) -> list[int] | None:
-    import os
-
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [info.st_mtime_ns, info.st_size]
-
-
-def _session_note_path(workspace: str, agent: str) -> str:
-    """One note per client and workspace: the answer names the client, and watches its settings."""
-    import os
-
-    key = _sha256_hex(f"{agent}\0{workspace}".encode())[:32]
-    return os.path.join(_cache_root(), "session-notes", f"{key}.json")
-
-
-def _content(path: str) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            return _sha256_hex(handle.read())
-    except OSError:
-        return None
-
-
-def write_session_note(workspace: str, agent: str, watched: list[str], stdout: str, digest: str | None,
-                       by_content: list[str] | tuple[str, ...] = ()) -> None:
-    """Remember ``agent``'s SessionStart answer with the state of every file it depends on (the
-    memory files, their folders, the store: by modification time and size; ``by_content``, the
-    client's settings files: by their content's hash, since Gemini CLI rewrites its user
-    settings file unchanged as every session starts); best effort, written atomically."""
-    import os
-
-    if os.environ.get("STATEWISE_NO_CACHE"):
-        return
-    note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
-            "watched": {name: _stat(name) for name in sorted(set(watched))},
-            "contents": {name: _content(name) for name in sorted(set(by_content))}}
-    _write_json(_session_note_path(workspace, agent), note)
-
-
-def _session_note(workspace: str, agent: str, contract_path: str | None) -> str | None:
-    """The remembered SessionStart answer, if it is young and nothing it watched changed."""
-    import os
-
-    if os.environ.get("STATEWISE_NO_CACHE"):
-        return None
-    try:
-        note = loads(_read_text(_session_note_path(workspace, agent)))
-        if not isinstance(note, dict):
-            return None
-        if note.get("workspace") != workspace or note.get("digest") != contract_digest(contract_path):
-            return None
-        if not 0 <= time.time() - float(note["created"]) <= SESSION_NOTE_SECONDS:
-            return None
-        if any(_stat(name) != state for name, state in note["watched"].items()):
-            return None
-        if any(_content(name) != digest for name, digest in note.get("contents", {}).items()):
-            return None
-        stdout = note["stdout"]
-        return stdout if isinstance(stdout, str) else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
-
-
 # --- the entry point -----------------------------------------------------------------------
 
 
@@ -490,7 +204,7 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
             return None
         import os
 
-        return _session_note(os.path.realpath(cwd), agent, contract_path)
+        return session_note(os.path.realpath(cwd), agent, contract_path)
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
@@ -498,7 +212,7 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
         if not isinstance(data, dict) or data.get("tool_name") not in SHELL_TOOLS.get(agent, ()):
             return "{}"  # only shell output is matched against observation rules
         command = _shell_command(agent, data)
-        if command is not None and not _could_observe(command, contract_digest(contract_path)):
+        if command is not None and not could_observe(command, contract_digest(contract_path)):
             return "{}"
     return None
 

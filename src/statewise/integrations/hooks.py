@@ -35,7 +35,7 @@ from typing import Any
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract, load_contract
 from statewise.errors import InputError
-from statewise.integrations.hook_entry import EVENTS, SHELL_TOOLS, cache_dir, contract_digest, write_observation_index
+from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, contract_digest, write_observation_index
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
@@ -44,17 +44,6 @@ from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope, git_answers_kept
 
 __all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
-
-#: Which tool names carry shell commands, which edit files, and which type into a terminal
-#: session opened earlier, per agent (the names the real clients send; see docs/integrations.md).
-AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
-    "claude-code": {"shell": SHELL_TOOLS["claude-code"],
-                    "file": frozenset({"Write", "Edit", "NotebookEdit"}), "session_input": frozenset()},
-    "codex": {"shell": SHELL_TOOLS["codex"], "file": frozenset({"apply_patch"}),
-              "session_input": frozenset({"write_stdin"})},
-    "gemini": {"shell": SHELL_TOOLS["gemini"], "file": frozenset({"write_file", "replace"}),
-               "session_input": frozenset()},
-}
 
 #: What a client sets in its shell tool's environment on top of its own (the hook sees the
 #: client's environment, not the tool's). Claude Code 2.1 spawns its Bash tool with
@@ -420,8 +409,7 @@ def _capture_filter_warning(agent: str, request: HookRequest, contract: Contract
     the next ``statewise install``."""
     if agent not in _CLIENT_NAMES:
         return [], ""
-    from statewise.integrations.doctor import installed_capture_gaps
-    from statewise.integrations.install import project_root
+    from statewise.integrations.install import installed_capture_gaps, project_root
 
     files, gaps = installed_capture_gaps(agent, project_root(request.cwd), contract)
     if not gaps:
@@ -438,7 +426,7 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     path while nothing the answer depends on has changed: the memory files and their folders,
     the store's files (a PostgreSQL store is not watched, so it is never reused), and
     ``also_watched`` (the client's settings files, whose hooks the answer checked; by content)."""
-    from statewise.integrations.hook_entry import write_session_note
+    from statewise.integrations.hook_files import write_session_note
     from statewise.memory.discovery import discover_memory_files
 
     workspace = request.cwd.resolve()

@@ -39,9 +39,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.errors import InputError
+
+if TYPE_CHECKING:
+    from statewise.contract import Contract
 
 __all__ = [
     "AGENTS",
@@ -50,13 +53,17 @@ __all__ = [
     "AgentHooks",
     "if_rule",
     "install_hooks",
+    "installed_capture_gaps",
+    "our_entries",
     "post_filter_command",
     "post_filter_literals",
     "post_filter_parts",
+    "post_literals",
     "post_tool_literals",
     "project_root",
     "rule_literal",
     "settings_path",
+    "uncovered_observation_rules",
     "uninstall_hooks",
     "wrapper_path",
 ]
@@ -358,8 +365,8 @@ def rule_literal(pattern: str) -> str | None:
     """The text a Claude Code ``if`` rule can look for so that the hook still runs for every
     command the observation pattern ``pattern`` matches: the longest run of plain characters
     (:data:`RULE_CHARACTERS`) in the literals every match contains
-    (:func:`~statewise.integrations.hook_entry.required_literals`), or None when there is none."""
-    from statewise.integrations.hook_entry import required_literals
+    (:func:`~statewise.integrations.hook_files.required_literals`), or None when there is none."""
+    from statewise.integrations.hook_files import required_literals
 
     pieces: list[str] = []
     for literal in required_literals(pattern):
@@ -604,3 +611,76 @@ def _uses_wrapper(path: Path) -> bool:
         return True  # cannot tell: keep the wrapper
     return any(_is_ours(h) for groups in data.get("hooks", {}).values() for g in groups if isinstance(g, dict)
                for h in g.get("hooks", []))
+
+
+# --- reading back what was installed: which post-tool hooks run for which commands ---------
+
+
+def our_entries(groups: Any) -> list[dict[str, Any]]:
+    """Every StateWise hook of one event (Claude Code's post-tool hooks are one per ``if``)."""
+    return [{"matcher": group.get("matcher", ""), **hook}
+            for group in (groups if isinstance(groups, list) else []) if isinstance(group, dict)
+            for hook in group.get("hooks", []) if isinstance(hook, dict)
+            and "statewise-hook" in str(hook.get("command", ""))]
+
+
+def post_literals(post: dict[str, Any]) -> tuple[str, ...] | None:
+    """The texts one installed post-tool hook is filtered on, one of which a call must hold for
+    the client to run it: its ``if`` rule's (Claude Code, ``Bash(*text*)``) or its command's
+    shell pre-filter's (:func:`~statewise.integrations.install.post_filter_literals`); None for
+    a hook that runs for every call. A filter not in either form proves nothing covered: ()."""
+    rule = post.get("if")
+    if rule:
+        rule = str(rule)
+        text = rule[len("Bash(*"):-len("*)")]
+        plain = rule.startswith("Bash(*") and rule.endswith("*)") and text and RULE_CHARACTERS.issuperset(text)
+        return (text,) if plain else ()
+    return post_filter_literals(str(post.get("command", "")))
+
+
+def uncovered_observation_rules(filters: list[tuple[str, ...] | None], contract: str | Contract | None) -> list[str]:
+    """The names of the observation rules in ``contract`` (a loaded contract, or the path of
+    one; None: the built-in one) for which none of the post-tool hooks filtered on these texts
+    would run (one entry per hook, as :func:`post_literals` reads it). A hook without a filter
+    (None) covers every rule; a text covers a rule when, plain characters only, it is part of a
+    literal that every command the rule matches contains
+    (:func:`~statewise.integrations.hook_files.required_literals`). Raises what loading the
+    contract raises."""
+    from statewise.contract import Contract, builtin_contract, load_contract
+    from statewise.integrations.hook_files import required_literals
+
+    if not isinstance(contract, Contract):
+        contract = load_contract(contract) if contract else builtin_contract()
+    if None in filters:
+        return []
+    texts = [text for texts in filters if texts is not None for text in texts
+             if text and RULE_CHARACTERS.issuperset(text)]
+    return [rule.name for rule in contract.observations
+            if not any(text in literal for text in texts for literal in required_literals(rule.command))]
+
+
+def installed_capture_gaps(agent: str, root: Path, contract: Contract) -> tuple[list[Path], list[str]]:
+    """For a session starting in ``root``: the settings files the client reads StateWise's
+    post-tool hooks from (the project's and the user's), and the observation rules of
+    ``contract`` that no such hook runs for, in any post-tool event, because of the filters it
+    was installed with (Claude Code's ``if`` rules, the other clients' shell pre-filter; a
+    contract changed or chosen after ``statewise install``).
+    No gap when StateWise has no post-tool hook there at all (``doctor`` reports that) or a file
+    does not parse."""
+    spec = AGENTS[agent]
+    files = [root / spec.project_file, Path.home() / spec.user_file]  # ``root``: the project's top already
+    filters: dict[str, list[tuple[str, ...] | None]] = {event: [] for event in spec.post_events}
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for event in spec.post_events:
+            posts = our_entries(hooks.get(event) if isinstance(hooks, dict) else None)
+            filters[event] += [post_literals(post) for post in posts]
+    gaps: list[str] = []
+    for event_filters in filters.values():
+        if event_filters:
+            gaps += [name for name in uncovered_observation_rules(event_filters, contract) if name not in gaps]
+    return files, gaps

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from statewise.contract import Contract, ObservationRule, RegexTimeout, contract_regex
 from statewise.errors import ConflictError, StateWiseError, TransitionError, ValueTypeError
+from statewise.integrations.hook_files import AGENT_TOOLS
 from statewise.records import Authority, Evidence, RecordDraft, SourceKind, utcnow
 from statewise.scopes import Scope, ScopeLevel, normalize_repo_identity
 from statewise.store import default_location, open_store
 from statewise.values import parse_value_text, same_value
-from statewise.verifiers.protection import is_local_url
+from statewise.verifiers.git import is_local_url
 from statewise.workspace import derive_task_scope, git_output
 
 if TYPE_CHECKING:
@@ -166,8 +167,6 @@ def _fact(contract: Contract, rule: ObservationRule, command_match: regex.Match[
 
 def capture(request: HookRequest, *, store_location: str | None, contract: Contract) -> str:
     """Record what a finished shell call revealed; return a one-line note for the agent."""
-    from statewise.integrations.hooks import AGENT_TOOLS
-
     if request.tool_name not in AGENT_TOOLS[request.agent]["shell"]:
         return ""
     command = request.tool_input.get("command")

@@ -117,9 +117,9 @@ def code_stamp(package_root: str | None = None) -> str:
             parts.append(f"{site_packages}:{os.stat(site_packages).st_mtime_ns}")
         except OSError:
             parts.append(f"{site_packages}:absent")
-    from statewise.integrations.hook_entry import _sha256_hex
+    from statewise.integrations.hook_files import sha256_hex
 
-    return _sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
+    return sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
 
 
 def socket_path(directory: str, stamp: str) -> str:
@@ -371,9 +371,9 @@ def _warm_up() -> None:
     import statewise.store.sqlite  # noqa: F401
     import statewise.verifiers
     from statewise import expressions
+    from statewise.commands import analyzer, words  # noqa: F401
     from statewise.contract import builtin_contract
     from statewise.integrations import hooks  # noqa: F401
-    from statewise.commands import analyzer, words  # noqa: F401
     from statewise.store.migrations import migrations_for
 
     for module in pkgutil.iter_modules(statewise.verifiers.__path__, "statewise.verifiers."):

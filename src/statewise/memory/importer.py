@@ -22,6 +22,7 @@ from pathlib import Path
 
 from statewise.contract import Contract
 from statewise.memory.discovery import MemoryFile, discover_memory_files
+from statewise.memory.edits import undo_reverted_edits
 from statewise.memory.extract import MemoryFact, MemoryLine, extract_file
 from statewise.records import Provenance, Record, RecordDraft, RecordStatus
 from statewise.scopes import TaskScope
@@ -203,8 +204,6 @@ def import_memory(
     ``files`` overrides discovery (for tests and ``--file``); ``home`` is where user-level
     and auto-memory files are looked for (default ``$HOME``).
     """
-    from statewise.memory.writeback import undo_reverted_edits  # here: writeback builds on this module
-
     workspace = Path(workspace).resolve()
     task = task or derive_task_scope(workspace)
     undo_reverted_edits(store)  # a reverted repair takes its file edit with it, before the files are read

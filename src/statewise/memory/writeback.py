@@ -19,23 +19,18 @@ line back when that repair was reverted, so reverting the repair reverts the edi
 
 from __future__ import annotations
 
-import difflib
 import enum
 import json
-import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from statewise.memory.check import DEFECTIVE, CheckReport, Finding
-from statewise.memory.discovery import MemoryFile
+from statewise.memory.edits import ACTOR, EDIT_KEY, Edit, EditResult, undo_reverted_edits, write_line
 from statewise.memory.extract import line_digest
 from statewise.memory.importer import is_memory_record
-from statewise.records import Authority, LinkKind, Provenance, RecordDraft, RecordStatus, SourceKind
+from statewise.records import Authority, Provenance, RecordDraft, SourceKind
 from statewise.store.base import Store
 from statewise.values import ValueType, render_value
 
@@ -49,11 +44,6 @@ __all__ = [
     "read_policy",
     "undo_reverted_edits",
 ]
-
-#: The key under which an applied edit is recorded (qualified by the hash of the new line).
-EDIT_KEY = "memory.edit"
-_ACTOR = "statewise.memory.writeback"
-
 
 class WriteBackPolicy(str, enum.Enum):
     """What the developer lets StateWise do with a correction to a memory file."""
@@ -77,45 +67,6 @@ def read_policy(workspace: str | Path) -> WriteBackPolicy:
     except ValueError:
         raise ValueError(
             f"{path}: [tool.statewise] memory-write-back must be never, ask or auto, not {value!r}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """A proposed rewrite of one line of one memory file."""
-
-    file: MemoryFile
-    line: int
-    old: str
-    new: str
-    key: str
-    scope: str
-    claimed: Any
-    correct: Any
-
-    @property
-    def owned_by_agent(self) -> bool:
-        """Whether the file is the agent's own memory (the only kind ``auto`` may write)."""
-        return self.file.authority is Authority.AGENT
-
-    def diff(self) -> str:
-        """The edit as a unified diff of the file (one line of context)."""
-        lines = self.file.path.read_text(encoding="utf-8").splitlines(keepends=True)
-        after = list(lines)
-        if 0 < self.line <= len(after):
-            ending = after[self.line - 1][len(after[self.line - 1].rstrip("\r\n")):]
-            after[self.line - 1] = self.new + ending
-        name = self.file.relpath.lstrip("/")
-        return "".join(difflib.unified_diff(lines, after, f"a/{name}", f"b/{name}", n=1))
-
-
-@dataclass(frozen=True, slots=True)
-class EditResult:
-    """What happened to one edit: applied, or why not."""
-
-    edit: Edit
-    applied: bool
-    reason: str
-    record_id: str | None = None
 
 
 def _replacement(finding: Finding) -> tuple[str, str] | None:
@@ -151,26 +102,6 @@ def propose_edits(report: CheckReport) -> list[Edit]:
     return edits
 
 
-def _write_line(path: Path, number: int, expected: str, new: str) -> bool:
-    """Replace line ``number`` if it still reads ``expected``; atomically; keep line endings."""
-    raw = path.read_bytes().decode("utf-8")
-    lines = raw.splitlines(keepends=True)
-    if not 0 < number <= len(lines) or lines[number - 1].rstrip("\r\n") != expected:
-        return False
-    ending = lines[number - 1][len(lines[number - 1].rstrip("\r\n")):]
-    lines[number - 1] = new + ending
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".statewise")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write("".join(lines))
-        os.chmod(temp, path.stat().st_mode & 0o7777)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return True
-
-
 def apply_edits(
     edits: Sequence[Edit],
     policy: WriteBackPolicy,
@@ -196,7 +127,7 @@ def apply_edits(
                     "the policy asks first")
                 results.append(EditResult(edit, False, f"not approved: {why}"))
                 continue
-        if not _write_line(edit.file.path, edit.line, edit.old, edit.new):
+        if not write_line(edit.file.path, edit.line, edit.old, edit.new):
             results.append(EditResult(edit, False, "the line changed since it was checked"))
             continue
         record_id = _record_edit(store, edit, approved=not silent) if store is not None else None
@@ -217,37 +148,6 @@ def _record_edit(store: Store, edit: Edit, *, approved: bool) -> str | None:
         # Who decided the edit: the developer who approved it, or the policy letting the agent
         # correct its own memory.
         provenance=Provenance(source=SourceKind.TOOL_OUTPUT,
-                              authority=Authority.DEVELOPER if approved else Authority.AGENT, actor=_ACTOR,
+                              authority=Authority.DEVELOPER if approved else Authority.AGENT, actor=ACTOR,
                               reference=repair.id if repair is not None else None))
     return store.put(draft, replace=True, reason=f"wrote the correction into {edit.file.relpath}:{edit.line}").id
-
-
-def undo_reverted_edits(store: Store) -> list[EditResult]:
-    """Put the old line back for every applied edit whose repair has since been reverted."""
-    results: list[EditResult] = []
-    for record in list(store.records()):
-        if not record.is_active or not record.key.startswith(EDIT_KEY + "["):
-            continue
-        try:
-            payload = json.loads(record.value)
-        except ValueError:
-            continue
-        repair_id = payload.get("repair")
-        if not repair_id:
-            continue
-        repair = store.get(repair_id)
-        reverted = repair.status is not RecordStatus.ACTIVE and any(
-            link.kind is LinkKind.REVERT and link.from_record == repair_id for link in store.links(repair_id))
-        if not reverted:
-            continue
-        path = Path(payload["path"])
-        file = MemoryFile(path=path, agent="", kind="", authority=Authority.DEVELOPER, source=SourceKind.DEVELOPER,
-                          scope=record.scope, base=path.parent, relpath=str(path))
-        edit = Edit(file=file, line=int(payload["line"]), old=payload["new"], new=payload["old"], key=record.key,
-                    scope=record.scope, claimed=None, correct=None)
-        written = path.is_file() and _write_line(path, edit.line, edit.old, edit.new)
-        store.retract(record.id, reason=f"the repair {repair_id} was reverted; the edit was undone"
-                      if written else f"the repair {repair_id} was reverted; the line had changed, left as is",
-                      actor=_ACTOR)
-        results.append(EditResult(edit, bool(written), "repair reverted"))
-    return results

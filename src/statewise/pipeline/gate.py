@@ -19,6 +19,7 @@ It does not ask the planner anything. It passes an action only when:
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -124,8 +125,8 @@ def _command_agreement(action: Action, operation: str | None, contract: Contract
     workspace = scope.workspace if scope is not None else None
     if not workspace or not workspace.startswith("/"):
         return None
-    from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
     from statewise.commands import command_disagreement  # noqa: PLC0415 - only for such actions
+    from statewise.contract import builtin_contract  # noqa: PLC0415 - cached, already loaded by the hook
 
     if operation not in builtin_contract("coding").operations:
         own_rules = [rule for rule in contract.commands.values() if rule.operation == operation]
@@ -179,8 +180,6 @@ def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[
     invariant = next((i for i in contract.invariants if i.name == violation.name), None)
     read: list[str] = []
     if invariant is not None:
-        from statewise.pipeline.guard import slot_qualified_keys
-
         read = list(dict.fromkeys([*state_keys_read(invariant.when), *state_keys_read(invariant.check),
                                    *(k for k in slot_qualified_keys(contract, action)
                                      if k.split("[", 1)[0] in invariant.check)]))
@@ -218,3 +217,27 @@ def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[
     if facts:
         text += " [" + "; ".join(facts) + "]"
     return text
+
+
+# An invariant reads a fact about the action's own slot as state["base[" + action.args.slot + "]"]
+# (or tests `"base[" + action.args.slot + "]" in state`).
+_SLOT_QUALIFIED = re.compile(r'"([A-Za-z_][\w.]*)\[" \+ action\.args\.(\w+) \+ "\]"')
+
+
+def slot_qualified_keys(contract: Contract, action: Action) -> list[str]:
+    """The qualified keys the applicable invariants read about this action's slots, e.g.
+    ``git.tracked[data]`` for an ``fs.delete`` of ``data`` whose invariant reads
+    ``state["git.tracked[" + action.args.path + "]"]``. Keys the contract does not declare
+    as qualified, and slots the action does not fill with a string, are left out."""
+    keys: dict[str, None] = {}
+    results = contract.check_invariants(action, {})
+    for invariant, result in zip(contract.invariants, results, strict=True):
+        if not result.applies:
+            continue
+        for text in (invariant.when, invariant.check):
+            for base, slot in _SLOT_QUALIFIED.findall(text):
+                value = action.args.get(slot)
+                spec = contract.state_spec(base)
+                if isinstance(value, str) and value and spec is not None and spec.qualified:
+                    keys[f"{base}[{value}]"] = None
+    return list(keys)

@@ -9,7 +9,6 @@ stage. Each stage can be switched off by name for ablations (``GuardConfig.ablat
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from statewise.contract import Contract, Risk, builtin_contract
 from statewise.expressions import state_keys_read
 from statewise.pipeline.attribution import PROBE_KINDS, AttributionSettings, attribute, attribute_stop
 from statewise.pipeline.calls import CostMeter, PlannerCalls
-from statewise.pipeline.gate import run_gate
+from statewise.pipeline.gate import run_gate, slot_qualified_keys
 from statewise.pipeline.repair import apply_repair, learn
 from statewise.pipeline.report import (
     CandidateReport,
@@ -45,31 +44,10 @@ if TYPE_CHECKING:
 
 __all__ = ["STAGES", "Guard", "GuardConfig", "slot_qualified_keys"]
 
-# An invariant reads a fact about the action's own slot as state["base[" + action.args.slot + "]"]
-# (or tests `"base[" + action.args.slot + "]" in state`).
-_SLOT_QUALIFIED = re.compile(r'"([A-Za-z_][\w.]*)\[" \+ action\.args\.(\w+) \+ "\]"')
 # Every value a developer could state for a key of these types, so an unstated key of one of
 # them can be tried exhaustively; any other type is open-ended.
 _ENUMERABLE: dict[str, list[Any]] = {"bool": [True, False], "list": [[]]}
 
-
-def slot_qualified_keys(contract: Contract, action: Action) -> list[str]:
-    """The qualified keys the applicable invariants read about this action's slots, e.g.
-    ``git.tracked[data]`` for an ``fs.delete`` of ``data`` whose invariant reads
-    ``state["git.tracked[" + action.args.path + "]"]``. Keys the contract does not declare
-    as qualified, and slots the action does not fill with a string, are left out."""
-    keys: dict[str, None] = {}
-    results = contract.check_invariants(action, {})
-    for invariant, result in zip(contract.invariants, results, strict=True):
-        if not result.applies:
-            continue
-        for text in (invariant.when, invariant.check):
-            for base, slot in _SLOT_QUALIFIED.findall(text):
-                value = action.args.get(slot)
-                spec = contract.state_spec(base)
-                if isinstance(value, str) and value and spec is not None and spec.qualified:
-                    keys[f"{base}[{value}]"] = None
-    return list(keys)
 
 #: Stages that an ablation can switch off, as ``no_<stage>``.
 STAGES = ("attribution", "resolution", "repair", "typed_grounding", "replan", "gate")

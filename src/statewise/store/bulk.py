@@ -17,6 +17,7 @@ lines take seconds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,12 +28,20 @@ from pydantic import AfterValidator, AwareDatetime, ConfigDict, Field, TypeAdapt
 from typing_extensions import TypedDict
 
 from statewise.errors import ImportFormatError, KeyNameError, ScopeError, ValueTypeError
-from statewise.records import _KEY as KEY_PATTERN  # the one definition of a key's form
-from statewise.records import Authority, KeySchema, KeyType, Link, Record, RecordStatus, SourceKind
+from statewise.records import (
+    KEY_PATTERN,  # the one definition of a key's form
+    Authority,
+    KeySchema,
+    KeyType,
+    Link,
+    Record,
+    RecordStatus,
+    SourceKind,
+)
 from statewise.scopes import Scope
 from statewise.values import ValueType, check_value
 
-__all__ = ["BATCH_LINES", "ImportBatch", "LineEncoder", "LinkLine", "Progress", "RecordLine"]
+__all__ = ["BATCH_LINES", "ImportBatch", "LineEncoder", "LinkLine", "Progress", "RecordLine", "parse_export"]
 
 #: Lines validated and written together; bounds the memory an import holds.
 BATCH_LINES = 5000
@@ -501,3 +510,41 @@ def parallel_batches(encoder: LineEncoder, lines: Iterable[str]) -> Iterator[Imp
         if child.is_alive():
             child.kill()
         child.join()
+
+
+def parse_export(lines: Iterable[str], source: str) -> tuple[list[tuple[int, Record]], list[tuple[int, Link]]]:
+    """The records and links of an export (the lines ``export_jsonl`` writes), each with its line
+    number; ImportFormatError naming the source, the line and the field at the first bad one."""
+    records: list[tuple[int, Record]] = []
+    links: list[tuple[int, Link]] = []
+    seen_ids: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ImportFormatError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(data, dict):
+            raise ImportFormatError(source, number, "expected a JSON object")
+        kind = data.pop("type", None)
+        try:
+            item: Record | Link
+            if kind == "record":
+                item = record = Record.model_validate(data)
+                records.append((number, record))
+            elif kind == "link":
+                item = link = Link.model_validate(data)
+                links.append((number, link))
+            else:
+                raise ImportFormatError(source, number, f"'type' must be 'record' or 'link', got {kind!r}")
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(line)"
+            raise ImportFormatError(source, number, f"field {field}: {first['msg']}") from None
+        except (KeyNameError, ValueTypeError) as error:
+            raise ImportFormatError(source, number, str(error)) from None
+        if item.id in seen_ids:
+            raise ImportFormatError(source, number, f"id {item.id} appears twice")
+        seen_ids.add(item.id)
+    return records, links

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -52,8 +52,9 @@ from statewise.records import (
     new_id,
     utcnow,
 )
-from statewise.scopes import Scope, ScopeLevel, TaskScope
+from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
+from statewise.store.grounding import evidence_of, grounded_scope
 from statewise.values import ValueType, check_value, same_value
 
 if TYPE_CHECKING:  # the bulk module builds its validators when imported; only an import needs them
@@ -439,7 +440,7 @@ class SQLStore(Store):
             if existing is not None:
                 self._insert_link(cur, Link(
                     id=new_id("lnk"), kind=LinkKind.SUPERSEDE, from_record=existing.id,
-                    to_record=record.id, scope=record.scope, evidence=_evidence_of(record),
+                    to_record=record.id, scope=record.scope, evidence=evidence_of(record),
                     reason=reason or "replaced", actor=draft.provenance.actor, created_at=now,
                 ))
         return record
@@ -450,7 +451,7 @@ class SQLStore(Store):
         now = utcnow()
         with self._write() as cur:
             old = self._locked_active(cur, record_id, expected_version, "supersede")
-            target = _grounded_scope(old, evidence)
+            target = grounded_scope(old, evidence)
             if same_value(evidence.value, old.value, old.value_type) and target == old.scope:
                 raise GroundingError(record_id, "the evidence confirms the value; use confirm()")
             replaced: Record | None = None
@@ -518,7 +519,7 @@ class SQLStore(Store):
         now = utcnow()
         with self._write() as cur:
             record = self._locked_active(cur, record_id, expected_version, "confirm")
-            target = _grounded_scope(record, evidence)
+            target = grounded_scope(record, evidence)
             if not same_value(evidence.value, record.value, record.value_type) or target != record.scope:
                 raise GroundingError(record_id, "the evidence does not confirm the value in this scope")
             verified = max(evidence.observed_at, record.time.verified_at or evidence.observed_at)
@@ -936,8 +937,10 @@ class SQLStore(Store):
             self.export_jsonl(out)
 
     def restore(self, path: str | Path) -> None:
+        from statewise.store.bulk import parse_export  # the bulk module: only when a snapshot is restored
+
         with open(path, encoding="utf-8") as handle:
-            records, links = _parse_jsonl(handle, str(path))
+            records, links = parse_export(handle, str(path))
         with self._write() as cur:
             cur.execute(self._sql("DELETE FROM sw_links"))
             cur.execute(self._sql("DELETE FROM sw_records"))
@@ -945,45 +948,6 @@ class SQLStore(Store):
                 self._insert_record(cur, record)
             for _, link in links:
                 self._insert_link(cur, link)
-
-
-def _evidence_of(record: Record) -> Evidence:
-    """The evidence a plain ``put(replace=True)`` carries: the new record's own provenance."""
-    return Evidence(
-        key=record.key, value=record.value, value_type=record.value_type, scope=record.scope,
-        source=record.provenance.source, authority=record.provenance.authority,
-        actor=record.provenance.actor, observed_at=record.time.observed_at,
-        detail="stated when the record was replaced", reference=record.provenance.reference,
-    )
-
-
-def _grounded_scope(record: Record, evidence: Evidence) -> str:
-    """Typed evidence grounding: the scope a correction may be written in, or GroundingError."""
-    if evidence.key != record.key:
-        raise GroundingError(record.id, f"evidence is about {evidence.key}, the record is {record.key}")
-    if evidence.value_type is not record.value_type:
-        raise GroundingError(
-            record.id, f"evidence is a {evidence.value_type.value}, the record a {record.value_type.value}"
-        )
-    record_scope, evidence_scope = record.scope_obj, Scope.parse(evidence.scope)
-    if evidence_scope.contains(record_scope):
-        return record.scope
-    if record_scope.contains(evidence_scope) or _reaches(record_scope, evidence_scope):
-        return evidence.scope
-    raise GroundingError(
-        record.id, f"evidence from {evidence.scope} does not reach the record's scope {record.scope}"
-    )
-
-
-def _reaches(general: Scope, narrow: Scope) -> bool:
-    """Scopes of different kinds nest by meaning, not syntax: a global or user record can be
-    narrowed to any workspace or repository, and a workspace record to a repository (the
-    caller established that the repository is checked out there)."""
-    if general.level is ScopeLevel.GLOBAL or general.level is ScopeLevel.USER:
-        return narrow.level > general.level
-    if general.level is ScopeLevel.WORKSPACE:
-        return narrow.level in (ScopeLevel.REPO, ScopeLevel.BRANCH)
-    return False
 
 
 def _key_matcher(keys: Sequence[str] | None, text: str | None) -> Callable[[Record], bool] | None:
@@ -1004,39 +968,3 @@ def _key_matcher(keys: Sequence[str] | None, text: str | None) -> Callable[[Reco
         return True
 
     return wanted
-
-
-def _parse_jsonl(lines: Iterable[str], source: str) -> tuple[list[tuple[int, Record]], list[tuple[int, Link]]]:
-    records: list[tuple[int, Record]] = []
-    links: list[tuple[int, Link]] = []
-    seen_ids: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ImportFormatError(source, number, f"not JSON ({error.msg} at column {error.colno})") from None
-        if not isinstance(data, dict):
-            raise ImportFormatError(source, number, "expected a JSON object")
-        kind = data.pop("type", None)
-        try:
-            item: Record | Link
-            if kind == "record":
-                item = record = Record.model_validate(data)
-                records.append((number, record))
-            elif kind == "link":
-                item = link = Link.model_validate(data)
-                links.append((number, link))
-            else:
-                raise ImportFormatError(source, number, f"'type' must be 'record' or 'link', got {kind!r}")
-        except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "(line)"
-            raise ImportFormatError(source, number, f"field {field}: {first['msg']}") from None
-        except (KeyNameError, ValueTypeError) as error:
-            raise ImportFormatError(source, number, str(error)) from None
-        if item.id in seen_ids:
-            raise ImportFormatError(source, number, f"id {item.id} appears twice")
-        seen_ids.add(item.id)
-    return records, links

@@ -11,27 +11,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from statewise.registry import Registry
 from statewise.verifiers.base import (
     Observation,
     ObservationStatus,
     Verifier,
     VerifierRequest,
 )
-
-VERIFIERS: Registry[object] = Registry("verifier", "statewise.verifiers")
-"""Verifier adapters by name (``git.current_branch``, ``command``, ...). Entries may be
-classes (instantiated with no arguments), instances, or callables taking a request."""
-
-if TYPE_CHECKING:
-    from statewise.verifiers.protection import install_branch_protection
-from statewise.verifiers.runner import (  # noqa: E402
+from statewise.verifiers.runner import (
+    VERIFIERS,
     PlaceholderError,
     UnsafeValueError,
     fill_placeholders,
     run_verifier,
     verify_key,
 )
+
+if TYPE_CHECKING:
+    from statewise.verifiers.protection import install_branch_protection
 
 __all__ = [
     "VERIFIERS",

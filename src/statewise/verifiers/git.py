@@ -160,8 +160,6 @@ class DefaultBranch(GitAdapter):
     args = frozenset({"remote"})
 
     def _observe(self, request: VerifierRequest) -> Observation:
-        from statewise.verifiers.protection import is_local_url
-
         deadline = Deadline(request.timeout)
         remote = check_remote_name(self.text_arg(request, "remote", "origin") or "origin")
         url_result = self.git(request, deadline, "remote", "get-url", remote)
@@ -392,3 +390,18 @@ class AheadBehind(GitAdapter):
             f"{branch} is {ahead} ahead of and {behind} behind {short} (as last fetched)",
             result.reference,
         )
+
+
+_URL_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+
+
+def is_local_url(url: str) -> bool:
+    """True for a remote on this machine: a path or a ``file://`` URL (git's own rules)."""
+    url = url.strip()
+    if url.lower().startswith("file://"):
+        return True
+    if _URL_SCHEME.match(url):
+        return False
+    # scp-like syntax (host:path) has a colon before the first slash.
+    colon, slash = url.find(":"), url.find("/")
+    return not (colon > 0 and (slash == -1 or colon < slash))

@@ -22,6 +22,7 @@ from typing import Any
 from statewise.contract import COMMAND_ADAPTER, Contract, VerifierSpec, render_template
 from statewise.errors import StateWiseError, ValueTypeError
 from statewise.records import base_key
+from statewise.registry import Registry
 from statewise.scopes import TaskScope
 from statewise.values import ValueType, check_value
 from statewise.verifiers.base import Observation, ObservationStatus, VerifierRequest, within
@@ -152,13 +153,16 @@ def _checked_cwd(template: str, filled: str, values: Mapping[str, str], adapter:
     return filled
 
 
+VERIFIERS: Registry[object] = Registry("verifier", "statewise.verifiers")
+"""Verifier adapters by name (``git.current_branch``, ``command``, ...). Entries may be
+classes (instantiated with no arguments), instances, or callables taking a request."""
+
+
 def _unavailable(detail: str, started: float) -> Observation:
     return Observation(ObservationStatus.UNAVAILABLE, None, detail, None, time.monotonic() - started)
 
 
 def _instantiate(name: str) -> Any:
-    from statewise.verifiers import VERIFIERS
-
     plugin = VERIFIERS.get(name)
     return plugin() if isinstance(plugin, type) else plugin
 

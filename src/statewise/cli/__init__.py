@@ -5,246 +5,36 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
-from datetime import datetime
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import BaseModel, ValidationError
-from rich.console import Console
+from pydantic import ValidationError
 
 from statewise import __version__
-from statewise.errors import InputError, StateWiseError
+from statewise.cli.context import (
+    Context,
+    SentenceGroup,
+    console,
+    emit_json,
+    errors,
+    handled,
+    project_option,
+    task_scope_of,
+    unknown_key,
+    validation_message,
+)
+from statewise.cli.memory import memory
+from statewise.errors import InputError, MissingExtraError
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
 from statewise.render import lineage_view, record_table, retrieval_view
-from statewise.scopes import Scope, TaskScope
+from statewise.scopes import Scope, ScopeLevel
 from statewise.store import open_store
-from statewise.store.base import Store
 from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
 
 
-def _consoles() -> tuple[Console, Console]:
-    # Piped output is plain and never hard-wrapped (a record id split across lines cannot be
-    # copied); on a terminal rich wraps to the window as usual.
-    out_tty = sys.stdout.isatty()
-    err_tty = sys.stderr.isatty()
-    return (Console(soft_wrap=not out_tty, no_color=not out_tty or None),
-            Console(stderr=True, soft_wrap=not err_tty, no_color=not err_tty or None))
-
-
-console, errors = _consoles()
-
-
-class Context:
-    """What the group options established; commands open the store lazily.
-
-    ``store_location`` and ``contract_path`` are what the flag or the environment said (None
-    when neither did): the hook and install commands pass exactly those on. The project's
-    ``.statewise/config.toml`` and the defaults are applied by :attr:`settings`, for the
-    project a command names with ``--project`` (default: here).
-    """
-
-    def __init__(self, store_flag: str | None, contract_flag: str | None, verbosity: int = 0) -> None:
-        self._store_flag = store_flag
-        self._contract_flag = contract_flag
-        self.store_location = store_flag or os.environ.get("STATEWISE_STORE") or None
-        self.contract_path = contract_flag or os.environ.get("STATEWISE_CONTRACT") or None
-        self.verbosity = verbosity
-        self.project: Path | None = None
-        self._settings: Any = None
-        self._store: Store | None = None
-        self._contract: Any = None
-
-    def at(self, project: str | Path | None) -> Context:
-        """Use the project holding ``project`` (before anything was resolved)."""
-        if project is not None and self._settings is None:
-            self.project = Path(project).resolve()
-        return self
-
-    @property
-    def settings(self) -> Any:
-        if self._settings is None:
-            from statewise.settings import resolve_settings
-
-            self._settings = resolve_settings(self.project, store=self._store_flag, contract=self._contract_flag)
-            if self.verbosity > 0:
-                for line in self._settings.describe():
-                    errors.print(line, highlight=False, markup=False)
-        return self._settings
-
-    @property
-    def contract(self) -> Any:
-        if self._contract is None:
-            from statewise.contract import builtin_contract, load_contract
-
-            path = self.settings.contract.value
-            self._contract = load_contract(path) if path else builtin_contract()
-        return self._contract
-
-    @property
-    def location(self) -> str:
-        """The store's location after flag, environment, config.toml and default."""
-        from statewise.store import default_location
-
-        return self.settings.store.value or default_location(self.settings.root)
-
-    @property
-    def store(self) -> Store:
-        """The store, created when missing (for the commands that write the first record)."""
-        if self._store is None:
-            self._store = open_store(self.location, key_schema=self.contract)
-        return self._store
-
-    def existing_location(self) -> str:
-        """The store's location, which must hold a store: a read never creates one, and a
-        mistyped ``--store`` is an error with a did-you-mean rather than a new empty store."""
-        location = self.location
-        scheme, sep, rest = location.partition("://")
-        path = rest if (sep and scheme == "sqlite") else (None if sep and scheme.isidentifier() else location)
-        if path is not None and not Path(path).is_file():
-            from statewise.settings import missing_store_error
-
-            raise missing_store_error(path, self.settings.store.source)
-        return location
-
-    def existing_store(self) -> Store:
-        """The store, which must exist (:meth:`existing_location`)."""
-        if self._store is None:
-            self.existing_location()
-        return self.store
-
-    def info(self, message: str) -> None:
-        """A note for a person on stderr; ``-q`` silences it."""
-        if self.verbosity >= 0:
-            errors.print(message, highlight=False, markup=False)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-def _emit_json(data: Any) -> None:
-    def default(value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            return value.model_dump(mode="json")
-        if isinstance(value, datetime):
-            return value.isoformat()
-        raise TypeError(f"cannot serialise {type(value).__name__}")
-
-    click.echo(json.dumps(data, default=default, indent=2))
-
-
-def _validation_message(error: ValidationError, what: str) -> str:
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or what
-    message = first["msg"].removeprefix("Value error, ")
-    return f"{what}: {field}: {message}"
-
-
-def handled(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn library errors into one clear line on stderr and a non-zero exit, no traceback."""
-
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except StateWiseError as error:
-            errors.print(f"[red]error:[/red] {error}", highlight=False, markup=True, soft_wrap=True)
-            sys.exit(2 if isinstance(error, InputError) else 1)
-        except ValidationError as error:
-            errors.print(f"[red]error:[/red] {_validation_message(error, 'input')}", highlight=False, soft_wrap=True)
-            sys.exit(2)
-        except OSError as error:
-            errors.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-            sys.exit(1)
-        except Exception as error:  # a bug: still one line, the traceback only on request
-            if os.environ.get("STATEWISE_DEBUG"):
-                raise
-            errors.print(f"[red]internal error:[/red] {type(error).__name__}: {error} "
-                         "(set STATEWISE_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
-            sys.exit(70)
-
-    return wrapper
-
-
-def _task_scope(task: str | None, cwd: str | None) -> TaskScope:
-    if task:
-        return TaskScope.parse(task)
-    return derive_task_scope(cwd or os.getcwd())
-
-
-
-
-def project_option(name: str = "project", *, aliases: tuple[str, ...] = ("--cwd", "--workspace"),
-                   help: str = "The project directory (default: here; its git root holds the store).",
-                   exists: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--project DIR``, the one name for the project directory (as ``gh`` and ``uv`` have
-    it), with the older names as hidden aliases that still work and say they are deprecated.
-
-    The value arrives in the command's parameter ``name`` whichever spelling was used.
-    """
-    meta_key = f"statewise.alias.{name}"
-
-    def from_alias(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-        if value is None:
-            return
-        used = next((opt for opt in aliases if opt in sys.argv or any(a.startswith(opt + "=") for a in sys.argv)),
-                    aliases[0])
-        if sys.stderr.isatty():  # a person at a terminal learns the new name; a script's output stays as it was
-            errors.print(f"warning: {used} is deprecated; use --project", highlight=False, markup=False)
-        if ctx.params.get(name) is not None:
-            raise click.UsageError(f"give --project or {used}, not both", ctx=ctx)
-        ctx.meta[meta_key] = value
-        if name in ctx.params:  # --project was processed already (absent): fill it in
-            ctx.params[name] = value
-
-    def from_main(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if value is not None and ctx.meta.get(meta_key) is not None:
-            raise click.UsageError("give --project or its deprecated alias, not both", ctx=ctx)
-        return value if value is not None else ctx.meta.get(meta_key)
-
-    kind = click.Path(exists=exists, file_okay=False)
-
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        command = click.option(*aliases, f"_{name}_alias", type=kind, hidden=True, expose_value=False,
-                               callback=from_alias, is_eager=False)(command)
-        return click.option("--project", name, type=kind, callback=from_main, metavar="DIR", help=help)(command)
-
-    return decorate
-
-
-def _suggest_key(contract: Any, key: str) -> str | None:
-    from statewise.settings import suggest
-
-    base, bracket, rest = key.partition("[")
-    # A verifier's name is a likely guess for its key (python.version observes runtime.python_version).
-    by_verifier: dict[str, str] = {}
-    for name, spec in sorted(contract.state.items()):
-        verifier = spec.verifier if isinstance(spec.verifier, str) else getattr(spec.verifier, "adapter", None)
-        if verifier:
-            by_verifier.setdefault(verifier, name)
-    found = by_verifier.get(base) or suggest(base, sorted(contract.state))
-    if found is None:
-        close = suggest(base, sorted(by_verifier))
-        found = by_verifier[close] if close else None
-    if found is None:
-        return None
-    return f"{found}[{rest}" if bracket and contract.state[found].qualified else found
-
-
-def _unknown_key(contract: Any, key: str) -> StateWiseError:
-    from statewise.errors import KeyNameError
-
-    hint = _suggest_key(contract, key)
-    problem = "the contract in force does not declare this key"
-    problem += f"; did you mean {hint}?" if hint else ""
-    return KeyNameError(key, problem + " (`statewise keys` lists them)")
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SentenceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--store", "store_location", metavar="LOCATION",
               help="SQLite file path or postgresql:// URL (env STATEWISE_STORE; default: config.toml's store, "
                    "else .statewise/store.db at the project's git root).")
@@ -288,7 +78,7 @@ def init(obj: Context, project: str | None, as_json: bool) -> None:
             "records": store.count(), "gitignore": str(ignore) if ignore.exists() else None,
             "config": str(obj.settings.config_path) if obj.settings.config_path else None}
     if as_json:
-        _emit_json(info)
+        emit_json(info)
     else:
         console.print(f"store ready at {info['store']} (schema version {info['schema_version']}, "
                       f"{info['records']} records)", highlight=False)
@@ -305,7 +95,8 @@ def record() -> None:
 @record.command("add")
 @click.argument("key")
 @click.argument("value")
-@click.option("--scope", required=True, help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH].")
+@click.option("--scope", help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH] (default: the "
+                               "current folder's scope at the level the contract declares for KEY).")
 @click.option("--type", "value_type", type=click.Choice([t.value for t in ValueType]),
               help="Value type (default: as the contract declares the key).")
 @click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
@@ -320,14 +111,16 @@ def record() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored record as JSON.")
 @click.pass_obj
 @handled
-def record_add(obj: Context, key: str, value: str, scope: str, value_type: str | None, source: str,
+def record_add(obj: Context, key: str, value: str, scope: str | None, value_type: str | None, source: str,
                authority: str, actor: str, reference: str | None, observed_at: str | None, ttl: int | None,
                replace: bool, reason: str, as_json: bool) -> None:
     """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
     declared = obj.contract.key_type(key)
     if declared is None:
-        raise _unknown_key(obj.contract, key)
+        raise unknown_key(obj.contract, key)
     typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
+    if scope is None:
+        scope = str(derived_scope(obj, key))
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
         value_type=ValueType(value_type) if value_type else None,
@@ -345,11 +138,25 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
                       "add --replace to supersede it (the old record stays in lineage)",)
         raise
     if as_json:
-        _emit_json(stored)
+        emit_json(stored)
     else:
         verb = f"superseded {stored.supersedes} with" if stored.supersedes else "stored"
         console.print(f"{verb} {stored.id}: {key} = {render_value(stored.value)} in {stored.scope}",
                       highlight=False)
+
+
+def derived_scope(obj: Context, key: str) -> Scope:
+    """KEY's scope for the current folder, at the level the contract declares for it (as `record
+    list` derives the task from the folder); InputError naming --scope when the folder cannot say."""
+    spec = obj.contract.state_spec(key)
+    level = spec.scope if spec is not None else ScopeLevel.GLOBAL
+    here = os.getcwd()
+    found = task_scope_of(None, here).most_specific_at(level)
+    if found is None:
+        raise InputError(f"--scope: {key} is kept per {level.value}, and {here} does not say which "
+                         f"{level.value} (not a git checkout with that information); give --scope")
+    obj.info(f"scope {found} (derived from {here} at {key}'s level, {level.value})")
+    return found
 
 
 @record.command("get")
@@ -362,9 +169,9 @@ def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Show the active record for KEY in exactly this scope."""
     found = obj.existing_store().get_active(key, scope)
     if found is None and obj.contract.key_type(key) is None:
-        raise _unknown_key(obj.contract, key)
+        raise unknown_key(obj.contract, key)
     if as_json:
-        _emit_json(found)
+        emit_json(found)
     elif found is None:
         console.print(f"no active record for {key} in {Scope.parse(scope)}", highlight=False)
     else:
@@ -387,10 +194,10 @@ def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str
     """Show the records that apply to a task, and what was held back (stale, shadowed, near misses)."""
     for key in keys:
         if obj.at(cwd).contract.state_spec(key) is None:
-            raise _unknown_key(obj.contract, key)
-    result = obj.at(cwd).existing_store().retrieve(_task_scope(task, cwd), keys=list(keys) or None, text=text)
+            raise unknown_key(obj.contract, key)
+    result = obj.at(cwd).existing_store().retrieve(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
     if as_json:
-        _emit_json(result)
+        emit_json(result)
     else:
         console.print(retrieval_view(result))
 
@@ -405,9 +212,9 @@ def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Every record ever stored for KEY in a scope, oldest first."""
     records = obj.existing_store().history(key, scope)
     if not records and obj.contract.key_type(key) is None:
-        raise _unknown_key(obj.contract, key)
+        raise unknown_key(obj.contract, key)
     if as_json:
-        _emit_json(records)
+        emit_json(records)
     else:
         console.print(record_table(records, title=f"History of {key} in {Scope.parse(scope)}"))
 
@@ -421,7 +228,7 @@ def record_lineage(obj: Context, record_id: str, as_json: bool) -> None:
     """The chain of records and repairs (with their evidence) around RECORD_ID."""
     lineage = obj.existing_store().lineage(record_id)
     if as_json:
-        _emit_json(lineage)
+        emit_json(lineage)
     else:
         console.print(lineage_view(lineage))
 
@@ -438,7 +245,7 @@ def record_retract(obj: Context, record_id: str, reason: str, actor: str, as_jso
     """Withdraw a record ("forget this"); it is kept, marked retracted."""
     retracted = obj.existing_store().retract(record_id, reason=reason, actor=actor)
     if as_json:
-        _emit_json(retracted)
+        emit_json(retracted)
     else:
         console.print(f"retracted {retracted.id} ({retracted.key} in {retracted.scope})", highlight=False)
 
@@ -455,7 +262,7 @@ def record_revert(obj: Context, record_id: str, reason: str, actor: str, as_json
     """Undo the repair that produced RECORD_ID, restoring the value it replaced."""
     restored = obj.existing_store().revert(record_id, reason=reason, actor=actor)
     if as_json:
-        _emit_json({"reverted": record_id, "restored": restored})
+        emit_json({"reverted": record_id, "restored": restored})
     elif restored is None:
         console.print(f"reverted {record_id}: the narrowed correction is withdrawn; the general record applies again",
                       highlight=False)
@@ -528,7 +335,7 @@ def _read_action(source: str) -> Any:
     try:
         return Action.model_validate(data)
     except ValidationError as error:
-        raise InputError(_validation_message(error, f"{source}: action")) from None
+        raise InputError(validation_message(error, f"{source}: action")) from None
 
 
 def _params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -587,7 +394,7 @@ def guard(obj: Context, task_text: str, action_source: str | None, family: str |
         Path(report_path).write_text(decision.report.model_dump_json(indent=2), encoding="utf-8")
         obj.info(f"report: {report_path}")
     if as_json:
-        _emit_json({"verdict": decision.verdict.value, "action": decision.action, "reason": decision.reason,
+        emit_json({"verdict": decision.verdict.value, "action": decision.action, "reason": decision.reason,
                     "report": decision.report})
     else:
         report = decision.report
@@ -622,7 +429,7 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
     workspace = Path(cwd or os.getcwd()).resolve()
     obj.at(workspace)
     if base_key(key) not in obj.contract.state:
-        raise _unknown_key(obj.contract, key)
+        raise unknown_key(obj.contract, key)
     task_scope = derive_task_scope(workspace)
     record = obj.existing_store().get_active(key, scope) if scope else None
     if scope and record is None:
@@ -633,7 +440,7 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
     if write and record is not None:
         repair, premise = apply_repair(obj.store, record, premise)
     if as_json:
-        _emit_json({"premise": premise, "repair": repair})
+        emit_json({"premise": premise, "repair": repair})
     else:
         observed = premise.evidence.value if premise.evidence else ("absent" if premise.absent else None)
         console.print(f"{key}: observed {json.dumps(observed)} ({premise.detail or premise.missing})", highlight=False)
@@ -709,7 +516,8 @@ def bench(obj: Context, cases_dir: str | None, sets: str | None, methods: str | 
 _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 
-@main.command()
+# Hidden from the listing: the installed wrapper runs it, a developer never needs to.
+@main.command(hidden=True)
 @click.argument("agent", type=_AGENTS)
 @click.option("--event", type=click.Choice(["pre", "post", "session", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,
@@ -791,7 +599,7 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
     checks = [check for name in chosen for check in diagnose(name, project=project, user=user)]
     failed = [check for check in checks if not check.ok and check.fatal]
     if as_json:
-        _emit_json({"ok": not failed, "checks": [check.as_json() for check in checks]})
+        emit_json({"ok": not failed, "checks": [check.as_json() for check in checks]})
     else:
         for check in checks:
             mark = "ok  " if check.ok else ("FAIL" if check.fatal else "WARN")
@@ -811,8 +619,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
 @click.pass_obj
 @handled
 def mcp(obj: Context, workspace: str | None) -> None:
-    """Serve the StateWise tools over MCP on stdio."""
-    from statewise.integrations.mcp_server import serve_stdio
+    """Serve the StateWise tools over MCP on stdio (needs the mcp extra: pip install 'statewise[mcp]')."""
+    try:
+        from statewise.integrations.mcp_server import serve_stdio
+    except ModuleNotFoundError as error:
+        raise MissingExtraError.of("statewise mcp", error) or error from None
 
     obj.at(workspace)
     serve_stdio(store_location=obj.settings.store.value, contract_path=obj.settings.contract.value,
@@ -837,7 +648,7 @@ def contract_check(path: str, as_json: bool) -> None:
 
     summary = summarize(load_contract(path))
     if as_json:
-        _emit_json(summary)
+        emit_json(summary)
     else:
         details = ", ".join(f"{value} {name}" for name, value in summary.items() if isinstance(value, int))
         console.print(f"{path}: ok ({details})", highlight=False)
@@ -870,7 +681,7 @@ def keys(obj: Context, pattern: str | None, as_json: bool) -> None:
                      "authority": spec.authority.value, "ttl_seconds": spec.ttl_seconds, "verifier": verifier,
                      "description": spec.description})
     if as_json:
-        _emit_json({"contract": contract.name, "version": contract.version, "keys": rows})
+        emit_json({"contract": contract.name, "version": contract.version, "keys": rows})
         return
     if not rows:
         import re
@@ -937,7 +748,7 @@ def store_check(obj: Context, as_json: bool) -> None:
     with open_store(obj.existing_location(), check_integrity=False) as opened:
         report = check_store(opened)
     if as_json:
-        _emit_json({**report.model_dump(mode="json"), "ok": report.ok})
+        emit_json({**report.model_dump(mode="json"), "ok": report.ok})
     else:
         summary = f"{report.records} records ({report.active} active), {report.links} links"
         if report.ok:
@@ -950,160 +761,7 @@ def store_check(obj: Context, as_json: bool) -> None:
     if not report.ok:
         sys.exit(STORE_CHECK_VIOLATIONS)
 
-# --- memory files (statewise memory import/check/context; docs/memory.md) -----------------------
-# Owned by the memory work (issue 12); kept in one block at the end of the file.
 
 
-@main.group()
-def memory() -> None:
-    """Import and check the agents' memory files (CLAUDE.md, AGENTS.md, GEMINI.md, ...)."""
-
-
-_memory_options = [
-    project_option("cwd", help="The workspace (default: here)."),
-    click.option("--home", type=click.Path(file_okay=False),
-                 help="Where user-level and auto-memory files live (default: $HOME)."),
-    click.option("--agent", "agents", multiple=True, type=click.Choice(["claude", "codex", "gemini", "cursor"]),
-                 help="Only this agent's files (repeatable; default: all)."),
-]
-
-
-def _with_memory_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(_memory_options):
-        command = option(command)
-    return command
-
-
-@memory.command("import")
-@_with_memory_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_obj
-@handled
-def memory_import(obj: Context, cwd: str | None, home: str | None, agents: tuple[str, ...], as_json: bool) -> None:
-    """Turn the memory files each agent loads into typed records (idempotent; edits supersede, removals retract)."""
-    from statewise.memory import import_memory
-
-    workspace = Path(cwd or os.getcwd()).resolve()
-    report = import_memory(workspace, obj.store, obj.contract, home=home, agents=agents or None)
-    if as_json:
-        _emit_json({"files": [{"file": f.relpath, "agent": f.agent, "kind": f.kind, "authority": f.authority.value,
-                               "scope": f.scope, "blob": f.blob} for f in report.files],
-                    "items": [{"action": i.action, "key": i.key, "scope": i.scope, "value": i.value, "file": i.file,
-                               "line": i.line, "record_id": i.record_id, "detail": i.detail} for i in report.items],
-                    "summary": report.summary})
-        return
-    for file in report.files:
-        blob = f" blob {file.blob[:12]}" if file.blob else " (not committed)"
-        console.print(f"{file.relpath}: {file.agent} {file.kind}, {file.authority.value}, {file.scope}{blob}",
-                      highlight=False, markup=False)
-    for item in report.items:
-        if item.action != "unchanged":
-            console.print(f"  {item.action}: {item.file}:{item.line} {item.key} = {json.dumps(item.value)}"
-                          + (f" ({item.detail})" if item.detail else ""), highlight=False, markup=False, soft_wrap=True)
-    console.print(", ".join(f"{value} {name}" for name, value in report.summary.items()), highlight=False, markup=False)
-
-
-@memory.command("check")
-@_with_memory_options
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 log here.")
-@click.option("--no-store", is_flag=True, help="Only check: do not import into or record verdicts in the store.")
-@click.option("--strict", is_flag=True, help="Exit non-zero for unresolved facts too.")
-@click.option("--verbose", "-v", is_flag=True, help="Also list the valid facts.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print the proposed corrections as unified diffs.")
-@click.option("--apply", "apply_fixes", is_flag=True,
-              help="Write the corrections as the project's write-back policy allows (never, ask, auto).")
-@click.option("--yes", is_flag=True, help="With --apply: approve every edit (otherwise asked on a terminal).")
-@click.pass_obj
-@handled
-def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[str, ...], as_json: bool,
-                 sarif_path: str | None, no_store: bool, strict: bool, verbose: bool, show_diff: bool,
-                 apply_fixes: bool, yes: bool) -> None:
-    """Verify every fact in the memory files against the live workspace; exit 1 when one is defective."""
-    from statewise.memory import (
-        apply_edits,
-        check_memory,
-        import_memory,
-        propose_edits,
-        read_policy,
-        render_human,
-        to_json,
-        to_sarif,
-    )
-    from statewise.workspace import git_output
-
-    workspace = Path(cwd or os.getcwd()).resolve()
-    store = None
-    if not no_store:
-        store = obj.store
-        import_memory(workspace, store, obj.contract, home=home, agents=agents or None)
-    report = check_memory(workspace, obj.contract, store=store, home=home, agents=agents or None)
-    if sarif_path:
-        Path(sarif_path).write_text(json.dumps(to_sarif(report, version=__version__), indent=2) + "\n",
-                                    encoding="utf-8")
-    edits = propose_edits(report) if (show_diff or apply_fixes) else []
-    results = []
-    if apply_fixes:
-        try:
-            policy = read_policy(git_output(workspace, "rev-parse", "--show-toplevel") or workspace)
-        except ValueError as error:
-            raise InputError(str(error)) from None
-
-        def approve(edit: Any) -> bool:
-            if yes:
-                return True
-            if not sys.stdin.isatty():
-                return False
-            click.echo(edit.diff(), err=True)
-            return click.confirm(f"Write this correction into {edit.file.relpath}?", default=False, err=True)
-
-        results = apply_edits(edits, policy, store=store, approve=approve)
-    if as_json:
-        data = to_json(report)
-        if show_diff or apply_fixes:
-            data["edits"] = [{"file": e.file.relpath, "line": e.line, "old": e.old, "new": e.new, "diff": e.diff()}
-                             for e in edits]
-            data["applied"] = [{"file": r.edit.file.relpath, "line": r.edit.line, "applied": r.applied,
-                                "reason": r.reason} for r in results]
-        _emit_json(data)
-    else:
-        click.echo(render_human(report, verbose=verbose))
-        if show_diff:
-            for edit in edits:
-                click.echo(edit.diff(), nl=False)
-        for result in results:
-            state = "applied" if result.applied else "not applied"
-            click.echo(f"{result.edit.file.relpath}:{result.edit.line}: {state} ({result.reason})")
-    if not report.ok or (strict and report.summary["unresolved"]):
-        sys.exit(1)
-
-
-@memory.command("context")
-@project_option("cwd", help="The workspace (default: here).")
-@click.option("--home", type=click.Path(file_okay=False), help="Where user-level files live (default: $HOME).")
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Token budget (default: 400).")
-@click.option("--no-check", is_flag=True, help="Report only what the store already knows; verify nothing.")
-@click.option("--stats", is_flag=True, help="Also print its size (bytes, estimated tokens) and time to stderr.")
-@click.pass_obj
-@handled
-def memory_context(obj: Context, cwd: str | None, home: str | None, budget: int | None, no_check: bool,
-                   stats: bool) -> None:
-    """Print what a starting session is told: wrong memory lines with corrections, and verified facts."""
-    import time
-
-    from statewise.memory import DEFAULT_TOKEN_BUDGET, estimate_tokens, session_context
-
-    workspace = Path(cwd or os.getcwd()).resolve()
-    started = time.monotonic()
-    text = session_context(workspace, obj.store_location, budget or DEFAULT_TOKEN_BUDGET, contract=obj.contract,
-                           home=home, check=not no_check)
-    elapsed = time.monotonic() - started
-    click.echo(text)
-    if stats:
-        click.echo(f"{len(text.encode('utf-8'))} bytes, {estimate_tokens(text)} estimated tokens "
-                   f"(budget {budget or DEFAULT_TOKEN_BUDGET}), {len(text.splitlines())} lines, {elapsed:.2f} s",
-                   err=True)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+# The memory commands live in their own module (statewise.cli.memory).
+main.add_command(memory)

@@ -85,8 +85,13 @@ class _Archives(_Base):
     def zip(self, call: _Call) -> None:
         flags = set("-r -R -j -D -q -v -u -f -d -m -T -y -X -e -g -F -FF -A -J -k -l -ll -L -o -S -z -0 -1 -2 -3 -4 "
                     "-5 -6 -7 -8 -9 -h -h2 --recurse-paths --junk-paths --quiet --verbose --update --freshen "
-                    "--delete --move --test --symlinks --encrypt --grow --fix --help --version".split())
-        valued = set("-b -n -t -tt -P -Z -s -sp -O --out --password --temp-path --suffixes -ll".split())
+                    "--delete --move --test --symlinks --encrypt --grow --fix --help --version -sp -sb -sv -sc -sf "
+                    "--split-pause --split-bell --split-verbose --show-files -db -dc -dd -dg -du -dv --display-bytes "
+                    "--display-counts --display-dots --display-globaldots --display-usize --display-volume -MM "
+                    "--must-match -nw --no-wild -ws --wild-stop-dirs -ic --ignore-case -FS --filesync -c "
+                    "--entry-comments -z --archive-comment -o --latest-time --no-extra --no-dir-entries".split())
+        valued = set("-b -n -t -tt -P -Z -s -O --out --password --temp-path --suffixes -ll --split-size -ds --dot-size "
+                     "--compression-method --from-date --before-date".split())
         lists = {"-x", "-i", "--exclude", "--include"}
         archive: _Word | None = None
         files: list[_Word] = []

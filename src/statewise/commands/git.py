@@ -85,7 +85,7 @@ class _Git(_Reading, _Files):
             break
         if i >= len(words):
             return
-        if "git" in self.rules.own_programs:
+        if "git" in self.rules.own_programs or "git" in self.rules.shapes:
             self.beside(call, words[i:])  # the contract's own git rules, after git's global options
         sub = words[i].value or ""
         rest = words[i + 1:]

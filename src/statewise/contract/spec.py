@@ -87,6 +87,12 @@ class OperationSpec(SpecModel):
     requires_approval: StrictBool = False
     side_effects: StrictBool = True
     links: tuple[StrictStr, ...] = ()
+    # The commands that perform this operation, each as its argv shape: the program, then the
+    # subcommand words (patterns as in a command rule: ``upgrade|downgrade``, ``db:*``). A shell
+    # command of that shape yields this operation beside what the command rules (the built-in
+    # catalogue's) read, with their slots (docs/contracts.md, "Operations that name their
+    # command").
+    argv: tuple[Annotated[tuple[NonEmptyStr, ...], Field(min_length=1)], ...] = ()
 
 
 class InvariantSpec(SpecModel):

@@ -159,6 +159,15 @@ def contract_digest(contract_path: str | None) -> str | None:
     try:
         with open(contract_path or _builtin_contract_file(), "rb") as handle:
             data = handle.read()
+        if not contract_path:
+            # the built-in contract's part files (the command catalogue) belong to it too
+            import os
+
+            folder = os.path.join(os.path.dirname(_builtin_contract_file()), "catalogue")
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+                if name.endswith(".yaml"):
+                    with open(os.path.join(folder, name), "rb") as handle:
+                        data += b"\0" + name.encode() + b"\0" + handle.read()
     except OSError:
         return None
     return sha256_hex(data)

@@ -149,10 +149,11 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
     return actions
 
 
-def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None
-                ) -> tuple[list[Action], str]:
+def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None, *,
+                unguarded: list[str] | None = None) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
-    ``commands:`` rules classify programs the shell normalizer has no built-in handling for)."""
+    ``commands:`` rules classify programs the shell normalizer has no built-in handling for).
+    ``unguarded``, when given, receives the simple commands no reader or rule understands."""
     from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
@@ -172,6 +173,8 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
                            reason="the shell tool's input has no command string")], "a shell call"
         env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
         analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
+        if unguarded is not None:
+            unguarded.extend(analysis.unguarded)
         return list(analysis.actions), command
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
@@ -205,8 +208,9 @@ def _developer_question(decision: Decision, contract: Contract) -> str | None:
         return None
     asked = {p.key for p in unresolved}
     for check in decision.report.gate:
-        if check.passed or check.unresolved:
-            continue
+        if check.passed or check.unresolved or (check.name == "approval"
+                                                 and check.detail.endswith(NO_APPROVAL_CHANNEL)):
+            continue  # an approval the client's prompt asks for once the question is answered
         # An invariant that failed only because a developer value is missing (the guard asks
         # for a key only when its answer could make every failing invariant hold) can be
         # settled; any other failure on the evidence is a deny.
@@ -232,8 +236,9 @@ def _repair_note(decision: Decision) -> str:
 
 def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
     workspace = request.cwd.resolve()
-    actions, description = actions_for(request, workspace, contract)
-    if not actions:
+    unguarded: list[str] = []
+    actions, description = actions_for(request, workspace, contract, unguarded=unguarded)
+    if not actions and not unguarded:
         return _render(request.agent, "pass", "no guarded action", on_pass)
     from statewise.commands import UNRESOLVED
 
@@ -248,12 +253,31 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
         return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}. Run it in a form whose "
                                               "effects can be read from the command itself (see docs/shell.md).",
                        on_pass)
-    store = open_store(store_location or default_location(workspace), key_schema=contract)
+    location = store_location or default_location(workspace)
+    if not actions and "://" not in location and not Path(location).exists():
+        # Only programs StateWise does not read, and no store (StateWise is not set up here):
+        # the project's .statewise/protected file is all that can protect a target.
+        from statewise.integrations.targets import protected_target_actions
+
+        actions = protected_target_actions(unguarded, workspace=workspace, store=None, scope=None,
+                                           contract=contract)
+        if not actions:
+            return _render(request.agent, "pass", "no guarded action", on_pass)
+        unguarded = []
+    store = open_store(location, key_schema=contract)
     decisions: list[Decision] = []
     stops: list[tuple[Decision, str | None]] = []  # each stop, with its approval request if that is all it waits for
     try:
-        guard = Guard(store, contract, workspace=workspace)
+        if unguarded:
+            # Programs StateWise does not read run, unless they name a protected target (issue 22).
+            from statewise.integrations.targets import protected_target_actions
+
+            actions += protected_target_actions(unguarded, workspace=workspace, store=store, scope=None,
+                                                contract=contract)
+            if not actions:
+                return _render(request.agent, "pass", "no guarded action", on_pass)
         scope = derive_task_scope(workspace)
+        guard = Guard(store, contract, workspace=workspace)
         text = str(request.tool_input.get("description") or description)[:500]
         for action in actions:
             decision = guard.check(Task(text=text, scope=scope, workspace=str(workspace), id=request.tool_use_id),

@@ -86,8 +86,10 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
                 self.unguarded.remove(call.part)  # a rule read it: no longer unguarded
 
     def unknown(self, call: _Call) -> None:
-        if "/" in call.name and self.path_program(call):  # ./x.sh: a workspace script (scripts.py)
-            return
+        if "/" in call.name:
+            # ./x.sh: a workspace script's text is read (scripts.py); the contract's rules still
+            # classify the program itself (`./deploy.sh prod` as a team's deploy operation).
+            self.path_program(call)
         if self.rules and self.declared(call):
             return
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())

@@ -44,8 +44,8 @@ class _Wrappers(_Base):
             if script is None or script in ("-", "/dev/stdin") or script.startswith(("/dev/fd/", "/proc/self/fd/")):
                 self.fail(f"`{call.name}` runs a script only known at run time ({rest[0].text})", call.part)
                 return
-            if not self.shell_script(call, rest[0]):  # a workspace script is read (scripts.py)
-                self.unguard(call.part)  # runs a script file
+            self.shell_script(call, rest[0])  # a workspace script is read (scripts.py)
+            self.unguard(call.part)  # runs a script file
             return
         if call.ctx.stdin == "tty" and not parsed.has("-s"):
             self.interactive(call, "an interactive shell")

@@ -5,9 +5,12 @@ it (``/bin/sh -c <command from the settings file>`` with the client's JSON on st
     python benchmarks/hook_speed.py [--iterations 30] [--agent claude-code]
 
 Cases: calls with no guarded action (read-only shell commands, a finished command with nothing
-to capture), and guarded calls that run a local verifier (a push, whose remote's branch
+to capture), guarded calls that run a local verifier (a push, whose remote's branch
 protection is read from a real bare repository; a file write checked against the protected
-paths). Prints p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
+paths), and calls whose recipe, script or inline program the hook reads (``make lint``, ``bash
+scripts/check.sh``, ``python3 -c`` running ``git status``; kind ``recipe``: nothing inside is
+guarded, so the difference from a commit without the reading is the reading's cost). Prints
+p50 and p90 wall time per case, the ratio to ``python -c pass``, and each goal.
 The first call of each kind warms the caches (the observation index, the compiled contract),
 as the first tool call of a session does; it is measured apart as ``cold``. The first guarded
 call also starts the hook's warm worker (:mod:`statewise.integrations.warm`), which answers the
@@ -33,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-GOALS_MS = {"free": 80.0, "guarded": 400.0}
+GOALS_MS = {"free": 80.0, "guarded": 400.0, "recipe": 400.0}
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -49,6 +52,13 @@ def _world(root: Path, agent: str, env: dict[str, str]) -> tuple[Path, str]:
     (work / "README.md").write_text("bench\n")
     (work / "src").mkdir()
     (work / "src" / "app.py").write_text("print('hello')\n")
+    # Recipes and scripts the hook reads inside (issue 22 item 3); none of them is guarded.
+    (work / "Makefile").write_text(".PHONY: lint\nSRC := src\nlint:\n\tpython3 -m compileall -q $(SRC)\n"
+                                   "\tgrep -rn TODO $(SRC) || true\n")
+    (work / "package.json").write_text(json.dumps({"name": "bench", "private": True,
+                                                   "scripts": {"lint": "eslint src && prettier --check src"}}))
+    (work / "scripts").mkdir()
+    (work / "scripts" / "check.sh").write_text("#!/bin/sh\nset -e\ncd src\nls -la\ngrep -rn hello . || true\n")
     _git(work, "add", "-A")
     _git(work, "commit", "-q", "-m", "init")
     _git(work, "remote", "add", "origin", str(origin))
@@ -82,6 +92,10 @@ def _payloads(agent: str, work: Path) -> dict[str, tuple[str, str, str]]:
         "post: git status": ("free", post, call(post, shell, {"command": "git status"},
                                                  tool_response={"stdout": "On branch feature\n", "stderr": ""})),
         "git push origin feature": ("guarded", pre, call(pre, shell, {"command": "git push origin feature"})),
+        "make lint": ("recipe", pre, call(pre, shell, {"command": "make lint"})),
+        "bash scripts/check.sh": ("recipe", pre, call(pre, shell, {"command": "bash scripts/check.sh"})),
+        "python3 -c (subprocess)": ("recipe", pre, call(pre, shell, {
+            "command": "python3 -c 'import subprocess; subprocess.run([\"git\", \"status\"])'"})),
     }
     if write:
         cases[f"{write} src/new.py"] = ("guarded", pre, call(pre, write, {"file_path": str(work / "src" / "new.py"),

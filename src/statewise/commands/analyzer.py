@@ -86,6 +86,10 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
                 self.unguarded.remove(call.part)  # a rule read it: no longer unguarded
 
     def unknown(self, call: _Call) -> None:
+        if "/" in call.name:
+            # ./x.sh: a workspace script's text is read (scripts.py); the contract's rules still
+            # classify the program itself (`./deploy.sh prod` as a team's deploy operation).
+            self.path_program(call)
         if self.rules and self.declared(call):
             return
         key = _canonical(call.name.rsplit("/", 1)[-1].lower())
@@ -227,6 +231,10 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "make": _Analyzer.make,
     "gmake": _Analyzer.make,
     "bundle": _Analyzer.bundle,
+    "just": _Analyzer.just,
+    "tox": _Analyzer.tox,
+    **{name: _Analyzer.awk for name in ("awk", "gawk", "mawk", "nawk")},
+    **{name: _Analyzer.interpreter_e for name in ("perl", "ruby", "node", "nodejs")},
 }
 
 

@@ -377,3 +377,32 @@ class _Base:
 
     def declared(self, call: _Call) -> bool:
         raise NotImplementedError  # provided by the analyzer part
+
+    # Reading inside what a command runs (recipes, scripts, inline programs).
+
+    def make_recipes(self, call: _Call, options: dict[str, list[str | None]], targets: list[str],
+                     assignments: dict[str, str]) -> None:
+        raise NotImplementedError  # provided by the recipes part
+
+    def package_scripts(self, call: _Call, tool: str, script: str, *, workspaces: list[str] | None = None,
+                        every_workspace: bool = False, if_present: bool = False, arguments: str = "") -> bool:
+        raise NotImplementedError  # provided by the recipes part
+
+    def package_script_call(self, call: _Call, inner: _Call, tool: str, sub: str, rest: list[_Word],
+                            parsed: _Parsed) -> None:
+        raise NotImplementedError  # provided by the recipes part
+
+    def python_program(self, call: _Call, code: str, where: str, *, cwd_ctx: _Ctx | None = None) -> None:
+        raise NotImplementedError  # provided by the inline part
+
+    def python_script(self, call: _Call, path: Path) -> None:
+        raise NotImplementedError  # provided by the scripts part
+
+    def workspace_file(self, call: _Call, value: str) -> Path | None:
+        raise NotImplementedError  # provided by the inside part
+
+    def shell_script(self, call: _Call, word: _Word) -> bool:
+        raise NotImplementedError  # provided by the scripts part
+
+    def sourced_script(self, call: _Call, word: _Word) -> bool:
+        raise NotImplementedError  # provided by the scripts part

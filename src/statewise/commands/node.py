@@ -47,6 +47,7 @@ class _Node(_Projects):
                 self.fail(f"the {tool} subcommand is only known at run time", call.part)
             return
         rest = positionals[1:]
+        self.package_script_call(call, inner, tool, sub, rest, parsed)  # what the script runs (recipes.py)
         if tool == "yarn" and sub == "global" and rest and rest[0].value == "add":
             self.node_install(inner, tool, rest[1:], parsed, force_global=True)
             return
@@ -99,9 +100,7 @@ class _Node(_Projects):
         if sub in ("ls", "list", "ll", "la", "view", "info", "show", "v", "outdated", "search", "help", "prefix",
                    "root", "bin", "whoami", "ping", "why", "explain", "fund", "docs", "repo", "bugs"):
             return
-        if tool == "yarn" and sub not in ("install", "remove", "upgrade", "up", "link", "unlink", "dedupe", "pack",
-                                          "publish", "cache", "config", "init", "import", "set", "plugin", "workspace",
-                                          "workspaces", "create", "node", "patch", "rebuild", "npm", "constraints"):
+        if tool == "yarn" and sub not in _YARN_COMMANDS:
             self.script_or_bin(call, inner, tool, sub, positionals[0])
             return
         if tool == "pnpm" and sub not in _PNPM_COMMANDS:
@@ -173,6 +172,11 @@ def _npx_call(self: _Node, call: _Call) -> None:
         return
     self.runner(call, 1, _NPX)
 
+
+# yarn's own commands; any other word after yarn is a script or a program (as for pnpm below).
+_YARN_COMMANDS = frozenset({"install", "remove", "upgrade", "up", "link", "unlink", "dedupe", "pack", "publish", "cache",
+                            "config", "init", "import", "set", "plugin", "workspace", "workspaces", "create", "node",
+                            "patch", "rebuild", "npm", "constraints"})
 
 # pnpm's own commands; any other word after pnpm is a script, or else a program in
 # node_modules/.bin (as `pnpm exec` runs it).

@@ -52,6 +52,13 @@ class _Projects(_Base):
         if any(t is None for t in targets):
             self.fail("a make target is only known at run time", call.part)
             return
+        if not parsed.has("-t", "--touch"):
+            # What the recipes run is checked as if typed (statewise.commands.recipes).
+            assignments = {value.partition("=")[0]: value.partition("=")[2]
+                           for value in (w.value for w in parsed.positionals) if value and "=" in value}
+            self.make_recipes(call, {"-C": parsed.values("-C", "--directory"),
+                                     "-f": parsed.values("-f", "--file", "--makefile")},
+                              [t for t in targets if t], assignments)
         if set(targets) & {"test", "tests", "check"}:
             self.test_run(call)
             return

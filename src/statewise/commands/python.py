@@ -55,6 +55,10 @@ class _Python(_Projects):
                     after = i + (1 if remainder else 2)
                     if char == "c":
                         self.unguard(call.part)
+                        if target is None:
+                            self.fail(f"the program of `{call.name} -c` is only known at run time", call.part)
+                        else:  # read with ast (statewise.commands.inline)
+                            self.python_program(call, target, f"the program of `{call.name} -c`")
                         return
                     if target is None:
                         self.fail("the module `python -m` runs is only known at run time", call.part)
@@ -81,6 +85,9 @@ class _Python(_Projects):
         if script.rsplit("/", 1)[-1] == "setup.py" and self.setup_py(call, [w.value for w in words[i + 1:]]):
             return
         self.unguard(call.part)
+        path = self.workspace_file(call, script)
+        if path is not None:  # a workspace script: read with ast (statewise.commands.scripts)
+            self.python_script(call, path)
 
     def stdin_program(self, call: _Call, what: str) -> None:
         """An interpreter given no program: it reads one from standard input."""
@@ -91,6 +98,8 @@ class _Python(_Projects):
                       call.part)
         else:
             self.unguard(call.part)  # a heredoc or a file: the program is in the command, like -c
+            if call.ctx.stdin == "here" and call.ctx.stdin_text is not None:
+                self.python_program(call, call.ctx.stdin_text, f"the program `{call.name}` reads from a here-document")
 
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:
         if module == "pip":

@@ -67,7 +67,7 @@ class _Walk(_Base):
                 *first, body = body.named_children
                 for child in first:
                     self.walk(child, source, ctx)
-            streams = (ctx.stdin, ctx.stdout)
+            streams = (ctx.stdin, ctx.stdout, ctx.stdin_text)
             for child in node.children:
                 if child.type in _REDIRECTS:
                     self.redirect(child, source, ctx)
@@ -78,7 +78,7 @@ class _Walk(_Base):
                     self.walk(child, source, ctx)
             if body is not None:
                 self.walk(body, source, ctx)
-            ctx.stdin, ctx.stdout = streams
+            ctx.stdin, ctx.stdout, ctx.stdin_text = streams
         elif kind in ("variable_assignment", "variable_assignments", "declaration_command"):
             self.assignments(node, source, ctx)
         elif kind in ("subshell", "function_definition"):
@@ -212,12 +212,12 @@ class _Walk(_Base):
                 return
         env = dict(ctx.env)
         words: list[_Word] = []
-        streams = (ctx.stdin, ctx.stdout)
+        streams = (ctx.stdin, ctx.stdout, ctx.stdin_text)
         for child in children:
             if child.type in _REDIRECTS:
                 _redirect_streams(child, source, ctx)
-        call_ctx_streams = (ctx.stdin, ctx.stdout)
-        ctx.stdin, ctx.stdout = streams
+        call_ctx_streams = (ctx.stdin, ctx.stdout, ctx.stdin_text)
+        ctx.stdin, ctx.stdout, ctx.stdin_text = streams
         for index, child in enumerate(children):
             field_name = node.field_name_for_child(index)
             if child.type == "variable_assignment":
@@ -238,8 +238,8 @@ class _Walk(_Base):
         if not words:
             ctx.env.update(env)
             return
-        ctx.stdin, ctx.stdout = call_ctx_streams
+        ctx.stdin, ctx.stdout, ctx.stdin_text = call_ctx_streams
         try:
             self.dispatch(_Call(words, env, ctx, part))
         finally:
-            ctx.stdin, ctx.stdout = streams
+            ctx.stdin, ctx.stdout, ctx.stdin_text = streams

@@ -316,9 +316,11 @@ class _Ctx:
     # interpreter reading its program from a tty is an interactive session.
     stdin: str = "tty"
     stdout: str = "tty"
+    # The text of a static here-document or here-string on stdin (an interpreter's program).
+    stdin_text: str | None = None
 
     def copy(self) -> _Ctx:
-        return _Ctx(self.cwd, dict(self.env), self.depth, self.path_known, self.stdin, self.stdout)
+        return _Ctx(self.cwd, dict(self.env), self.depth, self.path_known, self.stdin, self.stdout, self.stdin_text)
 
 
 @dataclass(slots=True)
@@ -400,15 +402,31 @@ def _redirect_streams(node: Any, source: bytes, ctx: _Ctx) -> None:
                 and c.type not in _REDIRECTS]
         dynamic = any(_has_expansion(c) for c in body)
         ctx.stdin = "dynamic" if dynamic else "here"
+        ctx.stdin_text = None if dynamic else _here_text(node, source)
         return
     operator = next((c.type for c in node.children if not c.is_named), "")
     descriptor = next((_node_text(c, source) for c in node.children if c.type == "file_descriptor"), "")
     if operator in ("<", "<>") and descriptor in ("", "0"):
         ctx.stdin = "file"
+        ctx.stdin_text = None
     elif operator in (">", ">>", ">|", "&>", "&>>") and descriptor in ("", "1"):
         ctx.stdout = "file"
     elif operator == ">&" and descriptor in ("", "1"):
         ctx.stdout = "file"
+
+
+def _here_text(node: Any, source: bytes) -> str | None:
+    """The text a static here-document or here-string feeds to standard input."""
+    for child in node.children:
+        if child.type == "heredoc_body":
+            text = _node_text(child, source)
+            if any(c.type == "<<-" for c in node.children):  # <<- strips leading tabs
+                text = "\n".join(line.lstrip("\t") for line in text.split("\n"))
+            return text
+        if node.type == "herestring_redirect" and child.is_named:
+            value = _evaluate(child, source, {}).value
+            return None if value is None else value + "\n"
+    return None
 
 
 def _has_expansion(node: Any) -> bool:

@@ -44,6 +44,7 @@ class _Wrappers(_Base):
             if script is None or script in ("-", "/dev/stdin") or script.startswith(("/dev/fd/", "/proc/self/fd/")):
                 self.fail(f"`{call.name}` runs a script only known at run time ({rest[0].text})", call.part)
                 return
+            self.shell_script(call, rest[0])  # a workspace script is read (scripts.py)
             self.unguard(call.part)  # runs a script file
             return
         if call.ctx.stdin == "tty" and not parsed.has("-s"):
@@ -361,6 +362,8 @@ class _Wrappers(_Base):
                 call.ctx.env["VIRTUAL_ENV"] = root
                 call.ctx.env["PATH"] = f"{root}/bin:{call.ctx.env.get('PATH', os.defpath)}"
                 return
+        if self.sourced_script(call, call.args[0]):  # a workspace script is read (scripts.py)
+            return
         call.ctx.path_known = False
         self.unguard(call.part)
 

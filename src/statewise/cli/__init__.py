@@ -500,9 +500,10 @@ _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 @main.command()
 @click.argument("agent", type=_AGENTS)
-@click.option("--event", type=click.Choice(["pre", "post", "session", "pre-tool-use", "post-tool-use"]),
+@click.option("--event", type=click.Choice(["pre", "post", "session", "prompt", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,
-              help="Before the tool runs (guard), after it ran (observation capture), or as a session starts; "
+              help="Before the tool runs (guard), after it ran (observation capture), as a session starts, or "
+                   "before the model plans a prompt (the repaired state); "
                    "the JSON's hook_event_name decides when present.")
 @click.option("--on-pass", type=click.Choice(["defer", "allow"]), default=None,
               help="When every check passes: leave the decision to the agent's own permissions, or allow (default: the project's config.toml, else defer).")

@@ -195,7 +195,26 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
     return _quick(agent, _event(event, data), data, contract_path)
 
 
-def _quick(agent: str, event: str, data: object, contract_path: str | None) -> str | None:
+def _has_store(cwd: object) -> bool:
+    """Whether a store may hold records for ``cwd``: ``$STATEWISE_STORE``, or a
+    ``.statewise/store.db`` in it or a folder above it (where the default store lives)."""
+    import os
+
+    if os.environ.get("STATEWISE_STORE"):
+        return True
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        return True  # the full path names what is wrong
+    directory = os.path.realpath(cwd)
+    while True:
+        if os.path.exists(os.path.join(directory, ".statewise", "store.db")):
+            return True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+
+
+def _quick(agent: str, event: str, data: object, contract_path: str | None, store: str | None = None) -> str | None:
     if event != "pre" and contract_path is None and isinstance(data, dict) and _project_settings(data.get("cwd")):
         return None
     if event == "session":
@@ -205,6 +224,9 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
         import os
 
         return session_note(os.path.realpath(cwd), agent, contract_path)
+    if event == "prompt":
+        # Nothing to check before the model plans where this workspace has no store.
+        return None if store is not None or _has_store(data.get("cwd") if isinstance(data, dict) else None) else "{}"
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
@@ -218,7 +240,7 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
 
 
 def _parse_arguments(argv: list[str]) -> dict[str, str | None]:
-    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session] [--store LOCATION] "
+    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session|prompt] [--store LOCATION] "
              "[--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
     options: dict[str, str | None] = {"store": None, "contract": None, "on-pass": None, "deadline": "20"}
     positional: list[str] = []
@@ -307,7 +329,7 @@ def main(argv: list[str] | None = None) -> None:
         data = None  # the full path names what is wrong, and blocks
     else:
         event = _event(event, data)
-        quick = _quick(agent, event, data, options["contract"])
+        quick = _quick(agent, event, data, options["contract"], options["store"])
         if event == "session":
             from statewise.integrations.warm import prepare
 

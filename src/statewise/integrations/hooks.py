@@ -226,10 +226,9 @@ def _developer_question(decision: Decision, contract: Contract) -> str | None:
 
 
 def _repair_note(decision: Decision) -> str:
-    notes = [f"{r.key} in {r.scope} was {json.dumps(r.old_value)}, now {json.dumps(r.new_value)} "
-             f"({r.kind}, record {r.new_record_id or r.record_id})"
-             for r in decision.report.repairs if r.kind in ("supersede", "narrow", "retract")]
-    return ("StateWise corrected its memory: " + "; ".join(notes) + ". ") if notes else ""
+    from statewise.pipeline.guidance import corrections
+
+    return corrections(decision)
 
 
 def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
@@ -280,7 +279,10 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     elif approval:
         reason = approval
     else:
-        reason = f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}"
+        from statewise.pipeline.guidance import deny_reason, way_on
+
+        reason = (f"StateWise stopped {stopped.report.proposal.describe()}: {deny_reason(stopped)}"
+                  f"{'. ' + way_on(stopped, contract).rstrip() if way_on(stopped, contract) else ''}")
     return _render(request.agent, "ask" if question or approval else "deny", _repair_note(stopped) + reason,
                    on_pass, decisions)
 

@@ -147,11 +147,13 @@ def test_install_writes_the_prompt_hook_and_doctor_reads_it_back(agent, tmp_path
     project.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     install_hooks(agent, project=project)
-    [check] = [check for check in diagnose(agent, project=project) if check.name == "prompt check"]
-    assert check.ok, check.detail
+    checks = {check.name: check for check in diagnose(agent, project=project)}
+    assert checks["prompt check"].ok and checks["stop check"].ok
     path = settings_path(agent, project=project)
     data = json.loads(path.read_text())
     del data["hooks"][AGENTS[agent].prompt_event]
+    del data["hooks"][AGENTS[agent].stop_event]
     path.write_text(json.dumps(data))
-    [check] = [check for check in diagnose(agent, project=project) if check.name == "prompt check"]
-    assert not check.ok and "install" in check.fix
+    checks = {check.name: check for check in diagnose(agent, project=project)}
+    for name in ("prompt check", "stop check"):
+        assert not checks[name].ok and not checks[name].fatal and "install" in checks[name].fix

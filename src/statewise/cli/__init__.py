@@ -500,10 +500,11 @@ _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 @main.command()
 @click.argument("agent", type=_AGENTS)
-@click.option("--event", type=click.Choice(["pre", "post", "session", "prompt", "pre-tool-use", "post-tool-use"]),
+@click.option("--event", type=click.Choice(["pre", "post", "session", "prompt", "stop", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,
               help="Before the tool runs (guard), after it ran (observation capture), as a session starts, or "
-                   "before the model plans a prompt (the repaired state); "
+                   "before the model plans a prompt (the repaired state), or as the agent stops (a stop on a "
+                   "corrected fact is continued once); "
                    "the JSON's hook_event_name decides when present.")
 @click.option("--on-pass", type=click.Choice(["defer", "allow"]), default=None,
               help="When every check passes: leave the decision to the agent's own permissions, or allow (default: the project's config.toml, else defer).")

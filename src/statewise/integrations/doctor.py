@@ -103,6 +103,13 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
                             if prompt is not None else
                             f"{path} has no StateWise {spec.prompt_event} hook: an agent that stops on a wrong "
                             "record without calling a tool is never corrected", fix, fatal=False))
+    if spec.stop_event:
+        stop = _our_entry(hooks.get(spec.stop_event))
+        checks.append(Check(agent, "stop check", stop is not None and " stop" in str(stop.get("command")),
+                            f"the {spec.stop_event} hook continues a stop on a corrected fact once"
+                            if stop is not None else
+                            f"{path} has no StateWise {spec.stop_event} hook: a turn that ends on a wrong record "
+                            "is never continued", fix, fatal=False))
     return checks, {"path": path, "entry": entry}
 
 

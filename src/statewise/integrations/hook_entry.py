@@ -224,8 +224,11 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None, stor
         import os
 
         return session_note(os.path.realpath(cwd), agent, contract_path)
-    if event == "prompt":
-        # Nothing to check before the model plans where this workspace has no store.
+    if event in ("prompt", "stop"):
+        # Nothing to check before the model plans, or as it stops, where this workspace has no
+        # store; and a stop the hook already continued once is never continued again.
+        if isinstance(data, dict) and data.get("stop_hook_active") is True:
+            return "{}"
         return None if store is not None or _has_store(data.get("cwd") if isinstance(data, dict) else None) else "{}"
     if event == "pre":
         command = _shell_command(agent, data)
@@ -240,8 +243,8 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None, stor
 
 
 def _parse_arguments(argv: list[str]) -> dict[str, str | None]:
-    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session|prompt] [--store LOCATION] "
-             "[--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
+    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session|prompt|stop] "
+             "[--store LOCATION] [--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
     options: dict[str, str | None] = {"store": None, "contract": None, "on-pass": None, "deadline": "20"}
     positional: list[str] = []
     index = 0

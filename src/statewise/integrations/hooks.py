@@ -113,7 +113,7 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
         raise InputError("hook input: field 'cwd' must be a non-empty string")
     if "\0" in cwd or not cwd.startswith("/"):
         raise InputError("hook input: field 'cwd' must be an absolute path without NUL bytes")
-    if event in ("session", "prompt"):
+    if event in ("session", "prompt", "stop"):
         tool_name, tool_input = tool_name or "", tool_input or {}
     elif not isinstance(tool_name, str) or not tool_name:
         raise InputError("hook input: field 'tool_name' must be a non-empty string")
@@ -502,6 +502,14 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             text = prompt_context(request.cwd.resolve(), store_location=store_location or default_location(request.cwd),
                                   contract=contract, agent=agent, session_id=request.session_id, prompt=request.prompt)
             return _context_output(agent, request.event_name or _PROMPT_EVENT[agent], text)
+        if event == "stop":
+            from statewise.integrations.stop import continue_reason
+
+            reason = continue_reason(request.cwd.resolve(), json.loads(stdin_text), contract=contract, agent=agent,
+                                     store_location=store_location or default_location(request.cwd))
+            # The client's block-the-stop answer: the turn goes on with the reason as its prompt.
+            return HookOutcome(json.dumps({"decision": "deny" if agent == "gemini" else "block", "reason": reason})
+                               if reason else "{}")
         return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,

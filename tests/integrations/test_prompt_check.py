@@ -157,3 +157,16 @@ def test_install_writes_the_prompt_hook_and_doctor_reads_it_back(agent, tmp_path
     checks = {check.name: check for check in diagnose(agent, project=project)}
     for name in ("prompt check", "stop check"):
         assert not checks[name].ok and not checks[name].fatal and "install" in checks[name].fix
+
+
+def test_a_quiet_prompt_is_answered_at_the_front_door_until_the_store_changes(sandbox, tmp_path):
+    store_path = str(tmp_path / "store.db")
+    _seed(store_path, ("project.test_command", "make test", f"repo:{sandbox.repo_identity}", DEV))
+    install_hooks("codex", project=sandbox.work, store=store_path)
+    _prompt("codex", sandbox.work, sandbox.work)  # told once
+    assert json.loads(_prompt("codex", sandbox.work, sandbox.work).stdout) == {}
+    notes = list((tmp_path / "cache" / "session-notes").glob("*.json"))
+    assert notes and all(json.loads(note.read_text())["stdout"] == "{}" for note in notes)
+    _seed(store_path, ("repository.protected", False, f"repo:{sandbox.repo_identity}@main", AGENT_SAID))
+    block = json.loads(_prompt("codex", sandbox.work, sandbox.work).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "CORRECTED repository.protected" in block

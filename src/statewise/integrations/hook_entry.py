@@ -229,7 +229,17 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None, stor
         # store; and a stop the hook already continued once is never continued again.
         if isinstance(data, dict) and data.get("stop_hook_active") is True:
             return "{}"
-        return None if store is not None or _has_store(data.get("cwd") if isinstance(data, dict) else None) else "{}"
+        cwd = data.get("cwd") if isinstance(data, dict) else None
+        if store is None and not _has_store(cwd):
+            return "{}"
+        session = data.get("session_id") if isinstance(data, dict) else None
+        if event == "prompt" and isinstance(cwd, str) and isinstance(session, str) and session:
+            import os
+
+            # The session was told everything and nothing the check reads has changed since
+            # (statewise.integrations.prompt.remember_quiet_prompt).
+            return session_note(os.path.realpath(cwd), f"{agent}\0prompt\0{session}", contract_path)
+        return None
     if event == "pre":
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None

@@ -499,8 +499,13 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
         if event == "prompt":
             from statewise.integrations.prompt import prompt_context
 
-            text = prompt_context(request.cwd.resolve(), store_location=store_location or default_location(request.cwd),
-                                  contract=contract, agent=agent, session_id=request.session_id, prompt=request.prompt)
+            location = store_location or default_location(request.cwd)
+            text = prompt_context(request.cwd.resolve(), store_location=location, contract=contract, agent=agent,
+                                  session_id=request.session_id, prompt=request.prompt)
+            if not text:
+                from statewise.integrations.prompt import remember_quiet_prompt
+
+                remember_quiet_prompt(request.cwd.resolve(), agent, request.session_id, location, digest)
             return _context_output(agent, request.event_name or _PROMPT_EVENT[agent], text)
         if event == "stop":
             from statewise.integrations.stop import continue_reason

@@ -44,7 +44,8 @@ from statewise.store import open_store
 from statewise.store.base import Store
 from statewise.workspace import derive_task_scope
 
-__all__ = ["PROMPT_DEADLINE_SECONDS", "StateLine", "check_state", "prompt_context", "render_state"]
+__all__ = ["PROMPT_DEADLINE_SECONDS", "StateLine", "check_state", "prompt_context", "quiet_note_name",
+           "remember_quiet_prompt", "render_state"]
 
 #: Seconds the prompt-time verification may take (``$STATEWISE_PROMPT_DEADLINE`` overrides):
 #: far below the 30 s hook timeout ``statewise install`` gives every client, and short enough
@@ -290,3 +291,22 @@ def prompt_context(workspace: Path, *, store_location: str, contract: Contract, 
             said |= {line.identity for line in fresh if line.kind == _VERIFIED}
         _remember_told(path, told | said)
     return text
+
+
+def quiet_note_name(agent: str, session_id: str) -> str:
+    """The name under which a quiet prompt answer is remembered (the front door reads it)."""
+    return f"{agent}\0prompt\0{session_id}"
+
+
+def remember_quiet_prompt(workspace: Path, agent: str, session_id: str, store_location: str,
+                          digest: str | None) -> None:
+    """Let the front door answer the session's next prompts with nothing, without the guard,
+    while the store, the work tree's HEAD and the workspace folder are unchanged (for at most
+    :data:`~statewise.integrations.hook_files.SESSION_NOTE_SECONDS`): the agent was told
+    everything this check found, and nothing it reads has moved since."""
+    from statewise.integrations.hook_files import write_session_note
+
+    if not session_id or "://" in store_location:
+        return
+    watched = [store_location, f"{store_location}-wal", str(workspace), str(workspace / ".git" / "HEAD")]
+    write_session_note(str(workspace), quiet_note_name(agent, session_id), watched, "{}", digest)

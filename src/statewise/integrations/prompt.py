@@ -35,6 +35,7 @@ from pathlib import Path
 from statewise.contract import Contract
 from statewise.integrations.hook_files import cache_dir, sha256_hex
 from statewise.memory.context import DEFAULT_TOKEN_BUDGET, estimate_tokens
+from statewise.memory.edits import EDIT_KEY
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.repair import apply_repair
 from statewise.pipeline.report import PremiseReport, PremiseStatus, RepairReport
@@ -105,8 +106,10 @@ def check_state(workspace: Path, store: Store, contract: Contract, *, prompt: st
     budget = _deadline() if deadline is None else deadline
     task = derive_task_scope(workspace)
     retrieval = store.retrieve(task, near_miss_limit=0)
-    note_key = contract.memory.note_key
-    records = [r for r in [*retrieval.records, *retrieval.stale] if base_key(r.key) != note_key]
+    # StateWise's own bookkeeping about memory files (a line kept as text, an edit it wrote) is
+    # no fact about the workspace.
+    internal = {contract.memory.note_key, EDIT_KEY}
+    records = [r for r in [*retrieval.records, *retrieval.stale] if base_key(r.key) not in internal]
     words = set(_WORD.findall(prompt.lower()))
     now = datetime.now(UTC)
     lines: list[StateLine] = []

@@ -15,7 +15,9 @@ flags and what it misses against hand-made labels:
   substring) and this repository's own ``AGENTS.md`` with the tracked files it refers to
   (no line labelled wrong);
 * a tool *flags* a line when it reports a finding located at that line (file and line) of a
-  memory file; StateWise flags its ``defective`` findings (``unresolved`` ones are counted
+  memory file; StateWise flags its ``defective`` and ``stale?`` findings (``stale?`` is a line
+  nothing holds with no history to show what replaced it, as in these copies outside git;
+  ``unresolved`` ones are counted
   apart, never as a flag);
 * caught = labelled lines flagged, missed = labelled lines not flagged, other flagged lines =
   findings located at lines not labelled wrong (a structure linter's style advice lands here:
@@ -193,10 +195,10 @@ def _relative(path: str | None, workspace: Path) -> str | None:
 
 
 def parse_statewise(data: dict[str, Any], workspace: Path) -> tuple[list[Flag], int]:
-    """``statewise memory check --json``: the defective findings, and the count of unresolved ones."""
+    """``statewise memory check --json``: the defective and stale? findings, and the count of unresolved ones."""
     flags = [Flag(_relative(f["file"], workspace), f["line"], f.get("key", ""),
                   str(f.get("evidence") or f.get("status", "")))
-             for f in data.get("findings", []) if f.get("status") == "defective"]
+             for f in data.get("findings", []) if f.get("status") in ("defective", "stale?")]
     unresolved = sum(1 for f in data.get("findings", []) if f.get("status") == "unresolved")
     return flags, unresolved
 

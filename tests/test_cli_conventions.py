@@ -139,11 +139,13 @@ def test_a_bad_config_toml_is_one_line_naming_the_file_and_key(repo):
     assert done.returncode == 2 and "not TOML" in done.stderr
 
 
-def test_hook_settings_reads_the_projects_config_in_the_documented_order(repo):
-    from statewise.settings import hook_settings
+def test_hook_settings_reads_the_projects_config_in_the_documented_order(repo, tmp_path, monkeypatch):
+    from statewise.settings import approve_config, hook_settings
 
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (repo / ".statewise").mkdir()
     (repo / ".statewise" / "config.toml").write_text('on-pass = "allow"\ncontract = "c.yaml"\n')
+    approve_config(repo / ".statewise" / "config.toml")  # on-pass = allow weakens: the developer approved it
     settings = hook_settings(repo)
     assert (settings.on_pass.value, settings.contract.value) == ("allow", str(repo / "c.yaml"))
     assert hook_settings(repo, on_pass="defer").on_pass.source == "flag"
@@ -311,3 +313,77 @@ def test_store_demo_writes_nothing_here(tmp_path):
     done = sw("demo", "store", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_statewise_mcp_without_the_mcp_extra_names_the_install_command(tmp_path):
+    # The SDK is the `mcp` extra: an installation without it gets one line saying what to install,
+    # not a traceback. The interpreter is told the SDK is absent the way Python itself says it
+    # (a None entry in sys.modules makes `import mcp` raise ModuleNotFoundError for "mcp").
+    code = ("import sys; sys.modules['mcp'] = None; sys.modules['mcp_types'] = None; "
+            "from statewise.cli import main; main(['mcp'], prog_name='statewise')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert "pip install 'statewise[mcp]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_core_installation_does_not_depend_on_the_mcp_sdk():
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    assert not any(dependency.startswith("mcp") for dependency in project["dependencies"])
+    assert any(dependency.startswith("mcp") for dependency in project["optional-dependencies"]["mcp"])
+    assert "mcp" in project["optional-dependencies"]["all"][0]
+
+
+def test_an_error_naming_a_qualified_key_keeps_its_brackets(tmp_path):
+    # Error lines are printed as text: a qualified key's [qualifier] is not taken for markup.
+    from click.testing import CliRunner
+
+    from statewise.cli import main
+
+    result = CliRunner().invoke(main, ["--store", str(tmp_path / "s.db"), "record", "add",
+                                       "nosuch.key[abc]", "1", "--scope", "global"])
+    assert result.exit_code == 2
+    assert "key 'nosuch.key[abc]'" in result.output
+
+
+def test_help_listings_show_each_first_sentence_whole_and_hide_the_internal_hook():
+    from click.testing import CliRunner
+
+    from statewise.cli import main
+
+    for group in ([], ["record"], ["memory"], ["store"], ["contract"]):
+        result = CliRunner().invoke(main, [*group, "--help"], terminal_width=80)
+        assert result.exit_code == 0
+        listing = result.output.split("Commands:", 1)[1]
+        assert "..." not in listing.replace("GEMINI.md, ...", "")  # the memory group's own words
+        assert all(len(line) <= 80 for line in listing.splitlines())
+    top = CliRunner().invoke(main, ["--help"], terminal_width=80).output
+    assert "\n  hook " not in top  # run by the installed wrapper, not by a developer
+    assert CliRunner().invoke(main, ["hook", "--help"]).exit_code == 0  # still there for the wrapper
+
+
+def test_record_add_without_scope_takes_the_folders_scope_at_the_keys_level(tmp_path):
+    # As `record list` derives the task from the folder, `record add` derives the record's scope:
+    # the current folder's scope at the level the contract declares for the key.
+    repo = tmp_path / "app"
+    repo.mkdir()
+    for argv in (["git", "init", "-q", "-b", "main"], ["git", "remote", "add", "origin", "https://github.com/acme/app.git"]):
+        subprocess.run(argv, cwd=repo, check=True)
+    store = str(tmp_path / "s.db")
+    statewise = [sys.executable, "-m", "statewise", "--store", store]
+    added = subprocess.run([*statewise, "record", "add", "repository.protected", "true", "--json"], cwd=repo,
+                           capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["scope"] == "repo:github.com/acme/app@main"
+    assert "derived from" in added.stderr
+
+    elsewhere = tmp_path / "not-a-checkout"
+    elsewhere.mkdir()
+    refused = subprocess.run([*statewise, "record", "add", "repository.protected", "true"], cwd=elsewhere,
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2
+    assert "--scope" in refused.stderr and "Traceback" not in refused.stderr

@@ -183,7 +183,7 @@ class MissingExtraError(StateWiseError):
 
     #: Which extra brings each optional top-level module.
     EXTRAS: ClassVar[dict[str, str]] = {"psycopg": "postgres", "psycopg_pool": "postgres", "matplotlib": "report",
-                                        "openai": "models", "anthropic": "models"}
+                                        "openai": "models", "anthropic": "models", "mcp": "mcp", "mcp_types": "mcp"}
 
     def __init__(self, feature: str, module: str) -> None:
         self.feature = feature

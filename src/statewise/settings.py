@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -32,10 +32,14 @@ __all__ = [
     "CONFIG_DIR",
     "CONFIG_FILE",
     "ENVIRONMENT",
+    "WEAKENING",
     "ProjectConfig",
     "Setting",
     "Settings",
     "StoreNotFoundError",
+    "approvals_path",
+    "approve_config",
+    "config_approved",
     "hook_settings",
     "missing_store_error",
     "project_root",
@@ -90,6 +94,9 @@ class Settings:
     contract: Setting
     on_pass: Setting
     memory_write_back: Setting
+    #: Why a setting of the project file was not used (a weakening one the developer has not
+    #: approved, :func:`hook_settings`); shown in the session note and by doctor.
+    warnings: tuple[str, ...] = ()
 
     def describe(self) -> list[str]:
         """One line per setting, ``name = value (source)``, for ``-v``."""
@@ -165,7 +172,7 @@ def _relative_to(root: Path, value: str | None, *, url_ok: bool) -> str | None:
 
 def resolve_settings(project: str | Path | None = None, *, store: str | None = None, contract: str | None = None,
                      on_pass: str | None = None, memory_write_back: str | None = None,
-                     environ: Mapping[str, str] | None = None) -> Settings:
+                     environ: Mapping[str, str] | None = None, ignore_file: tuple[str, ...] = ()) -> Settings:
     """Resolve every setting for the project holding ``project`` (default: here).
 
     The keyword arguments are the flags (None: not given). Empty environment variables count
@@ -179,6 +186,8 @@ def resolve_settings(project: str | Path | None = None, *, store: str | None = N
                  "contract": _relative_to(root, config.contract, url_ok=False),
                  "on_pass": config.on_pass, "memory_write_back": config.memory_write_back}
     resolved: dict[str, Setting] = {}
+    for name in ignore_file:
+        from_file[name] = None
     for name, flag in flags.items():
         variable = ENVIRONMENT[name]
         if flag is not None:
@@ -194,7 +203,66 @@ def resolve_settings(project: str | Path | None = None, *, store: str | None = N
             raise InputError(f"{name.replace('_', '-')} from {setting.source} must be one of "
                              f"{', '.join(choices)}, not {setting.value!r}")
         resolved[name] = setting
-    return Settings(root=root, config_path=config_path, **resolved)
+    return Settings(root=root, config_path=config_path, store=resolved["store"], contract=resolved["contract"],
+                    on_pass=resolved["on_pass"], memory_write_back=resolved["memory_write_back"])
+
+
+#: Settings of a project file that weaken the guard, and the value that does: `on-pass = "allow"`
+#: skips the client's own permission prompt, another `store` holds other records (an empty one
+#: holds no protection). The hook honours them from a project file only while its content is the
+#: one the developer approved (:func:`approve_config`), issue 25.
+WEAKENING = {"on_pass": "allow", "store": "*"}
+
+
+def approvals_path() -> Path:
+    """Where the developer's approvals of project settings files are kept: in the user's
+    ``~/.statewise/``, which the hook never lets the agent write (statewise.protection)."""
+    return Path(os.environ.get("HOME") or Path.home()) / CONFIG_DIR / "approved-settings.json"
+
+
+def _content_hash(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _approvals() -> dict[str, str]:
+    import json
+
+    try:
+        data = json.loads(approvals_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def approve_config(path: str | Path) -> str:
+    """Record the developer's approval of the settings file at ``path`` as it is now (its
+    content's hash); returns the hash. A later change un-approves it."""
+    import json
+
+    resolved = Path(path).resolve()
+    digest = _content_hash(resolved)
+    if digest is None:
+        raise InputError(f"{resolved}: cannot read the settings file to approve")
+    approvals = _approvals()
+    approvals[str(resolved)] = digest
+    target = approvals_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(target.name + f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(approvals, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    temporary.replace(target)
+    return digest
+
+
+def config_approved(path: str | Path) -> bool:
+    """Whether the settings file at ``path`` is, byte for byte, the one the developer approved."""
+    resolved = Path(path).resolve()
+    digest = _content_hash(resolved)
+    return digest is not None and _approvals().get(str(resolved)) == digest
 
 
 def hook_settings(workspace: str | Path, *, store: str | None = None, contract: str | None = None,
@@ -206,8 +274,27 @@ def hook_settings(workspace: str | Path, *, store: str | None = None, contract: 
     and ``--on-pass`` the wrapper was given (None for those it was not), so a project's
     ``config.toml`` reaches the hook without reinstalling it. Raises InputError for a
     malformed config.toml, which the hook turns into a deny (fail closed).
+
+    A weakening setting (:data:`WEAKENING`) taken from the project file is honoured only while
+    the file is the one the developer approved (``statewise config approve``); otherwise the
+    setting falls back to the environment or the default, and ``warnings`` says so. The file
+    can change without the hook seeing it (a checkout, a clone of someone else's project).
     """
-    return resolve_settings(workspace, store=store, contract=contract, on_pass=on_pass)
+    settings = resolve_settings(workspace, store=store, contract=contract, on_pass=on_pass)
+    path = settings.config_path
+    if path is None:
+        return settings
+    weakened = [name for name, value in WEAKENING.items()
+                if getattr(settings, name).source == str(path) and value in ("*", getattr(settings, name).value)]
+    if not weakened or config_approved(path):
+        return settings
+    fallback = resolve_settings(workspace, store=store, contract=contract, on_pass=on_pass,
+                                ignore_file=tuple(weakened))
+    names = ", ".join(f"{name.replace('_', '-')} = {getattr(settings, name).value}" for name in weakened)
+    warning = (f"StateWise ignores {names} in {path}: a setting that weakens the guard is used only from a "
+               f"settings file the developer approved (run `statewise config approve` outside the agent); "
+               f"this one is new or changed since.")
+    return replace(fallback, warnings=(warning,))
 
 
 def missing_store_error(location: str, source: str) -> StoreNotFoundError:

@@ -188,9 +188,11 @@ def test_kubectl_apply_and_a_project_script_are_guarded(project, monkeypatch):
     assert hook(project, "./deploy.sh staging extra")[0] == "deny"
 
 
-def test_without_the_extension_the_same_commands_are_unguarded(project):
+def test_without_the_extension_the_catalogue_reads_the_same_commands(project):
+    # Issue 22: the built-in command catalogue reads terraform itself (it was unguarded before).
     analysis = analyze_command("terraform apply -auto-approve", cwd=project["repo"])
-    assert analysis.actions == () and analysis.unguarded == ("terraform apply -auto-approve",)
+    assert analysis.operations == ("infra.apply",) and analysis.actions[0].args["auto_approve"] is True
+    assert analyze_command("./deploy.sh prod", cwd=project["repo"]).unguarded == ("./deploy.sh prod",)
 
 
 def test_slots_are_read_from_the_command(project):

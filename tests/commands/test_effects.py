@@ -122,8 +122,24 @@ def test_install_redirects_in_the_environment_the_analyzer_is_given(repo, tmp_pa
     assert install is not None and install.args["target_dir"] == str(tmp_path / "t")
     npm = analyze_command("npm install -g x", cwd=repo["work"], env={**env, "npm_config_prefix": str(tmp_path)})
     assert npm.first("npm.install").args["prefix"] == str(tmp_path)
-    hidden = analyze_command("pip install x", cwd=repo["work"], env={**env, "PIP_CONFIG_FILE": str(tmp_path / "p")})
-    assert UNRESOLVED in hidden.operations
+    # The user's own configuration file (issue 22): read like pip's default files, not a reason to stop.
+    own = tmp_path / "company-pip.conf"
+    own.write_text("[global]\nextra-index-url = https://pypi.company.example/simple\n[install]\ntarget = /opt/site\n")
+    configured = analyze_command("pip install x", cwd=repo["work"], env={**env, "PIP_CONFIG_FILE": str(own)})
+    assert UNRESOLVED not in configured.operations
+    assert configured.first("pip.install").args["extra_index"] == ["https://pypi.company.example/simple"]
+    assert configured.first("pip.install").args["target_dir"] == str(tmp_path / "t")  # PIP_TARGET wins over the file
+    del env["PIP_TARGET"]
+    configured = analyze_command("pip install x", cwd=repo["work"], env={**env, "PIP_CONFIG_FILE": str(own)})
+    assert configured.first("pip.install").args["target_dir"] == "/opt/site"
+    broken = tmp_path / "broken.conf"
+    broken.write_text("[global\nindex-url = x\n")
+    unreadable = analyze_command("pip install x", cwd=repo["work"], env={**env, "PIP_CONFIG_FILE": str(broken)})
+    assert UNRESOLVED in unreadable.operations
+    npmrc = tmp_path / "company.npmrc"
+    npmrc.write_text("registry=https://npm.company.example/\nprefix=/opt/npm-global\n")
+    node = analyze_command("npm install -g x", cwd=repo["work"], env={**env, "npm_config_userconfig": str(npmrc)})
+    assert UNRESOLVED not in node.operations and node.first("npm.install").args["prefix"] == "/opt/npm-global"
     decision, reason = hook(repo, "PIP_TARGET=/tmp/elsewhere pip install requests")
     assert decision == "deny" and 'target_dir="/tmp/elsewhere"' in reason
 

@@ -64,11 +64,13 @@ CLIENTS: dict[str, ClientSpec] = {
 
 
 class InstallProblem(RuntimeError):
-    """The clients could not be installed; ``missing_tool`` when node or npm is absent."""
+    """The clients could not be installed; ``missing_tool`` when node or npm is absent,
+    ``not_allowed`` when they are absent and this run may not download them."""
 
-    def __init__(self, message: str, *, missing_tool: bool = False) -> None:
+    def __init__(self, message: str, *, missing_tool: bool = False, not_allowed: bool = False) -> None:
         super().__init__(message)
         self.missing_tool = missing_tool
+        self.not_allowed = not_allowed
 
 
 def cache_dir() -> Path:
@@ -93,10 +95,15 @@ def _complete(prefix: Path) -> bool:
         os.access(prefix / "node_modules" / ".bin" / spec.binary, os.X_OK) for spec in CLIENTS.values())
 
 
-def installed_clients() -> Path:
-    """The ``node_modules/.bin`` folder holding the pinned clients, installing them if needed.
+def installed_clients(*, may_install: bool = True) -> Path:
+    """The ``node_modules/.bin`` folder holding the pinned clients, installing them if needed
+    (and ``may_install``; else :class:`InstallProblem` with ``not_allowed`` set when they are not
+    there yet).
 
     Raises :class:`InstallProblem` (``missing_tool`` set when node or npm is not on PATH)."""
+    if not may_install and not _complete(cache_dir()):
+        raise InstallProblem(f"the pinned clients are not in {cache_dir()} and installing them downloads about "
+                             "760 MB; set STATEWISE_E2E=1 to install them (CI always does)", not_allowed=True)
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:
         raise InstallProblem(f"{' and '.join(missing)} not found on PATH; the real-client tests need Node.js "

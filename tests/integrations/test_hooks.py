@@ -257,11 +257,18 @@ def test_output_that_reveals_nothing_records_nothing(sandbox, store_path):
     store.close()
 
 
-def test_the_projects_config_toml_reaches_the_hook(sandbox, store_path):
+def test_the_projects_config_toml_reaches_the_hook(sandbox, store_path, tmp_path, monkeypatch):
+    from statewise.settings import approve_config
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the developer's approvals live there
     settings = sandbox.work / ".statewise" / "config.toml"
     settings.parent.mkdir(exist_ok=True)
     settings.write_text('on-pass = "allow"\n')
     payload = claude_payload(sandbox, "git push origin HEAD:refs/heads/feature/z")
+    # Not approved by the developer (issue 25): the weakening setting is ignored.
+    unapproved = json.loads(hook("claude-code", payload, store_path).stdout)
+    assert unapproved == {}
+    approve_config(settings)
     allowed = json.loads(hook("claude-code", payload, store_path).stdout)
     assert allowed["hookSpecificOutput"]["permissionDecision"] == "allow"
     settings.write_text('on-pass = "sometimes"\n')  # malformed settings: a deny, never a pass

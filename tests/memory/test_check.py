@@ -56,8 +56,15 @@ def workspace(project: Repo) -> Repo:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(work / ".venv")], check=True, timeout=120)
     (work / ".gitignore").write_text(".venv/\n.statewise/\n")
     (work / "AGENTS.md").write_text(MEMORY)
+    # the project declares its Python (a version line is held to it, not to this machine), and
+    # src/legacy/ existed when the notes were written: its removal is the evidence they are stale
+    (work / "pyproject.toml").write_text(f'[project]\nname = "demo"\nrequires-python = ">={RUNNING}"\n')
+    (work / "src" / "legacy").mkdir(parents=True)
+    (work / "src" / "legacy" / "old.py").write_text("print('old')\n")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "memory")
+    git(work, "rm", "-q", "-r", "src/legacy")
+    git(work, "commit", "-q", "-m", "drop the legacy sources")
     install_branch_protection(project.origin, ["main"])
     return project
 
@@ -71,15 +78,17 @@ def test_every_fact_gets_a_verdict_with_evidence(workspace: Repo, home: Path, co
     found = _by_line(report)
     assert found[(3, "runtime.python_version")].status == "valid"
     old = found[(4, "runtime.python_version")]
-    assert old.status == "defective" and old.correct == platform.python_version()
-    assert str(workspace.work / ".venv") in old.evidence[0]
+    # against what the project declares, never this machine's interpreter, and never "corrected" from it
+    assert old.status == "defective" and old.correct is None
+    assert f"pyproject.toml requires-python: >={RUNNING}" in old.evidence[0]
     test = found[(5, "project.test_command")]
     assert test.status == "defective" and test.correct == "npm test"
     assert any("npm.script_exists[test:unit]" in item for item in test.evidence)
     assert any("package.json scripts: lint, test" in item for item in test.evidence)
     assert found[(6, "fs.exists[src/app/]")].status == "valid"
     legacy = found[(6, "fs.exists[src/legacy/]")]
-    assert legacy.status == "defective" and legacy.correct is False
+    assert legacy.status == "defective" and legacy.correct is None
+    assert "drop the legacy sources" in " ".join(legacy.evidence)
     assert found[(7, "repository.protected")].status == "valid"  # origin's hook protects main
     assert found[(8, "repository.protected")].status == "valid"  # and not feature
     assert found[(13, "project.command[build]")].status == "valid"
@@ -89,7 +98,7 @@ def test_every_fact_gets_a_verdict_with_evidence(workspace: Repo, home: Path, co
     cargo = found[(23, "project.test_command")]
     assert cargo.status == "unresolved" and "names no npm script" in cargo.missing
     assert report.summary == {"files": 1, "lines": len(report.lines), "untyped": 0, "facts": 11,
-                              "valid": 6, "defective": 4, "unresolved": 1}
+                              "valid": 6, "defective": 4, "stale?": 0, "generated": 0, "unresolved": 1}
     assert not report.ok
 
 
@@ -111,7 +120,7 @@ def test_verdicts_are_recorded_on_the_imported_records(workspace: Repo, home: Pa
     assert recorded[(4, "runtime.python_version")] == ""  # a shadowed statement has no record to write on
     assert recorded[(5, "project.test_command")] == "superseded"
     assert recorded[(6, "fs.exists[src/app/]")] == "confirmed"
-    assert recorded[(6, "fs.exists[src/legacy/]")] == "superseded"
+    assert recorded[(6, "fs.exists[src/legacy/]")] == "retracted"  # no new path is known
     scope = report.files[0].scope
     current = store.get_active("project.test_command", scope)
     assert current.value == "npm test" and current.provenance.actor == "statewise.memory.check"
@@ -162,7 +171,8 @@ def test_json_and_sarif_outputs(workspace: Repo, home: Path, contract: Contract)
     assert sarif["version"] == "2.1.0" and sarif["$schema"].endswith("sarif-2.1.0.json")
     run = sarif["runs"][0]
     assert run["tool"]["driver"]["name"] == "statewise-memory-check"
-    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"memory-defective", "memory-unresolved"}
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {"memory-defective", "memory-stale",
+                                                                 "memory-unresolved"}
     results = run["results"]
     assert len(results) == 5
     test = next(r for r in results if r["properties"]["key"] == "project.test_command" and r["level"] == "error")

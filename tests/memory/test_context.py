@@ -26,7 +26,7 @@ def test_the_context_names_wrong_lines_with_corrections_and_verified_facts(works
     wrong_lines = lines[wrong + 1 : facts]
     assert any(line.startswith('- AGENTS.md:5 "The tests run with `npm run test:unit`." is wrong: '
                                "npm.script_exists[test:unit] is false. Use: npm test") for line in wrong_lines)
-    assert any("AGENTS.md:6" in line and "fs.exists[src/legacy/] is false" in line for line in wrong_lines)
+    assert any("AGENTS.md:6" in line and "fs.exists[src/legacy/] is absent" in line for line in wrong_lines)
     fact_lines = lines[facts + 1 :]
     assert "- project.test_command = npm test" in fact_lines
     assert "- fs.exists[src/app/] = true" in fact_lines

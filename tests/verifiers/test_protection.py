@@ -12,14 +12,9 @@ from typing import Any
 import pytest
 
 from statewise.verifiers import ObservationStatus, install_branch_protection
-from statewise.verifiers.protection import (
-    HOOK_MARKER,
-    ConfigGarbage,
-    gitlab_wildcard_match,
-    hook_source,
-    is_local_url,
-    parse_config_list,
-)
+from statewise.verifiers.git import is_local_url
+from statewise.verifiers.local_protection import ConfigGarbage, parse_config_list
+from statewise.verifiers.protection import HOOK_MARKER, gitlab_wildcard_match, hook_source
 from tests.verifiers.fake_hosts import (
     api_server,
     dead_port,

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from statewise import __version__
 from statewise.cli.context import (
     Context,
+    SentenceGroup,
     console,
     emit_json,
     errors,
@@ -24,16 +25,16 @@ from statewise.cli.context import (
     validation_message,
 )
 from statewise.cli.memory import memory
-from statewise.errors import InputError
+from statewise.errors import InputError, MissingExtraError
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
 from statewise.render import lineage_view, record_table, retrieval_view
-from statewise.scopes import Scope
+from statewise.scopes import Scope, ScopeLevel
 from statewise.store import open_store
 from statewise.values import ValueType, parse_value_text, render_value
 from statewise.workspace import derive_task_scope
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=SentenceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--store", "store_location", metavar="LOCATION",
               help="SQLite file path or postgresql:// URL (env STATEWISE_STORE; default: config.toml's store, "
                    "else .statewise/store.db at the project's git root).")
@@ -94,7 +95,8 @@ def record() -> None:
 @record.command("add")
 @click.argument("key")
 @click.argument("value")
-@click.option("--scope", required=True, help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH].")
+@click.option("--scope", help="Where it applies: global, user:NAME, workspace:PATH, repo:ID[@BRANCH] (default: the "
+                               "current folder's scope at the level the contract declares for KEY).")
 @click.option("--type", "value_type", type=click.Choice([t.value for t in ValueType]),
               help="Value type (default: as the contract declares the key).")
 @click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
@@ -109,7 +111,7 @@ def record() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored record as JSON.")
 @click.pass_obj
 @handled
-def record_add(obj: Context, key: str, value: str, scope: str, value_type: str | None, source: str,
+def record_add(obj: Context, key: str, value: str, scope: str | None, value_type: str | None, source: str,
                authority: str, actor: str, reference: str | None, observed_at: str | None, ttl: int | None,
                replace: bool, reason: str, as_json: bool) -> None:
     """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
@@ -117,6 +119,17 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
     if declared is None:
         raise unknown_key(obj.contract, key)
     typed_value = parse_value_text(value, value_type or declared.value_type, choices=declared.choices, key=key)
+    if scope is None:
+        scope = str(derived_scope(obj, key))
+    from statewise.protection import agent_running
+
+    client = agent_running(os.environ)
+    if client is not None and (authority != Authority.AGENT.value or source != SourceKind.AGENT_INFERENCE.value):
+        # Run by the agent (its client marks its tool subprocesses): whatever the flags say, the
+        # record is the agent's word, and the guard weighs it as such (issue 25).
+        obj.info(f"run by {client}'s agent: the record is stored with agent authority (source agent_inference), "
+                 f"not --authority {authority} --source {source}")
+        source, authority, actor = SourceKind.AGENT_INFERENCE.value, Authority.AGENT.value, f"{client} agent"
     draft = RecordDraft(
         key=key, value=typed_value, scope=scope,
         value_type=ValueType(value_type) if value_type else None,
@@ -139,6 +152,20 @@ def record_add(obj: Context, key: str, value: str, scope: str, value_type: str |
         verb = f"superseded {stored.supersedes} with" if stored.supersedes else "stored"
         console.print(f"{verb} {stored.id}: {key} = {render_value(stored.value)} in {stored.scope}",
                       highlight=False)
+
+
+def derived_scope(obj: Context, key: str) -> Scope:
+    """KEY's scope for the current folder, at the level the contract declares for it (as `record
+    list` derives the task from the folder); InputError naming --scope when the folder cannot say."""
+    spec = obj.contract.state_spec(key)
+    level = spec.scope if spec is not None else ScopeLevel.GLOBAL
+    here = os.getcwd()
+    found = task_scope_of(None, here).most_specific_at(level)
+    if found is None:
+        raise InputError(f"--scope: {key} is kept per {level.value}, and {here} does not say which "
+                         f"{level.value} (not a git checkout with that information); give --scope")
+    obj.info(f"scope {found} (derived from {here} at {key}'s level, {level.value})")
+    return found
 
 
 @record.command("get")
@@ -284,6 +311,14 @@ def record_import(obj: Context, source: str, show_progress: bool | None) -> None
     goes to stderr when it is a terminal."""
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
+    from statewise.protection import agent_running
+
+    client = agent_running(os.environ)
+    if client is not None:
+        # An export names each record's provenance; imported by the agent, a file could claim
+        # the developer's authority for anything. The developer imports.
+        raise click.UsageError(f"run by {client}'s agent: `statewise record import` writes records with the "
+                               "provenance the file claims, so only the developer runs it (outside the agent)")
     handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
     try:
         total = None if source == "-" else max(1, Path(source).stat().st_size)
@@ -498,7 +533,8 @@ def bench(obj: Context, cases_dir: str | None, sets: str | None, methods: str | 
 _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 
 
-@main.command()
+# Hidden from the listing: the installed wrapper runs it, a developer never needs to.
+@main.command(hidden=True)
 @click.argument("agent", type=_AGENTS)
 @click.option("--event", type=click.Choice(["pre", "post", "session", "prompt", "stop", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,
@@ -602,8 +638,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
 @click.pass_obj
 @handled
 def mcp(obj: Context, workspace: str | None) -> None:
-    """Serve the StateWise tools over MCP on stdio."""
-    from statewise.integrations.mcp_server import serve_stdio
+    """Serve the StateWise tools over MCP on stdio (needs the mcp extra: pip install 'statewise[mcp]')."""
+    try:
+        from statewise.integrations.mcp_server import serve_stdio
+    except ModuleNotFoundError as error:
+        raise MissingExtraError.of("statewise mcp", error) or error from None
 
     obj.at(workspace)
     serve_stdio(store_location=obj.settings.store.value, contract_path=obj.settings.contract.value,
@@ -740,6 +779,37 @@ def store_check(obj: Context, as_json: bool) -> None:
                               soft_wrap=True)
     if not report.ok:
         sys.exit(STORE_CHECK_VIOLATIONS)
+
+@main.group("config")
+def config_group() -> None:
+    """The project's settings file (.statewise/config.toml)."""
+
+
+@config_group.command("approve")
+@project_option()
+@click.pass_obj
+@handled
+def config_approve(obj: Context, project: str | None) -> None:
+    """Approve the project's config.toml as it is now, so the hook honours its weakening settings."""
+    from statewise.protection import agent_running
+    from statewise.settings import WEAKENING, approvals_path, approve_config, read_config
+    from statewise.settings import project_root as settings_root
+
+    client = agent_running(os.environ)
+    if client is not None:
+        raise click.UsageError(f"run by {client}'s agent: only the developer approves the project's settings "
+                               "(run it outside the agent)")
+    root = settings_root(project)
+    config, path = read_config(root)  # a malformed file is refused before it is approved
+    if path is None:
+        raise InputError(f"{root}: no .statewise/config.toml to approve")
+    digest = approve_config(path)
+    weakening = [name.replace("_", "-") for name, value in WEAKENING.items()
+                 if getattr(config, name) is not None and value in ("*", getattr(config, name))]
+    console.print(f"approved {path} (sha256 {digest[:12]}) in {approvals_path()}"
+                  + (f"; the hook honours {', '.join(weakening)} from it until it changes" if weakening else ""),
+                  highlight=False)
+
 
 
 

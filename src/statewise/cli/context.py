@@ -16,6 +16,7 @@ from typing import Any
 import click
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from statewise.errors import InputError, StateWiseError
 from statewise.scopes import TaskScope
@@ -150,18 +151,20 @@ def handled(command: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return command(*args, **kwargs)
         except StateWiseError as error:
-            errors.print(f"[red]error:[/red] {error}", highlight=False, markup=True, soft_wrap=True)
+            # The message is text, not markup: `statewise[mcp]` or `python.package[requests]` keep
+            # their brackets.
+            errors.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, markup=True, soft_wrap=True)
             sys.exit(2 if isinstance(error, InputError) else 1)
         except ValidationError as error:
-            errors.print(f"[red]error:[/red] {validation_message(error, 'input')}", highlight=False, soft_wrap=True)
+            errors.print(f"[red]error:[/red] {escape(validation_message(error, 'input'))}", highlight=False, soft_wrap=True)
             sys.exit(2)
         except OSError as error:
-            errors.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+            errors.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
             sys.exit(1)
         except Exception as error:  # a bug: still one line, the traceback only on request
             if os.environ.get("STATEWISE_DEBUG"):
                 raise
-            errors.print(f"[red]internal error:[/red] {type(error).__name__}: {error} "
+            errors.print(f"[red]internal error:[/red] {type(error).__name__}: {escape(str(error))} "
                          "(set STATEWISE_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
             sys.exit(70)
 
@@ -240,3 +243,21 @@ def unknown_key(contract: Any, key: str) -> StateWiseError:
     problem = "the contract in force does not declare this key"
     problem += f"; did you mean {hint}?" if hint else ""
     return KeyNameError(key, problem + " (`statewise keys` lists them)")
+
+
+class SentenceGroup(click.Group):
+    """A command group whose listing shows each command's first sentence whole: click's own cuts
+    it at the terminal's width with "...", mid-sentence; this one lets the line wrap."""
+
+    #: Subgroups made with ``@group.group()`` are of this class too.
+    group_class = type
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

@@ -15,6 +15,7 @@ import click
 from statewise import __version__
 from statewise.cli.context import (
     Context,
+    SentenceGroup,
     console,
     emit_json,
     handled,
@@ -26,7 +27,7 @@ from statewise.errors import InputError
 
 
 
-@click.group()
+@click.group(cls=SentenceGroup)
 def memory() -> None:
     """Import and check the agents' memory files (CLAUDE.md, AGENTS.md, GEMINI.md, ...)."""
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.commands.base import UNRESOLVED, ShellAnalysis
-from statewise.commands.rules import CommandMatch, CommandProblem, CommandReadOnly, CommandRules
+from statewise.commands.rules import CommandMatch, CommandProblem, CommandRules
 from statewise.commands.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,
@@ -29,6 +29,7 @@ from statewise.commands.tables import (
 from statewise.commands.tools import _npx_call, _split_node_package, _Tools
 from statewise.commands.walk import _Walk
 from statewise.commands.words import _UVX, _Call, _Ctx, _Spec, _Word
+from statewise.commands.wrapper_shapes import WRAPPERS
 from statewise.commands.wrappers import _Wrappers
 from statewise.contract import Contract, builtin_contract
 
@@ -74,8 +75,15 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             self.container(call)
         else:
             self.unknown(call)
-        if key in self.rules.own_programs and key != "git" and not any(c is call for c in self.declared_calls):
-            self.beside(call, call.args)  # git: after its global options (-C, -c), in git()
+        if key != "git" and (key in self.rules.by_name or key in self.rules.shapes) and not any(
+                c is call for c in self.declared_calls):
+            # A program the normalizer reads itself (npm, ssh, psql, rsync ...) that command rules
+            # also name (npm publish, the catalogue's): their actions are added beside the reading.
+            # git: after its global options (-C, -c), in git().
+            before = len(self.actions)
+            self.beside(call, call.args, own_only=key in self.rules.own_programs)
+            if len(self.actions) > before and call.part in self.unguarded:
+                self.unguarded.remove(call.part)  # a rule read it: no longer unguarded
 
     def unknown(self, call: _Call) -> None:
         if self.rules and self.declared(call):
@@ -95,18 +103,22 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
                         return
         self.unguard(call.part)
 
-    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
-        """The contract's own ``program:`` rules for a program the normalizer reads itself
-        (``git tag`` as a team's ``release.tag``): a matching rule's action is added beside what
+    def beside(self, call: _Call, args: Sequence[_Word], *, own_only: bool = True) -> None:
+        """The ``program:`` rules for a program the normalizer reads itself (``git tag`` as a
+        team's ``release.tag``; with ``own_only`` false also the built-in catalogue's, ``npm
+        publish``), and the operations that name its argv shape: a matching rule's action is added beside what
         the built-in reader reports, never instead of it. A rule that cannot read the command
         leaves it unresolved; options before the subcommand do not make it unresolved here,
         since the built-in reader is what says what the command does (docs/shell.md)."""
-        found = self.rules.classify(call.name, [w.value for w in args], call.env, call.ctx.cwd, own_only=True)
+        values = [w.value for w in args]
+        found = self.rules.classify(call.name, values, call.env, call.ctx.cwd, own_only=own_only)
         if isinstance(found, CommandProblem):
             if not found.leading_option:
                 self.fail(found.reason, call.part)
         elif isinstance(found, CommandMatch):
             self.add_match(call, found)
+        for shaped in self.rules.shaped(call.name, values, found):
+            self.add_match(call, shaped)
 
     def add_match(self, call: _Call, found: CommandMatch) -> None:
         args = dict(found.args)
@@ -119,15 +131,18 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
         """True if the contract's ``commands:`` rules declare this program: the command is then
         emitted as the rule's operation, or unresolved when the rule cannot read it."""
         self.declared_calls.append(call)  # kept alive, so identity is safe to test
-        found = self.rules.classify(call.name, [w.value for w in call.args], call.env, call.ctx.cwd)
-        if found is None:
+        values = [w.value for w in call.args]
+        found = self.rules.classify(call.name, values, call.env, call.ctx.cwd)
+        shaped = self.rules.shaped(call.name, values, found)
+        if found is None and not shaped:
             return False
         if isinstance(found, CommandProblem):
             self.fail(found.reason, call.part)
             return True
-        if isinstance(found, CommandReadOnly):
-            return True
-        self.add_match(call, found)
+        if isinstance(found, CommandMatch):
+            self.add_match(call, found)
+        for match in shaped:  # the contract's operations that name this argv shape, beside
+            self.add_match(call, match)
         return True
 
     # -- read-only, proven --
@@ -135,20 +150,16 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
 
 
 _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
+    **{name: _Analyzer.wrapped for name in WRAPPERS},  # the table of wrapper shapes
     "git": _Analyzer.git,
     "sudo": _Analyzer.sudo,
-    "doas": _Analyzer.simple_wrapper,
     "env": _Analyzer.env_wrapper,
     "time": _Analyzer.simple_wrapper,
-    "command": _Analyzer.simple_wrapper,
-    "exec": _Analyzer.simple_wrapper,
-    "nice": _Analyzer.simple_wrapper,
-    "ionice": _Analyzer.simple_wrapper,
-    "timeout": _Analyzer.simple_wrapper,
-    "stdbuf": _Analyzer.simple_wrapper,
     "flock": _Analyzer.simple_wrapper,
     **{name: _Analyzer.simple_wrapper for name in _TRANSPARENT},
     "xargs": _Analyzer.xargs,
+    "tmux": _Analyzer.multiplexer,
+    "screen": _Analyzer.multiplexer,
     "watch": _Analyzer.watch,
     "eval": _Analyzer.eval_builtin,
     "trap": _Analyzer.shell_body_builtin,
@@ -181,6 +192,10 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "curl": _Analyzer.curl,
     "wget": _Analyzer.wget,
     "zip": _Analyzer.zip,
+    "tar": _Analyzer.tar,
+    "easy_install": _Analyzer.easy_install,
+    "gtar": _Analyzer.tar,
+    "bsdtar": _Analyzer.tar,
     "split": _Analyzer.split,
     "csplit": _Analyzer.split,
     **{name: _Analyzer.compressor for name in _COMPRESSORS},
@@ -191,20 +206,18 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "poetry": _Analyzer.poetry,
     "virtualenv": _Analyzer.virtualenv,
     "pdm": lambda self, call: (self.generic_add(call, "pdm.add", "pdm") if call.args and call.args[0].value == "add"
-                               else self.runner(call, 2, _Spec.of(stop_at_positional=True))
-                               if call.args and call.args[0].value == "run" else self.unguard(call.part)),
+                               else self.wrapped(call, "unguarded")),
     "pipenv": lambda self, call: (self.generic_add(call, "pipenv.install", "pipenv")
                                   if call.args and call.args[0].value == "install"
                                   else self.interactive(call, "an interactive shell in the environment")
                                   if call.args and call.args[0].value == "shell"
                                   else self.runner(call, 2, _Spec.of(stop_at_positional=True))
                                   if call.args and call.args[0].value == "run" else self.unguard(call.part)),
-    "conda": lambda self, call: (self.generic_add(call, "conda.install", "conda")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
-    "mamba": lambda self, call: (self.generic_add(call, "conda.install", "mamba")
-                                 if call.args and call.args[0].value == "install" else self.unguard(call.part)),
+    **{name: lambda self, call: (self.generic_add(call, "conda.install", call.name.rsplit("/", 1)[-1])
+                                 if call.args and call.args[0].value == "install" else self.wrapped(call, "unguarded"))
+       for name in ("conda", "mamba", "micromamba")},
     "pipx": lambda self, call: (self.runner(call, 2, _UVX) if call.args and call.args[0].value == "run"
-                                else self.unguard(call.part)),
+                                else self.pipx(call)),
     "npm": _Analyzer.npm,
     "pnpm": _Analyzer.npm,
     "yarn": _Analyzer.npm,

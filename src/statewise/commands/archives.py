@@ -85,8 +85,13 @@ class _Archives(_Base):
     def zip(self, call: _Call) -> None:
         flags = set("-r -R -j -D -q -v -u -f -d -m -T -y -X -e -g -F -FF -A -J -k -l -ll -L -o -S -z -0 -1 -2 -3 -4 "
                     "-5 -6 -7 -8 -9 -h -h2 --recurse-paths --junk-paths --quiet --verbose --update --freshen "
-                    "--delete --move --test --symlinks --encrypt --grow --fix --help --version".split())
-        valued = set("-b -n -t -tt -P -Z -s -sp -O --out --password --temp-path --suffixes -ll".split())
+                    "--delete --move --test --symlinks --encrypt --grow --fix --help --version -sp -sb -sv -sc -sf "
+                    "--split-pause --split-bell --split-verbose --show-files -db -dc -dd -dg -du -dv --display-bytes "
+                    "--display-counts --display-dots --display-globaldots --display-usize --display-volume -MM "
+                    "--must-match -nw --no-wild -ws --wild-stop-dirs -ic --ignore-case -FS --filesync -c "
+                    "--entry-comments -z --archive-comment -o --latest-time --no-extra --no-dir-entries".split())
+        valued = set("-b -n -t -tt -P -Z -s -O --out --password --temp-path --suffixes -ll --split-size -ds --dot-size "
+                     "--compression-method --from-date --before-date".split())
         lists = {"-x", "-i", "--exclude", "--include"}
         archive: _Word | None = None
         files: list[_Word] = []
@@ -162,3 +167,85 @@ class _Archives(_Base):
         digit = "0" if parsed.has("-d", "-x", "--numeric-suffixes", "--hex-suffixes") else "a"
         first = prefix + digit * (int(length) if length.isdigit() else 2) + (parsed.value("--additional-suffix") or "")
         self.write_paths(call, [_Word.literal(first)], via="split", extra={"first_of_many": True})
+
+
+#: tar options that run another program (a checkpoint action, a filter, a compressor, a volume
+#: script, a remote shell): what they run is not read here (issue 25: `--checkpoint-action=exec='rm
+#: -f .env'`).
+_TAR_RUNS = ("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
+             "--new-volume-script", "--rsh-command", "--rmt-command")
+#: tar's short options that take a value (the next word, in a bundle such as -cf).
+_TAR_VALUED_SHORT = frozenset("fCTXbKNVgLIF")
+_TAR_VALUED_LONG = frozenset({"--file", "--directory", "--files-from", "--exclude-from", "--exclude",
+                              "--blocking-factor", "--starting-file", "--newer", "--newer-mtime", "--label",
+                              "--listed-incremental", "--tape-length", "--owner", "--group", "--mode", "--mtime",
+                              "--transform", "--xform", "--format", "--checkpoint", "--record-size", "--suffix",
+                              "--volno-file", "--index-file"})
+
+
+class _Tar(_Base):
+    """tar: the archive it writes, the inputs `--remove-files` deletes, the options that run programs."""
+
+    def tar(self, call: _Call) -> None:
+        words = list(call.args)
+        if words and (words[0].value or "").isalpha():
+            words[0] = _Word.literal("-" + (words[0].value or ""))  # `tar cf x.tar dir`: old-style bundle
+        modes: set[str] = set()
+        archive: _Word | None = None
+        inputs: list[_Word] = []
+        removing = moved = False
+        index = 0
+        while index < len(words):
+            value = words[index].value
+            if value is None:
+                if removing or any(w.value == "--remove-files" for w in words):
+                    self.fail(f"tar: `{words[index].text}` is only known at run time", call.part)
+                    return
+                inputs.append(words[index])
+            elif value.startswith("--"):
+                name, equals, _ = value.partition("=")
+                moved = moved or name == "--directory"
+                if name.startswith(_TAR_RUNS) or (name == "--checkpoint-action" and "exec" in value):
+                    self.fail(f"`tar {name}` runs another program, which StateWise does not read", call.part)
+                    return
+                if name == "--remove-files":
+                    removing = True
+                elif name in ("--create", "--append", "--update", "--concatenate", "--catenate"):
+                    modes.add("c")
+                elif name in _TAR_VALUED_LONG and not equals:
+                    if name == "--file" and index + 1 < len(words):
+                        archive = words[index + 1]
+                    index += 1
+                elif name == "--file":
+                    archive = _Word.literal(value.partition("=")[2])
+            elif value.startswith("-") and len(value) > 1:
+                letters = value[1:]
+                for position, letter in enumerate(letters):
+                    if letter in "crAu":
+                        modes.add("c")
+                    if letter in "IF":
+                        self.fail(f"`tar -{letter}` runs another program, which StateWise does not read", call.part)
+                        return
+                    if letter in _TAR_VALUED_SHORT:
+                        rest = letters[position + 1:]
+                        given = _Word.literal(rest) if rest else (words[index + 1] if index + 1 < len(words)
+                                                                     else None)
+                        if letter == "f":
+                            archive = given
+                        moved = moved or letter == "C"
+                        if not rest:
+                            index += 1
+                        break
+            else:
+                inputs.append(words[index])
+            index += 1
+        if "c" in modes and archive is not None and archive.value not in (None, "-") and \
+                not _DEV_FILES.match(archive.value or ""):
+            self.write_paths(call, [archive], via="tar")
+        if removing and moved:
+            self.fail("tar --remove-files with -C: which files it deletes depends on where each -C applies",
+                      call.part)
+        elif removing:
+            self.delete_paths(call, inputs, recursive=True, via="tar --remove-files")
+        if not removing and "c" not in modes:
+            self.unguard(call.part)

@@ -212,6 +212,8 @@ class _Base:
     def write_paths(self, call: _Call, words: Iterable[_Word], *, via: str,
                     extra: Mapping[str, Any] | None = None) -> None:
         for word in words:
+            if word.value is None and word.text.startswith((">(", "<(")) and word.why == "a process substitution":
+                continue  # `tee >(wc -c)`: a pipe into a command, which is analyzed itself
             for path, inside in self.expand(call, word, follow=True) or ():
                 self.emit(call, "fs.write", {"path": path, "inside_workspace": inside, "via": via,
                                              "link_path": self.links.get(path), **(extra or {})},
@@ -334,7 +336,7 @@ class _Base:
     def dispatch(self, call: _Call) -> None:
         raise NotImplementedError  # provided by the analyzer part
 
-    def beside(self, call: _Call, args: Sequence[_Word]) -> None:
+    def beside(self, call: _Call, args: Sequence[_Word], *, own_only: bool = True) -> None:
         raise NotImplementedError  # provided by the analyzer part
 
     def generic_add(self, call: _Call, operation: str, tool: str) -> None:
@@ -345,6 +347,9 @@ class _Base:
 
     def output_options(self, call: _Call) -> None:
         raise NotImplementedError  # provided by the tools part
+
+    def setup_py(self, call: _Call, rest: list[str | None]) -> bool:
+        raise NotImplementedError
 
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:
         raise NotImplementedError  # provided by the tools part

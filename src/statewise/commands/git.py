@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from statewise.commands.files import _Files
+from statewise.commands.git_forms import _GIT_MESSAGE_EDITORS, _git_listing, _git_opens_editor, _ref_name
 from statewise.commands.reading import _Reading
 from statewise.commands.tables import (
     _DANGEROUS_GIT_CONFIG,
@@ -85,7 +86,7 @@ class _Git(_Reading, _Files):
             break
         if i >= len(words):
             return
-        if "git" in self.rules.own_programs:
+        if "git" in self.rules.own_programs or "git" in self.rules.shapes:
             self.beside(call, words[i:])  # the contract's own git rules, after git's global options
         sub = words[i].value or ""
         rest = words[i + 1:]
@@ -114,6 +115,8 @@ class _Git(_Reading, _Files):
             if sub == "bisect" and rest and rest[0].value == "run":
                 if len(rest) > 1:
                     self.dispatch(_Call(rest[1:], call.env, call.ctx, call.part))
+                return
+            if self.git_history_pruned(call, sub, [w.value for w in rest]):
                 return
             if sub in ("stash", "reflog") and self.git_log_like(call, repo, sub, rest):
                 return
@@ -632,6 +635,8 @@ class _Git(_Reading, _Files):
         names = [w.value or "" for w in parsed.positionals]
         force = parsed.has("-f", "--force")
         remote_tracking = parsed.has("-r", "--remotes")
+        if names and not remote_tracking and self.branch_elsewhere(call, repo, parsed, names):
+            return
         if parsed.has("-d", "-D", "--delete"):
             for name in names:
                 self.emit(call, "git.branch_delete",
@@ -682,6 +687,44 @@ class _Git(_Reading, _Files):
         self.emit(call, "git.branch_create", {"name": names[0], "start_point": names[1] if len(names) > 1 else None,
                                                "force": True if force else None},
                   target=names[0], reason=f"git branch {names[0]}")
+
+    def git_history_pruned(self, call: _Call, sub: str, values: list[str | None]) -> bool:
+        """``git reflog expire/delete``, ``git prune`` and ``git gc --prune=...`` destroy the only
+        copy of what a reset, a rebase or a branch delete left behind (issue 25): stopped, with
+        the reason, for the developer to run themself."""
+        what = None
+        if sub == "reflog" and values[:1] in (["expire"], ["delete"]):
+            what = f"`git reflog {values[0]}` deletes reflog entries"
+        elif sub == "prune" and not {"-n", "--dry-run"} & set(values):
+            what = "`git prune` deletes unreachable commits"
+        elif sub == "gc" and any(v is None or v == "--prune" or v.startswith("--prune=") for v in values):
+            what = "`git gc --prune` deletes unreachable commits"
+        if what is None:
+            return False
+        self.fail(f"{what}: the reflog and unreachable commits are what recovers work that a reset, a rebase "
+                  "or a branch delete left behind; the developer runs this themself", call.part)
+        return True
+
+    def branch_elsewhere(self, call: _Call, repo: _Repo, parsed: Any, names: list[str]) -> bool:
+        """``git -C ../other.git branch ...`` that creates, moves or deletes a branch there: pushes."""
+        if parsed.has("-l", "--list", "-a", "--all", "-v", "-vv", "--verbose", "--show-current", "--contains",
+                      "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "-u",
+                      "--set-upstream-to", "--unset-upstream", "--edit-description"):
+            return False
+        if self.repository_elsewhere(repo) is None:
+            return False
+        if parsed.has("-d", "-D", "--delete"):
+            for name in names:
+                self.ref_write_elsewhere(call, repo, name, None, deleting=True, via="git branch -d")
+        elif parsed.has("-m", "-M", "--move", "-c", "-C", "--copy"):
+            old, new = (names[0], names[1]) if len(names) >= 2 else ("HEAD", names[0])
+            self.ref_write_elsewhere(call, repo, new, old, deleting=False, via="git branch -m/-c")
+            if parsed.has("-m", "-M", "--move") and old != "HEAD":
+                self.ref_write_elsewhere(call, repo, old, None, deleting=True, via="git branch -m")
+        else:
+            self.ref_write_elsewhere(call, repo, names[0], names[1] if len(names) > 1 else "HEAD", deleting=False,
+                                     via="git branch", force=parsed.has("-f", "--force"))
+        return True
 
     def git_reset(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
         spec = _Spec.of(flags="--hard --soft --mixed --keep --merge -q --quiet -p --patch -N --intent-to-add "
@@ -853,6 +896,9 @@ class _Git(_Reading, _Files):
             self.unguard(call.part)
             return
         name = ref.removeprefix("refs/heads/")
+        if self.ref_write_elsewhere(call, repo, name, plain[1] if len(plain) > 1 and not deleting else None,
+                                    deleting=deleting, via="git update-ref"):
+            return
         if deleting:
             self.emit(call, "git.branch_delete", {"branch": name, "force": True}, target=name,
                       reason=f"git update-ref -d {ref}")
@@ -860,62 +906,35 @@ class _Git(_Reading, _Files):
             self.emit(call, "git.branch_create", {"name": name, "start_point": plain[1] if len(plain) > 1 else None,
                                                    "force": True}, target=name, reason=f"git update-ref {ref}")
 
-    # -- files --
-
-
-def _git_listing(sub: str, values: list[str | None]) -> bool:
-    """Whether ``git remote``/``tag``/``stash``/``config``/``notes``/``reflog`` only lists."""
-    if any(v is None for v in values):
-        return False
-    words = [v for v in values if v is not None]
-    if sub == "remote":
-        return not [w for w in words if w not in ("-v", "--verbose")] or (words[0] in ("show", "get-url"))
-    if sub == "tag":
-        return not words or words[0] in ("-l", "--list", "-n", "--contains", "--points-at", "--merged",
-                                         "--no-merged", "--sort") or words[0].startswith(("--sort=", "--format="))
-    if sub == "stash":
-        return bool(words) and words[0] in ("list", "show")
-    if sub == "config":
-        return bool(words) and words[0] in ("--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list",
-                                            "--show-origin", "--show-scope", "--name-only")
-    if sub in ("notes", "reflog"):
-        return not words or words[0] in ("list", "show")
-    return False
-
-
-_GIT_MESSAGE_EDITORS = frozenset({"commit", "tag"})
-
-
-def _git_opens_editor(sub: str, values: list[str | None]) -> bool:
-    """Whether ``git commit`` / ``git tag -a`` opens an editor for its message (no -m/-F/...)."""
-    words = [v for v in values if v is not None]
-    if len(words) < len(values):
-        return False  # only known at run time: decided by the arguments' own checks
-    if "-e" in words or "--edit" in words:
-        return True
-    short = "".join(w[1:] for w in words if w.startswith("-") and not w.startswith("--"))
-    longs = {w.partition("=")[0] for w in words if w.startswith("--")}
-    if sub == "tag":
-        annotated = bool(set(short) & {"a", "s", "u"}) or bool(longs & {"--annotate", "--sign", "--local-user"})
-        listing = bool(set(short) & {"l", "d", "v"}) or bool(longs & {"--list", "--delete", "--verify"})
-        if not annotated or listing:
+    def ref_write_elsewhere(self, call: _Call, repo: _Repo, branch: str, source: str | None, *, deleting: bool,
+                            via: str, force: bool = True) -> bool:
+        """A branch moved or deleted in another repository than the workspace's own (``git
+        --git-dir=../origin.git update-ref``, ``git -C ../origin.git branch -f``) is a push into
+        it, with no fast-forward check: reported as the forced push it is (issue 25)."""
+        top = self.repository_elsewhere(repo)
+        if top is None:
             return False
-        return not (set(short) & {"m", "F"} or longs & {"--message", "--file"})
-    if longs & {"--message", "--file", "--reuse-message", "--no-edit", "--dry-run", "--fixup", "--help"}:
-        return False
-    return not set(short) & {"m", "F", "C", "h"}
+        facts: dict[str, Any] = {"remote": top, "branch": branch, "force": True if force else None, "via": via}
+        if deleting:
+            facts["delete"] = True
+        elif source is not None:
+            facts["source"] = source
+        self.emit(call, "git.push", facts, target=f"{top}/{branch}",
+                  reason=f"{via} moves {branch} in another repository ({top}), as a push would")
+        return True
 
+    def repository_elsewhere(self, repo: _Repo) -> str | None:
+        """The repository ``repo`` addresses when it is not the workspace's own, else None."""
+        theirs = self.git_query(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+        if theirs is None:
+            return None  # not a repository (yet): git refuses, or it is made in this same command
+        ours = self.git_query(_Repo(self.workspace), "rev-parse", "--path-format=absolute", "--git-common-dir")
+        if ours is not None and os.path.realpath(ours) == os.path.realpath(theirs):
+            return None
+        top = os.path.realpath(theirs)
+        return os.path.dirname(top) if os.path.basename(top) == ".git" else top
 
-def _ref_name(destination: str) -> tuple[str, str | None]:
-    """A push destination as the branch slot holds it, and its kind when it is not a branch."""
-    if destination.startswith("refs/heads/"):
-        return destination.removeprefix("refs/heads/"), None
-    if destination.startswith("refs/tags/"):
-        return destination, "tag"
-    if destination.startswith("refs/"):
-        return destination, "other"
-    return destination, None
-
+    # -- files --
 
 
 _GIT_HANDLERS: dict[str, Callable[[_Git, _Call, _Repo, list[_Word]], None]] = {

@@ -91,6 +91,11 @@ class _Projects(_Base):
             if configured is None:
                 return None
             found.update(configured)
+        if tool == "npm":
+            npmrc = self.npmrc_settings(call)
+            if npmrc is None:
+                return None
+            found.update(npmrc)
         for name, value in call.env.items():
             entry = _INSTALL_ENV.get(name.upper() if name.upper().startswith("NPM_CONFIG_") else name)
             if entry is None or entry[0] != tool:
@@ -100,10 +105,8 @@ class _Projects(_Base):
                 self.fail(f"{name} is set to a value only known at run time, so where `{call.name}` installs is "
                           "not known", call.part)
                 return None
-            if what == "config" and value not in ("", os.devnull):
-                self.fail(f"{name} makes `{call.name}` read settings from {value}, which StateWise does not "
-                          "read, so where it installs is not known", call.part)
-                return None
+            if what == "config-file":
+                continue  # read with the tool's other configuration files (pip_config, npmrc_settings, uv's)
             if what in ("user", "system", "global"):
                 found.pop(what, None)  # the environment wins over pip's configuration files
                 if value.strip().lower() in _TRUE_WORDS:
@@ -117,6 +120,45 @@ class _Projects(_Base):
                 found[what] = value
         return found
 
+    def npmrc_settings(self, call: _Call) -> dict[str, str] | None:
+        """``prefix``, ``global`` and ``location`` from the .npmrc files npm_config_globalconfig
+        and npm_config_userconfig name (the user's file wins); None (and the call unresolved)
+        when one exists but cannot be read. The default ~/.npmrc is not read (docs/shell.md)."""
+        found: dict[str, str] = {}
+        names = {name.upper(): value for name, value in call.env.items()}
+        for variable in ("NPM_CONFIG_GLOBALCONFIG", "NPM_CONFIG_USERCONFIG"):
+            path = names.get(variable)
+            if not path or path == os.devnull:
+                continue
+            if "\0" in path:
+                self.fail(f"{variable} names a file only known at run time, so where `{call.name}` installs is "
+                          "not known", call.part)
+                return None
+            path = self.absolute(call.ctx, os.path.expanduser(path), follow=True) or path
+            if not os.path.exists(path):
+                continue  # npm skips a configuration file that is not there
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    lines = handle.read().splitlines()
+            except (OSError, UnicodeError) as error:
+                self.fail(f"npm's configuration {path} cannot be read ({type(error).__name__}), so where "
+                          f"`{call.name}` installs is not known", call.part)
+                return None
+            for line in lines:
+                key, equals, value = line.strip().partition("=")
+                key, value = key.strip().lower(), value.strip().strip("'\"")
+                if not equals or key.startswith((";", "#")):
+                    continue
+                if key == "prefix" and value:
+                    found["prefix"] = value
+                elif key == "global":
+                    found.pop("global", None)
+                    if value.lower() in _TRUE_WORDS:
+                        found["global"] = "true"
+                elif key == "location" and value.lower() == "global":
+                    found["global"] = "true"
+        return found
+
     def represent_path(self, call: _Call, value: str) -> str:
         absolute = self.absolute(call.ctx, value, follow=True)
         return self.represent(absolute)[0] if absolute else value
@@ -128,14 +170,27 @@ class _Projects(_Base):
 
         home = call.env.get("HOME", "")
         xdg = call.env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+        # PIP_CONFIG_FILE is read last (it wins); when it exists the user's files are skipped,
+        # and os.devnull turns every file off, as pip does.
+        own = call.env.get("PIP_CONFIG_FILE")
+        if own is not None and "\0" in own:
+            self.fail(f"PIP_CONFIG_FILE names a file only known at run time, so where `{call.name}` installs is "
+                      "not known", call.part)
+            return None
+        if own == os.devnull:
+            return {}
+        own_path = (self.absolute(call.ctx, os.path.expanduser(own), follow=True) or own) if own else None
         files = ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
-        if home:
-            files.append(os.path.join(home, ".pip", "pip.conf"))
-        if xdg:
-            files.append(os.path.join(xdg, "pip", "pip.conf"))
+        if not (own_path and os.path.exists(own_path)):
+            if home:
+                files.append(os.path.join(home, ".pip", "pip.conf"))
+            if xdg:
+                files.append(os.path.join(xdg, "pip", "pip.conf"))
         virtual_env = call.env.get("VIRTUAL_ENV")
         if virtual_env and "\0" not in virtual_env:
             files.append(os.path.join(virtual_env, "pip.conf"))
+        if own_path:
+            files.append(own_path)
         found: dict[str, str] = {}
         for path in files:
             if not os.path.isfile(path):

@@ -78,6 +78,8 @@ class _Python(_Projects):
         if script.rsplit("/", 1)[-1] == "manage.py":
             self.django(call, words[i + 1:])
             return
+        if script.rsplit("/", 1)[-1] == "setup.py" and self.setup_py(call, [w.value for w in words[i + 1:]]):
+            return
         self.unguard(call.part)
 
     def stdin_program(self, call: _Call, what: str) -> None:
@@ -363,6 +365,12 @@ class _Python(_Projects):
 
         files: list[str] = []
         directory = call.ctx.cwd
+        own = call.env.get("UV_CONFIG_FILE")
+        if own and "\0" in own:
+            return {"config:uv": "UV_CONFIG_FILE"}  # a file only known at run time: no index guessed
+        if own:
+            files.append(self.absolute(call.ctx, os.path.expanduser(own), follow=True) or own)
+            directory = None  # --config-file replaces discovery
         while directory is not None:
             for name in ("uv.toml", "pyproject.toml"):
                 if (directory / name).is_file():
@@ -513,8 +521,20 @@ class _Python(_Projects):
             self.unguard(call.part)
 
     def generic_add(self, call: _Call, operation: str, tool: str) -> None:
-        """Installs through package managers the built-in contract does not declare."""
-        packages = [w for w in call.args[1:] if (w.value or "x")[:1] != "-"]
+        """Installs through package managers the built-in contract does not declare. Options
+        that take a value (``conda install -c conda-forge numpy``: a channel) are skipped with
+        their value, so only the packages remain."""
+        valued = _ADD_VALUED.get(tool, frozenset())
+        packages: list[_Word] = []
+        words = call.args[1:]
+        i = 0
+        while i < len(words):
+            value = words[i].value
+            if value is not None and value.startswith("-"):
+                i += 2 if value in valued else 1  # `-c conda-forge`; `-cconda-forge`, `--channel=x` are one word
+                continue
+            packages.append(words[i])
+            i += 1
         if not packages:
             self.unguard(call.part)
             return
@@ -527,6 +547,18 @@ class _Python(_Projects):
                       reason=f"{call.name} installs {word.value}")
 
     # -- Node --
+
+
+# Options of `<tool> install/add` that take a separate value (a channel, an environment, a
+# file), by tool: their values are not packages.
+_CONDA_INSTALL_VALUED = frozenset(
+    "-c --channel -n --name -p --prefix --file --solver --repodata-fn --platform --subdir -r --root-prefix "
+    "--rc-file".split())
+_ADD_VALUED: dict[str, frozenset[str]] = {
+    "conda": _CONDA_INSTALL_VALUED, "mamba": _CONDA_INSTALL_VALUED, "micromamba": _CONDA_INSTALL_VALUED,
+    "pdm": frozenset("-G --group -p --project -L --lockfile --strategy -S --venv --config-setting -C".split()),
+    "pipenv": frozenset("--python --pypi-mirror -r --requirements --categories --extra-pip-args".split()),
+}
 
 
 def _split_python_requirement(value: str) -> tuple[str, str | None]:

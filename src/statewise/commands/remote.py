@@ -7,6 +7,7 @@ import re
 
 from statewise.commands.base import _Base
 from statewise.commands.tables import (
+    _CONTAINER_RUNS,
     _CONTAINER_TTY,
     _CURL,
     _DEV_FILES,
@@ -62,6 +63,8 @@ class _Remote(_Base):
         self.unguard(call.part)  # a remote command StateWise does not guard: docs/shell.md
 
     def container(self, call: _Call) -> None:
+        """docker/podman/kubectl: a terminal inside a container is a session; the arguments of
+        the verbs that run a command in a container are scanned as an unknown wrapper's."""
         values = [w.value or "" for w in call.args]
         positionals = [v for v in values if not v.startswith("-")]
         sub = positionals[0] if positionals else ""
@@ -72,7 +75,14 @@ class _Remote(_Base):
         if attaches and tty:
             self.interactive(call, "a terminal inside a container")
             return
-        self.unknown(call)
+        # Any such verb among the positionals (global options may take values: `docker -H h run`).
+        runs = any(v in _CONTAINER_RUNS for v in positionals)
+        if runs:
+            self.unknown(call)
+        elif not (self.rules and self.declared(call)):
+            # `docker rm web`, `docker volume rm data`: the words after the tool are its own
+            # verbs and names, not a command it runs in a container.
+            self.unguard(call.part)
 
     # -- programs that write files --
 

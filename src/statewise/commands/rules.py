@@ -85,6 +85,17 @@ class CommandProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class _Shape:
+    """A contract operation's argv shape: the subcommand words after its program."""
+
+    operation: str
+    tool: str
+    risk: str
+    subcommand: tuple[str, ...]
+    slots: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class _Entry:
     name: str
     rule: CommandRule
@@ -123,6 +134,12 @@ def _builtin_entries() -> tuple[tuple[str, _Entry], ...]:
                  if rule.program is None or "/" not in rule.program)
 
 
+@functools.cache
+def _builtin_rules() -> CommandRules:
+    """The built-in contract's rules (with its command catalogue), indexed once per process."""
+    return CommandRules._of(_builtin(), Path("/"))
+
+
 def _index_name(rule: CommandRule) -> str:
     return rule.program if rule.program is not None else f"reading:{rule.reading}"
 
@@ -152,12 +169,20 @@ class CommandRules:
     env_vars: frozenset[str] = frozenset()
     by_reading: Mapping[str, tuple[_Entry, ...]] = field(default_factory=dict)
     own_programs: frozenset[str] = frozenset()  # programs the contract's own (not built-in) rules name
+    # Operations that name their argv shape (``operations.<op>.argv``), by program basename.
+    shapes: Mapping[str, tuple[_Shape, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
         """The rules of ``contract`` followed by the built-in coding contract's; path programs
         resolve against the repository root of ``workspace`` (``workspace`` itself outside a
         repository)."""
+        if contract is None or contract is _builtin():
+            return _builtin_rules()  # no path rules: the same for every workspace, built once
+        return cls._of(contract, workspace)
+
+    @classmethod
+    def _of(cls, contract: Contract | None, workspace: Path) -> CommandRules:
         by_name: dict[str, list[_Entry]] = {}
         by_path: dict[str, list[_Entry]] = {}
         env_vars: set[str] = set()
@@ -197,8 +222,36 @@ class CommandRules:
         def order(entries: list[_Entry]) -> tuple[_Entry, ...]:
             own_first = [e for e in entries if e.name not in inherited] + [e for e in entries if e.name in inherited]
             return tuple(sorted(own_first, key=_specificity))  # sorted() is stable: own rules stay first
+        shapes: dict[str, list[_Shape]] = {}
+        for operation_name, operation in (contract.operations.items() if contract is not None else ()):
+            for argv in operation.argv:
+                shapes.setdefault(argv[0].rsplit("/", 1)[-1], []).append(
+                    _Shape(operation_name, operation.tool, str(operation.risk), tuple(argv[1:]),
+                           frozenset(operation.slots)))
         return cls({k: order(v) for k, v in by_name.items()}, {k: order(v) for k, v in by_path.items()},
-                   frozenset(env_vars), {k: tuple(v) for k, v in by_reading.items()}, own_programs)
+                   frozenset(env_vars), {k: tuple(v) for k, v in by_reading.items()}, own_programs,
+                   {k: tuple(v) for k, v in shapes.items()})
+
+    def shaped(self, program: str, args: Sequence[str | None],
+               found: CommandMatch | CommandReadOnly | CommandProblem | None) -> list[CommandMatch]:
+        """The actions of the contract's operations whose ``argv`` shape ``program args...`` has,
+        beside what the command rules found (``found``): each gets the slots the rules read
+        that it declares. A word the shape needs that is only known at run time matches no
+        shape here; the rules that read the command say whether that is unresolved."""
+        shapes = self.shapes.get(program.rsplit("/", 1)[-1])
+        if not shapes:
+            return []
+        read = found.args if isinstance(found, CommandMatch) else {}
+        # The words that are not options, with the values of the options the matching rule
+        # declares skipped (`kubectl -n prod apply`: apply is the first word).
+        rule = next((e.rule for e in self.by_name.get(program.rsplit("/", 1)[-1], ())
+                     if isinstance(found, CommandMatch | CommandReadOnly) and e.name == found.rule), None)
+        words = (_non_options(rule, args) if rule is not None
+                 else [w for w in args if w is None or not w.startswith("-") or w == "-"])
+        return [CommandMatch(f"operations.{shape.operation}.argv", shape.operation, shape.tool,
+                             {k: v for k, v in read.items() if k in shape.slots}, shape.risk,
+                             "cwd" in shape.slots)
+                for shape in shapes if _prefix_matches(shape.subcommand, words[:len(shape.subcommand)])]
 
     def __bool__(self) -> bool:
         return bool(self.by_name or self.by_path)
@@ -254,6 +307,11 @@ class CommandRules:
             if word is None:
                 return CommandProblem(f"`{shown}`: argument {index + 1} is only known at run time, so which of "
                                       "the contract's command rules applies cannot be read")
+        leading = bool(args) and (args[0] or "").startswith("-")
+        if leading and any(e.own and e.rule.options == "declared" and e.rule.subcommand for e in strict):
+            # The contract's own rules for this program cannot read which subcommand runs: the
+            # built-in catalogue's looser reading must not stand in for them (their invariants).
+            entries = tuple(e for e in entries if e.own)
         for entry in entries:
             rule = entry.rule
             if rule.when_any and not any(w in rule.when_any for w in args):
@@ -266,7 +324,10 @@ class CommandRules:
                     return found
                 if rule.read_only:
                     return CommandReadOnly(entry.name)
-                return _apply(entry, shown, list(args), env)
+                # The subcommand's words are not positionals, unless it is matched anywhere or holds
+                # a word written `*` (any word: `ssh` `[*, *]` is a host and a command's first word).
+                keep = rule.anywhere or "*" in rule.subcommand
+                return _apply(entry, shown, list(args), env, skip=0 if keep else len(rule.subcommand))
             if _prefix_matches(rule.subcommand, args) and not any(_prefix_matches(u, args[:len(u)])
                                                                    for u in rule.unless):
                 if rule.read_only:
@@ -346,7 +407,7 @@ def _repository_root(workspace: Path) -> Path:
     return Path(top) if done.returncode == 0 and top.startswith("/") else workspace
 
 
-def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str, str]
+def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str, str], *, skip: int = 0
            ) -> CommandMatch | CommandProblem:
     """The slots ``entry`` reads from the words after the subcommand and from ``env``."""
     rule = entry.rule
@@ -361,7 +422,10 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
         if word is None:
             return CommandProblem(f"`{what}`: argument {i + 1} after the subcommand is only known at run time")
         if only_positionals or word == "-" or not word.startswith("-"):
-            positionals.append(word)
+            if skip:
+                skip -= 1  # a word of the subcommand
+            else:
+                positionals.append(word)
             i += 1
             continue
         if word == "--":
@@ -410,8 +474,8 @@ def _apply(entry: _Entry, shown: str, words: list[str | None], env: Mapping[str,
     for slot, value in zip(names, positionals, strict=False):
         slots[slot] = value
     surplus = positionals[len(names):]
-    if surplus and rule.options == "any":
-        pass  # the words of a loosely read command are not slots
+    if surplus and rule.options == "any" and rule.rest is None:
+        pass  # the words of a loosely read command are not slots, unless the rule names a rest slot
     elif surplus:
         if rule.rest is None:
             return CommandProblem(f"`{what}`: {len(positionals)} arguments, and the contract's command rule "

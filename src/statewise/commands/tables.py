@@ -402,8 +402,9 @@ _GIT_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
     "cat-file": _git_ro("-t -s -e -p --textconv --filters --batch-all-objects --buffer --unordered "
                         "--follow-symlinks --allow-unknown-type -Z --mailmap --no-mailmap --use-mailmap",
                         "--path", "--batch --batch-check --batch-command"),
-    "shortlog": _git_ro("-n --numbered -s --summary -e --email -c --committer", "--group", "-w",
-                        rev=True, numeric=True, flag_wins="-n"),
+    # shortlog's --committer groups by committer (a flag); git log's --committer=PATTERN also works.
+    "shortlog": _git_ro("-n --numbered -s --summary -e --email -c", "--group", "-w --committer",
+                        rev=True, numeric=True, flag_wins="-n --committer"),
     "grep": _git_ro("--cached --no-index --untracked --no-exclude-standard --exclude-standard "
                     "--recurse-submodules -a --text --textconv --no-textconv -i --ignore-case -I -r --recursive "
                     "--no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E --extended-regexp -G "
@@ -459,7 +460,7 @@ _GIT_READ_ONLY_ARGS: dict[str, _ReadOnly] = {
         "--start-number --signature --signature-file --suffix --subject-prefix -v --reroll-count --to --cc "
         "--in-reply-to --add-header --base --interdiff --range-diff --creation-factor --filename-max-length "
         "--cover-from-description --description-file -o --output-directory",
-        "--rfc --from --thread --attach --inline --notes", diff=True, rev=True, numeric=True, flag_wins="-n"),
+        "--rfc --from --thread --attach --inline --notes", diff=True, rev=True, numeric=True, flag_wins="-n --committer"),
     "request-pull": _git_ro("-p"),
     "bugreport": _git_ro("--no-diagnose", "-o --output-directory -s --suffix", "--diagnose"),
 }
@@ -585,6 +586,8 @@ _EDITOR_LAUNCHERS: dict[str, str] = {"crontab": "-e", "visudo": "", "vipw": "", 
 # Words that make docker/podman/kubectl attach the terminal to a container's program.
 _CONTAINER_TTY = frozenset({"-i", "-it", "-ti", "--interactive", "-t", "--tty", "-itd", "-dit"})
 _CONTAINER_TOOLS = frozenset({"docker", "podman", "kubectl", "nerdctl", "oc"})
+# Their verbs that run a command inside a container (`docker run img CMD`, `kubectl exec pod -- CMD`).
+_CONTAINER_RUNS = frozenset({"run", "exec", "create", "debug"})
 
 # --- files written by programs StateWise otherwise leaves unguarded ----------------------------
 # Options whose value is a file the program writes: each becomes an fs.write (so protected paths
@@ -660,26 +663,27 @@ _WGET = _Spec.of(
     optional="--random-wait")
 
 # --- environment variables that redirect an install ----------------------------------------------
-# variable -> (tool, what it sets). A variable read from a config file StateWise does not read
-# (PIP_CONFIG_FILE, NPM_CONFIG_USERCONFIG ...) makes the target unknown: unresolved.
+# variable -> (tool, what it sets). A variable naming the tool's own configuration file
+# (PIP_CONFIG_FILE, UV_CONFIG_FILE, NPM_CONFIG_USERCONFIG ...) is read like the default files:
+# the user's own configuration is where the install goes, not a reason to stop it.
 _INSTALL_ENV: dict[str, tuple[str, str]] = {
     "PIP_PYTHON": ("pip", "python"),
     "PIP_TARGET": ("pip", "target"),
     "PIP_PREFIX": ("pip", "target"),
     "PIP_ROOT": ("pip", "target"),
     "PIP_USER": ("pip", "user"),
-    "PIP_CONFIG_FILE": ("pip", "config"),
+    "PIP_CONFIG_FILE": ("pip", "config-file"),
     "UV_PYTHON": ("uv", "python"),
     "UV_SYSTEM_PYTHON": ("uv", "system"),
     "UV_TARGET": ("uv", "target"),
     "UV_PREFIX": ("uv", "target"),
-    "UV_CONFIG_FILE": ("uv", "config"),
+    "UV_CONFIG_FILE": ("uv", "config-file"),
     "VIRTUAL_ENV": ("uv", "venv"),
     "NPM_CONFIG_PREFIX": ("npm", "prefix"),
     "NPM_CONFIG_GLOBAL": ("npm", "global"),
     "NPM_CONFIG_LOCATION": ("npm", "location"),
-    "NPM_CONFIG_USERCONFIG": ("npm", "config"),
-    "NPM_CONFIG_GLOBALCONFIG": ("npm", "config"),
+    "NPM_CONFIG_USERCONFIG": ("npm", "config-file"),
+    "NPM_CONFIG_GLOBALCONFIG": ("npm", "config-file"),
     "PNPM_HOME": ("pnpm", "prefix"),
     "YARN_GLOBAL_FOLDER": ("yarn", "prefix"),
     "BUN_INSTALL": ("bun", "prefix"),

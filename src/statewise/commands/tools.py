@@ -7,9 +7,10 @@ lives in its own module: :mod:`.reading` (read-only proofs, sessions), :mod:`.re
 
 from __future__ import annotations
 
-from statewise.commands.archives import _Archives
+from statewise.commands.archives import _Archives, _Tar
 from statewise.commands.files import _Files
 from statewise.commands.git import _Git
+from statewise.commands.installers import _Installers
 from statewise.commands.node import _Node, _npx_call, _split_node_package
 from statewise.commands.projects import _Projects
 from statewise.commands.python import _Python
@@ -19,5 +20,5 @@ from statewise.commands.remote import _Remote
 __all__ = ["_Tools", "_npx_call", "_split_node_package"]
 
 
-class _Tools(_Git, _Node, _Python, _Projects, _Remote, _Archives, _Reading, _Files):
+class _Tools(_Git, _Node, _Python, _Projects, _Remote, _Archives, _Tar, _Installers, _Reading, _Files):
     """Programs that need logic beyond a rule table: git, pip, npm, file tools ..."""

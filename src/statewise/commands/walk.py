@@ -6,6 +6,7 @@ import itertools
 from typing import Any
 
 from statewise.commands.base import MAX_DEPTH, _Base
+from statewise.commands.heredocs import hoist_heredocs
 from statewise.commands.rules import DYNAMIC
 from statewise.commands.tables import _DANGEROUS_ENV, _DEV_FILES, _EDITOR_ENV, _INDEX_ENV, _NO_OP_EDITORS
 from statewise.commands.words import (
@@ -16,6 +17,7 @@ from statewise.commands.words import (
     _Ctx,
     _evaluate,
     _first_broken,
+    _has_expansion,
     _iter_type,
     _node_text,
     _parser,
@@ -34,6 +36,15 @@ class _Walk(_Base):
         source = text.encode("utf-8", "surrogateescape")
         tree = _parser().parse(source)
         if tree.root_node.has_error:
+            # Valid bash the grammar rejects around here-documents (two on one line, a pipe
+            # after a redirect after one): read with the bodies as here-strings, as bash reads them.
+            hoisted = hoist_heredocs(text)
+            if hoisted is not None:
+                rewritten = hoisted.encode("utf-8", "surrogateescape")
+                second = _parser().parse(rewritten)
+                if not second.root_node.has_error:
+                    source, tree = rewritten, second
+        if tree.root_node.has_error:
             broken = _first_broken(tree.root_node)
             where = _node_text(broken, source).strip() if broken is not None else ""
             what = f"is missing `{broken.type}`" if broken is not None and broken.is_missing else \
@@ -48,13 +59,20 @@ class _Walk(_Base):
         if kind == "command":
             self.simple_command(node, source, ctx)
         elif kind == "redirected_statement":
-            body = node.child_by_field_name("body")
+            body = outer = node.child_by_field_name("body")
+            while body is not None and body.type == "list" and body.named_children:
+                # tree-sitter-bash hangs the redirect of `cd config && echo x > f` on the whole
+                # list; bash gives it to the last command, after the `cd` (issue 25: `pushd
+                # config >/dev/null && : > prod.yaml` wrote config/prod.yaml unseen).
+                *first, body = body.named_children
+                for child in first:
+                    self.walk(child, source, ctx)
             streams = (ctx.stdin, ctx.stdout)
             for child in node.children:
                 if child.type in _REDIRECTS:
                     self.redirect(child, source, ctx)
                     _redirect_streams(child, source, ctx)
-                elif body is not None and child.id == body.id:
+                elif body is not None and child.id in (body.id, outer.id):
                     continue
                 elif child.is_named:
                     self.walk(child, source, ctx)
@@ -141,6 +159,12 @@ class _Walk(_Base):
                     self.scan(child, source, ctx)
                 elif child.type in ("heredoc_start", "heredoc_end", "heredoc_content"):
                     continue
+                elif child.type == "pipeline":
+                    # `cat <<EOF | python -`: the stages after the heredoc's line read a pipe; from
+                    # a plain `cat` of a static here-document, the here-document itself.
+                    inner = ctx.copy()
+                    inner.stdin = "here" if self.cat_of_static_heredoc(node, source) else "pipe"
+                    self.walk(child, source, inner)
                 elif child.is_named or child.is_error or child.is_missing:
                     self.walk(child, source, ctx)
             return
@@ -166,6 +190,15 @@ class _Walk(_Base):
         if word.value is not None and _DEV_FILES.match(word.value):
             return
         self.write_paths(_Call([_Word.literal("redirect"), word], ctx.env, ctx, part), [word], via="redirect")
+
+    def cat_of_static_heredoc(self, redirect: Any, source: bytes) -> bool:
+        """Whether ``redirect`` (a heredoc_redirect) feeds a plain ``cat`` a here-document
+        with no expansions, so what cat prints is known from the command."""
+        statement = redirect.parent
+        body = statement.child_by_field_name("body") if statement is not None else None
+        if body is None or body.type != "command" or _node_text(body, source).strip() not in ("cat", "cat -"):
+            return False
+        return not any(_has_expansion(c) for c in redirect.children if c.type == "heredoc_body")
 
     # -- simple commands --
 

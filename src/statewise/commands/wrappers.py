@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 
 from statewise.commands.base import _Base
+from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
 from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
 from statewise.commands.words import _Call, _parse, _Spec, _Word
+from statewise.commands.wrapper_shapes import NOTHING, WRAPPERS, find_shape, scan_wrapper
 
 
 class _Wrappers(_Base):
@@ -78,6 +79,87 @@ class _Wrappers(_Base):
             return
         self.dispatch(call.then(start, keep=keep, ctx=ctx, env=env))
 
+    def wrapped(self, call: _Call, otherwise: str = "unknown") -> None:
+        """A wrapper from the table of wrapper shapes (commands/wrapper_shapes.py): the command
+        it runs is dispatched as if typed without the prefix. ``otherwise`` says what a call
+        in none of the program's wrapping forms is: ``unknown`` or ``unguarded``."""
+        program = WRAPPERS[_canonical(call.name.rsplit("/", 1)[-1].lower())]
+        found = find_shape(program, call.words)
+        if isinstance(found, str):
+            self.fail(f"{call.name}: {found}; where the command it runs starts is not known", call.part)
+            return
+        if found is None:
+            if otherwise == "unguarded":
+                self.unguard(call.part)
+            else:
+                self.unknown(call)
+            return
+        shape, start = found
+        scan = scan_wrapper(shape, call.words, start)
+        what = " ".join(w.value or w.text for w in call.words[:start])
+        if scan.error:
+            self.fail(f"`{what}` {scan.error}; where the command it runs starts is not known", call.part)
+            return
+        ctx = call.ctx
+        if shape.environment:
+            ctx = call.ctx.copy()
+            ctx.path_known = False  # the environment's PATH: which pip or python runs is not known here
+        for name in shape.chdir:
+            if scan.has(name):
+                ctx = ctx.copy()
+                directory = scan.value(name)
+                ctx.cwd = self.resolve_dir(call.ctx, directory) if directory else None
+        if scan.body is not None:
+            if scan.body.value is None:
+                self.fail(f"the command `{what}` runs is only known at run time", call.part)
+                return
+            inner = ctx.copy()
+            inner.env = dict(call.env)
+            inner.depth += 1
+            self.analyze_text(scan.body.value, inner, call.part)
+            return
+        if scan.start is None or scan.start >= len(call.words):
+            if scan.has(*shape.quiet) or shape.without_command == NOTHING:
+                return
+            if shape.without_command == SESSION:
+                self.interactive(call, "an interactive shell in the environment")
+            else:
+                self.fail(f"`{what}` runs no command StateWise can see", call.part)
+            return
+        inner_call = call.then(scan.start, keep=shape.keep, ctx=ctx)
+        head = inner_call.words[0]
+        if shape.env_prefix and head.value and ":" in head.value and "/" not in head.value.partition(":")[0]:
+            # hatch run test:pytest runs pytest in the environment `test`
+            program_name = head.value.partition(":")[2]
+            inner_call = _Call([_Word.literal(program_name), *inner_call.words[1:]], inner_call.env, inner_call.ctx,
+                               inner_call.part, inner_call.kept)
+        self.dispatch(inner_call)
+
+    def multiplexer(self, call: _Call) -> None:
+        """tmux and screen (commands/multiplexers.py): attaching is an interactive session; a
+        detached session, window or pane runs the command in its argv, and keys typed into a
+        pane (``tmux send-keys``, ``screen -X stuff``) are read as the command they type."""
+        name = _canonical(call.name.rsplit("/", 1)[-1].lower())
+        effects = read_tmux(call.words) if name == "tmux" else read_screen(call.words)
+        if not effects:
+            self.unguard(call.part)
+        for effect in effects:
+            if effect.kind == SESSION:
+                self.interactive(call, "a terminal multiplexer session")
+            elif effect.kind == FAIL:
+                self.fail(effect.text, call.part)
+            elif effect.kind == WRITE:
+                self.write_paths(call, [_Word.literal(effect.text)], via=f"{name} save-buffer")
+            elif effect.kind == ARGV:
+                self.dispatch(call.then(effect.start))
+            elif effect.kind == SHELL:
+                inner = call.ctx.copy()
+                inner.env = dict(call.env)
+                inner.depth += 1
+                if effect.directory:
+                    inner.cwd = self.resolve_dir(call.ctx, effect.directory)
+                self.analyze_text(effect.text, inner, call.part)
+
     def sudo(self, call: _Call) -> None:
         spec = _Spec.of(flags="-A -b -E -H -i -K -k -l -n -P -S -s -V -v -B -N --askpass --background --login "
                               "--non-interactive --preserve-groups --reset-timestamp --remove-timestamp --shell "
@@ -103,12 +185,22 @@ class _Wrappers(_Base):
         words = call.words
         while i < len(words):
             value = words[i].value
+            assigned_name = words[i].text.partition("=")[0]
+            if value is None and "=" in words[i].text and _ENV_NAME.match(assigned_name):
+                # env PATH=$PATH cmd: a variable set to a value only known at run time
+                self.set_env(env, assigned_name, None, call.part, ctx)
+                i += 1
+                continue
             if value is None:
                 self.fail(f"`env` argument `{words[i].text}` is only known at run time", call.part)
                 return
             if value in ("-i", "--ignore-environment", "-"):
                 env = {}
             elif value in ("-0", "--null", "-v", "--debug"):
+                pass
+            elif value in ("-a", "--argv0") and i + 1 < len(words):
+                i += 1  # the name the command is told it has: not what runs
+            elif value.startswith("--argv0="):
                 pass
             elif value in ("-u", "--unset") and i + 1 < len(words):
                 env.pop(words[i + 1].value or "", None)
@@ -148,14 +240,6 @@ class _Wrappers(_Base):
         specs = {
             "time": _Spec.of(flags="-p -v -a -q --portability --verbose --append --quiet",
                              valued="-f -o --format --output", stop_at_positional=True),
-            "command": _Spec.of(flags="-p -v -V", stop_at_positional=True),
-            "exec": _Spec.of(flags="-c -l", valued="-a", stop_at_positional=True),
-            "nice": _Spec.of(valued="-n --adjustment", stop_at_positional=True),
-            "ionice": _Spec.of(flags="-t --ignore", valued="-c -n --class --classdata", stop_at_positional=True),
-            "timeout": _Spec.of(flags="--preserve-status --foreground -v --verbose", valued="-k -s --kill-after --signal",
-                                stop_at_positional=True),
-            "stdbuf": _Spec.of(valued="-i -o -e --input --output --error", stop_at_positional=True),
-            "doas": _Spec.of(flags="-n -s -L", valued="-u -C", stop_at_positional=True),
             "flock": _Spec.of(flags="-s -x -e -u -n -o -F --shared --exclusive --unlock --nonblock --nb "
                                     "--close --no-fork --verbose",
                               valued="-w -E -c --timeout --wait --conflict-exit-code --command", stop_at_positional=True),
@@ -163,18 +247,16 @@ class _Wrappers(_Base):
         if name in _TRANSPARENT:
             self.dispatch(call.then(1))
             return
-        if name == "nice":
-            words = call.args
-            if words and words[0].value and re.fullmatch(r"-\d+", words[0].value):
-                self.dispatch(call.then(2))
-                return
         spec = specs[name]
         if name == "time":
-            output = _parse(call.args, spec).value("-o", "--output")
+            parsed = _parse(call.args, spec)
+            output = parsed.value("-o", "--output")
             if output:
                 self.write_paths(call, [_Word.literal(output)], via="time -o")
-        if name == "command" and any(w.value in ("-v", "-V") for w in call.args[:2]):
-            return
+            rest = call.args[parsed.rest or 0:] if parsed.rest is not None else []
+            if rest and rest[0].value is None and rest[0].why in ("a subshell", "a compound statement"):
+                self.unguard(call.part)  # `time (make)`, `time { ...; }`: bash's keyword; the body was walked
+                return
         if name == "flock":
             parsed = _parse(call.args, spec)
             if not self.parsed_ok(call, parsed, "flock"):
@@ -193,13 +275,6 @@ class _Wrappers(_Base):
                 self.analyze_text(body, inner, call.part)
                 return
             self.dispatch(call.then(start + 1))  # skip the lock file
-            return
-        if name == "timeout":
-            parsed = _parse(call.args, spec)
-            if not self.parsed_ok(call, parsed, "timeout"):
-                return
-            start = 1 + (parsed.rest or 0)
-            self.dispatch(call.then(start + 1))  # skip the duration
             return
         self.wrapper(call, spec)
 

@@ -161,4 +161,57 @@ def _builtin_contract(name: str) -> Contract:
             f"no built-in contract named {name!r}; available: {', '.join(list_builtin_contracts())}",
         )
     resource = _builtin_folder() / f"{name}.yaml"
-    return _load(resource.read_text(encoding="utf-8"), f"statewise/contracts/{name}.yaml", None, frozenset())
+    source = f"statewise/contracts/{name}.yaml"
+    folder = BUILTIN_PARTS.get(name)
+    if folder is None:
+        return _load(resource.read_text(encoding="utf-8"), source, None, frozenset())
+    # The base file and its part files (the command catalogue) are merged with the same rules
+    # as ``extends:``, so a part cannot redefine what the base or another part declares. The
+    # merged document is cached as one entry, keyed by every file's text.
+    texts = [(f"{name}.yaml", resource.read_text(encoding="utf-8")), *builtin_part_texts(name)]
+    key = cache_key("\0".join(f"{file}\0{text}" for file, text in texts)) if cache_directory() is not None else None
+    cached = cache_read(key) if key is not None else None
+    if cached is not None:
+        return assemble(name=cached.name, version=cached.version, description=cached.description, source=source,
+                        bases=(), parts=document_parts(cached), validated=expression_texts(cached))
+    document = _parsed_document(texts[0][1], source)
+    parts = document_parts(document)
+    for part_name, text in texts[1:]:
+        part_source = f"statewise/contracts/{folder}/{part_name}"
+        parts = merge_parts(parts, source, document_parts(_parsed_document(text, part_source)), part_source)
+    contract = assemble(name=document.name, version=document.version, description=document.description,
+                        source=source, bases=(), parts=parts)
+    if key is not None:
+        merged = ContractDocument.model_construct(
+            name=document.name, version=document.version, description=document.description, extends=None,
+            state=parts.state, operations=parts.operations, invariants=tuple(parts.invariants),
+            verifiers=parts.verifiers, scopes=parts.scopes, observations=tuple(parts.observations),
+            memory=parts.memory, commands=parts.commands)
+        cache_write(key, merged)
+    return contract
+
+
+def _parsed_document(text: str, source: str) -> ContractDocument:
+    """One file's validated document, parsed (never from the cache)."""
+    raw = parse_yaml(text, source)
+    try:
+        return ContractDocument.model_validate(raw)
+    except ValidationError as error:
+        raise contract_error_from(error, source) from None
+
+
+#: Built-in contracts assembled from more than one file: the contract's name -> the folder (next
+#: to its YAML file) whose ``*.yaml`` files are merged into it, in name order. ``coding``'s
+#: command catalogue (publishing, infrastructure, databases, remote execution ...) lives there,
+#: one file per family, as contract data (docs/contracts.md, "The command catalogue").
+BUILTIN_PARTS: dict[str, str] = {"coding": "catalogue"}
+
+
+def builtin_part_texts(name: str) -> list[tuple[str, str]]:
+    """The part files of built-in contract ``name`` as (file name, text), in name order."""
+    folder = BUILTIN_PARTS.get(name)
+    if folder is None:
+        return []
+    directory = _builtin_folder() / folder
+    files = sorted((entry for entry in directory.iterdir() if entry.name.endswith(".yaml")), key=lambda e: e.name)
+    return [(entry.name, entry.read_text(encoding="utf-8")) for entry in files]

@@ -15,6 +15,7 @@ from statewise.contract.spec import (
     InvariantSpec,
     OperationSpec,
     ScopeSources,
+    SecretsSpec,
     StateSpec,
 )
 from statewise.contract.verifier_spec import VerifierSpec
@@ -39,6 +40,7 @@ class ContractParts:
     observations: list[ObservationRule] = dataclasses.field(default_factory=list)
     memory: MemorySpec | None = None
     commands: dict[str, CommandRule] = dataclasses.field(default_factory=dict)
+    secrets: SecretsSpec | None = None
 
 
 def _merge_memory(base: MemorySpec | None, addition: MemorySpec | None, base_source: str,
@@ -70,6 +72,8 @@ def merge_parts(base: ContractParts, base_source: str, addition: ContractParts, 
         observations=list(base.observations),
         memory=_merge_memory(base.memory, addition.memory, base_source, source),
         commands=dict(base.commands),
+        # A contract that extends another decides its own secrets policy (the developer's choice).
+        secrets=addition.secrets if addition.secrets is not None else base.secrets,
     )
     known_rules = {rule.name: rule for rule in merged.observations}
     for index, rule in enumerate(addition.observations):
@@ -132,4 +136,5 @@ def document_parts(document: ContractDocument) -> ContractParts:
         observations=list(document.observations),
         memory=document.memory,
         commands=dict(document.commands),
+        secrets=document.secrets,
     )

@@ -17,6 +17,7 @@ from statewise.contract.references import check_references
 from statewise.contract.spec import InvariantSpec, OperationSpec, ScopeSources, StateSpec
 from statewise.contract.verifier_spec import VerifierSpec
 from statewise.errors import ContractError
+from statewise.protection import SecretRules
 from statewise.records import Authority, KeyType, base_key, check_key
 
 
@@ -30,8 +31,9 @@ class Contract:
     merged underneath it, innermost first) and the sections: ``state``, ``operations``,
     ``invariants``, ``verifiers`` (the named bindings; inline verifiers live on their state
     keys), ``scopes``, ``observations`` (what finished shell commands reveal),
-    ``memory`` (how agents' memory files become records) and ``commands`` (the declarative
-    shell-command rules, docs/shell.md). Equality is identity, as for any loaded resource.
+    ``memory`` (how agents' memory files become records), ``commands`` (the declarative
+    shell-command rules, docs/shell.md) and ``secrets`` (what the agent may do with secrets,
+    :mod:`statewise.protection`). Equality is identity, as for any loaded resource.
     """
 
     name: str
@@ -47,6 +49,7 @@ class Contract:
     observations: tuple[ObservationRule, ...]
     memory: MemorySpec
     commands: Mapping[str, CommandRule]
+    secrets: SecretRules
     # What extend() and extends: merge onto, and the invariants compiled once for reuse.
     _parts: ContractParts
     _compiled: Mapping[str, CompiledInvariant]
@@ -319,9 +322,19 @@ def assemble(
         observations=tuple(parts.observations),
         memory=parts.memory or MemorySpec(),
         commands=types.MappingProxyType(dict(parts.commands)),
+        secrets=_secret_rules(parts),
         _parts=parts,
         _compiled=types.MappingProxyType(programs),
     )
+
+
+def _secret_rules(parts: ContractParts) -> SecretRules:
+    """The contract's ``secrets:`` section as :mod:`statewise.protection` applies it."""
+    spec = parts.secrets
+    if spec is None:
+        return SecretRules()
+    return SecretRules(read=spec.read, write=spec.write, delete=spec.delete, names=tuple(spec.names),
+                       exempt=tuple(spec.exempt))
 
 
 def summarize(contract: Contract) -> dict[str, Any]:

@@ -34,7 +34,8 @@ class MemoryRule(SpecModel):
     line of a fenced block; ``heading`` (optional) limits the rule to lines under a heading
     that matches it. The ``value`` named group (or the fixed ``value``) is the record's
     value; other named groups fill ``{placeholders}`` in ``key`` (a ``branch`` group places
-    a branch-level fact on that branch). See docs/memory.md.
+    a branch-level fact on that branch). ``unless`` (optional) vetoes the rule on a line it
+    matches: a negated or example sentence states no fact. See docs/memory.md.
     """
 
     name: Annotated[StrictStr, named("invariant")]
@@ -42,6 +43,7 @@ class MemoryRule(SpecModel):
     heading: Annotated[NonEmptyStr, AfterValidator(compiles)] | None = None
     line: Annotated[NonEmptyStr, AfterValidator(compiles)] | None = None
     code: Annotated[NonEmptyStr, AfterValidator(compiles)] | None = None
+    unless: Annotated[NonEmptyStr, AfterValidator(compiles)] | None = None
     key: NonEmptyStr
     value: StrictBool | StrictInt | StrictStr | list[StrictStr] | None = None
 

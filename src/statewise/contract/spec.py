@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -87,6 +87,12 @@ class OperationSpec(SpecModel):
     requires_approval: StrictBool = False
     side_effects: StrictBool = True
     links: tuple[StrictStr, ...] = ()
+    # The commands that perform this operation, each as its argv shape: the program, then the
+    # subcommand words (patterns as in a command rule: ``upgrade|downgrade``, ``db:*``). A shell
+    # command of that shape yields this operation beside what the command rules (the built-in
+    # catalogue's) read, with their slots (docs/contracts.md, "Operations that name their
+    # command").
+    argv: tuple[Annotated[tuple[NonEmptyStr, ...], Field(min_length=1)], ...] = ()
 
 
 class RemedySpec(SpecModel):
@@ -151,6 +157,19 @@ class ScopeSources(SpecModel):
     branch: Annotated[tuple[str, ...], _sources("branch")] = ("git:branch",)
 
 
+class SecretsSpec(SpecModel):
+    """What the agent may do with secrets (``.env`` files, private keys, cloud credential files:
+    :mod:`statewise.protection`), which are protected without any record. ``names``: more file
+    name globs that are secrets; ``exempt``: names that are not (templates such as
+    ``.env.example`` already are)."""
+
+    read: Literal["allow", "ask", "deny"] = "ask"
+    write: Literal["allow", "ask", "deny"] = "deny"
+    delete: Literal["allow", "ask", "deny"] = "deny"
+    names: tuple[NonEmptyStr, ...] = ()
+    exempt: tuple[NonEmptyStr, ...] = ()
+
+
 class ContractDocument(SpecModel):
     """One contract file as written (before merging with what it extends)."""
 
@@ -166,3 +185,4 @@ class ContractDocument(SpecModel):
     observations: tuple[ObservationRule, ...] = ()
     memory: MemorySpec | None = None
     commands: dict[Annotated[StrictStr, named("binding")], CommandRule] = Field(default_factory=dict)
+    secrets: SecretsSpec | None = None

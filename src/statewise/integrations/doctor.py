@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from statewise.errors import InputError
 from statewise.integrations.hook_files import SHELL_TOOLS
 from statewise.integrations.install import (
     AGENTS,
@@ -418,7 +419,27 @@ def diagnose(agent: str, *, project: str | Path | None = None, user: bool = Fals
     if command is not None:
         checks += _round_trip(agent, command, root)
     checks.append(_warm_worker(agent))
+    checks += _project_settings(agent, root)
     return checks
+
+
+def _project_settings(agent: str, root: Path) -> list[Check]:
+    """Whether the hook honours every setting of the project's config.toml: a weakening one
+    (on-pass = allow, another store) in a file the developer has not approved is ignored
+    (statewise.settings.hook_settings). Not fatal: the hook is then stricter, never looser."""
+    from statewise.settings import hook_settings
+
+    try:
+        settings = hook_settings(root)
+    except InputError as error:
+        return [Check(agent, "project settings", False, f"{error}; every guarded call is denied until it is fixed",
+                      "repair .statewise/config.toml")]
+    if settings.config_path is None:
+        return []
+    if settings.warnings:
+        return [Check(agent, "project settings", False, " ".join(settings.warnings),
+                      f"review {settings.config_path}, then run: statewise config approve", fatal=False)]
+    return [Check(agent, "project settings", True, f"the hook uses every setting of {settings.config_path}")]
 
 
 def _warm_worker(agent: str) -> Check:

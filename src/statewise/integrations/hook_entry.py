@@ -33,6 +33,8 @@ import time
 
 from statewise.integrations.hook_files import (
     EVENTS,
+    READ_TOOLS,
+    SECRET_HINTS,
     SHELL_TOOLS,
     contract_digest,
     could_observe,
@@ -135,8 +137,11 @@ def _options_fit(words: list[str], table: dict[str, object]) -> bool:
 
 
 def fast_decision(command: str) -> bool:
-    """True when ``command`` is proven read-only by the table alone (no check needed)."""
+    """True when ``command`` is proven read-only by the table alone (no check needed) and names
+    nothing that may be a secret."""
     if not command or not _PLAIN_CHARACTERS.issuperset(command):
+        return False
+    if any(hint in command for hint in SECRET_HINTS):
         return False
     words = command.split()
     if not words or any(word.startswith("~") for word in words):  # ~ expands only at a word's start
@@ -241,6 +246,10 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None, stor
             return session_note(os.path.realpath(cwd), f"{agent}\0prompt\0{session}", contract_path)
         return None
     if event == "pre":
+        if isinstance(data, dict) and data.get("tool_name") in READ_TOOLS.get(agent, ()):
+            # A read is hooked only for secrets: one whose input names nothing like one passes.
+            text = str(data.get("tool_input"))
+            return None if any(hint in text for hint in SECRET_HINTS) else "{}"
         command = _shell_command(agent, data)
         return "{}" if command is not None and fast_decision(command.strip()) else None
     if event == "post":

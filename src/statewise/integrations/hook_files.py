@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_TOOLS",
     "EVENTS",
+    "READ_TOOLS",
+    "SECRET_HINTS",
     "SESSION_NOTE_SECONDS",
     "SHELL_TOOLS",
     "builtin_contract_path",
@@ -50,16 +52,33 @@ SHELL_TOOLS = {
     "gemini": frozenset({"run_shell_command"}),
 }
 
-#: Which tool names carry shell commands, which edit files, and which type into a terminal
-#: session opened earlier, per agent (the names the real clients send; see docs/integrations.md).
+#: The tools that read files, per agent: hooked only so that a read of a secret is asked
+#: (statewise.protection); the front door passes every other read at once. Codex reads with its
+#: shell.
+READ_TOOLS = {
+    "claude-code": frozenset({"Read"}),
+    "codex": frozenset[str](),
+    "gemini": frozenset({"read_file", "read_many_files"}),
+}
+
+#: Which tool names carry shell commands, which edit files, which read them, and which type into
+#: a terminal session opened earlier, per agent (the names the real clients send; see
+#: docs/integrations.md).
 AGENT_TOOLS: dict[str, dict[str, frozenset[str]]] = {
     "claude-code": {"shell": SHELL_TOOLS["claude-code"],
-                    "file": frozenset({"Write", "Edit", "NotebookEdit"}), "session_input": frozenset()},
-    "codex": {"shell": SHELL_TOOLS["codex"], "file": frozenset({"apply_patch"}),
+                    "file": frozenset({"Write", "Edit", "NotebookEdit"}), "read": READ_TOOLS["claude-code"],
+                    "session_input": frozenset()},
+    "codex": {"shell": SHELL_TOOLS["codex"], "file": frozenset({"apply_patch"}), "read": READ_TOOLS["codex"],
               "session_input": frozenset({"write_stdin"})},
     "gemini": {"shell": SHELL_TOOLS["gemini"], "file": frozenset({"write_file", "replace"}),
-               "session_input": frozenset()},
+               "read": READ_TOOLS["gemini"], "session_input": frozenset()},
 }
+
+#: Pieces of text that may name a secret (:mod:`statewise.protection`, whose tables a test keeps
+#: this covering): a read-only command or a read holding one goes to the full check, which asks
+#: before a secret is read. Names a contract's ``secrets:`` section adds are not seen here.
+SECRET_HINTS = (".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".pem", ".key", ".p12", ".pfx", "pypirc",
+                "netrc", "npmrc", "credentials", ".aws", "gcloud", ".azure", ".kube", ".docker", ".ssh")
 
 
 # --- reading JSON without importing json ---------------------------------------------------
@@ -161,6 +180,15 @@ def contract_digest(contract_path: str | None) -> str | None:
     try:
         with open(contract_path or _builtin_contract_file(), "rb") as handle:
             data = handle.read()
+        if not contract_path:
+            # the built-in contract's part files (the command catalogue) belong to it too
+            import os
+
+            folder = os.path.join(os.path.dirname(_builtin_contract_file()), "catalogue")
+            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+                if name.endswith(".yaml"):
+                    with open(os.path.join(folder, name), "rb") as handle:
+                        data += b"\0" + name.encode() + b"\0" + handle.read()
     except OSError:
         return None
     return sha256_hex(data)

@@ -39,6 +39,7 @@ from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, co
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
+from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope, git_answers_kept
@@ -151,10 +152,11 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
     return actions
 
 
-def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None
-                ) -> tuple[list[Action], str]:
+def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None, *,
+                unguarded: list[str] | None = None) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
-    ``commands:`` rules classify programs the shell normalizer has no built-in handling for)."""
+    ``commands:`` rules classify programs the shell normalizer has no built-in handling for).
+    ``unguarded``, when given, receives the simple commands no reader or rule understands."""
     from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
@@ -174,7 +176,11 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
                            reason="the shell tool's input has no command string")], "a shell call"
         env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
         analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
+        if unguarded is not None:
+            unguarded.extend(analysis.unguarded)
         return list(analysis.actions), command
+    if request.tool_name in tools["read"]:
+        return [], f"{request.tool_name} (a read: only secrets are checked)"
     if request.tool_name in tools["file"]:
         if request.tool_name == "apply_patch":
             return _patch_actions(request.tool_input, request.cwd, workspace, contract), "a patch"
@@ -207,8 +213,9 @@ def _developer_question(decision: Decision, contract: Contract) -> str | None:
         return None
     asked = {p.key for p in unresolved}
     for check in decision.report.gate:
-        if check.passed or check.unresolved:
-            continue
+        if check.passed or check.unresolved or (check.name == "approval"
+                                                 and check.detail.endswith(NO_APPROVAL_CHANNEL)):
+            continue  # an approval the client's prompt asks for once the question is answered
         # An invariant that failed only because a developer value is missing (the guard asks
         # for a key only when its answer could make every failing invariant hold) can be
         # settled; any other failure on the evidence is a deny.
@@ -231,10 +238,74 @@ def _repair_note(decision: Decision) -> str:
     return corrections(decision)
 
 
-def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None
+               ) -> tuple[str | None, str | None]:
+    """What the built-in protection says (:mod:`statewise.integrations.protect`): a deny reason
+    for a write, delete or move of a protected target, else a question for a secret read."""
+    if places is None:
+        return None, None
+    from statewise.integrations.protect import findings_for
+
+    command = request.tool_input.get("command") if request.tool_name in AGENT_TOOLS[request.agent]["shell"] else None
+    if isinstance(command, list):
+        command = shlex.join(str(part) for part in command)
+    findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
+    if request.tool_name in AGENT_TOOLS[request.agent]["read"]:
+        from statewise.integrations.protect import read_findings
+
+        findings += read_findings(request.tool_input, workspace, places)
+    denied = [finding for finding in findings if finding.effect == "deny"]
+    if denied:
+        reasons = list(dict.fromkeys(f.reason() for f in denied))
+        more = f" (and {len(reasons) - 3} more protected targets)" if len(reasons) > 3 else ""
+        return "StateWise stopped this call: " + "; ".join(reasons[:3]) + more + ".", None
+    asked = [finding for finding in findings if finding.effect == "ask"]
+    if asked:
+        return None, ("StateWise asks the developer: " + "; ".join(dict.fromkeys(f.reason() for f in asked))
+                      + ". Where the client cannot ask (Codex, Gemini CLI, claude -p), the developer runs it "
+                        "themself.")
+    return None, None
+
+
+def _pre(request: HookRequest, *, store_location: str | None, contract: Contract, on_pass: str,
+         places: Places | None = None) -> HookOutcome:
     workspace = request.cwd.resolve()
-    actions, description = actions_for(request, workspace, contract)
-    if not actions:
+    unguarded: list[str] = []
+    actions, description = actions_for(request, workspace, contract, unguarded=unguarded)
+    denied, question = _protected(request, actions, workspace, places)
+    if denied:
+        return _render(request.agent, "deny", denied, on_pass)
+    outcome = _checked(request, actions, description, workspace, unguarded, store_location=store_location,
+                       contract=contract, on_pass=on_pass)
+    if question is None:
+        return outcome
+    verdict = _verdict(outcome)
+    if verdict == "deny":
+        return outcome  # a question never masks a deny
+    if verdict == "ask":
+        question = f"{question} {_reason(outcome)}"
+    return _render(request.agent, "ask", question, on_pass, list(outcome.decisions))
+
+
+def _verdict(outcome: HookOutcome) -> str:
+    if outcome.exit_code == 2:
+        return "deny"
+    data = json.loads(outcome.stdout or "{}")
+    if "decision" in data:
+        return "deny" if data["decision"] == "deny" else "pass"
+    return {"deny": "deny", "ask": "ask"}.get(data.get("hookSpecificOutput", {}).get("permissionDecision"), "pass")
+
+
+def _reason(outcome: HookOutcome) -> str:
+    data = json.loads(outcome.stdout or "{}")
+    return str(data.get("reason") or data.get("hookSpecificOutput", {}).get("permissionDecisionReason") or "")
+
+
+def _checked(request: HookRequest, actions: list[Action], description: str, workspace: Path, unguarded: list[str],
+             *, store_location: str | None, contract: Contract, on_pass: str) -> HookOutcome:
+    """The guard's answer for ``actions`` (and for ``unguarded``, the programs no rule reads,
+    checked only for the protected targets they name)."""
+    if not actions and not unguarded:
         return _render(request.agent, "pass", "no guarded action", on_pass)
     from statewise.commands import UNRESOLVED
 
@@ -249,19 +320,38 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
         return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}. Run it in a form whose "
                                               "effects can be read from the command itself (see docs/shell.md).",
                        on_pass)
-    store = open_store(store_location or default_location(workspace), key_schema=contract)
+    location = store_location or default_location(workspace)
+    if not actions and "://" not in location and not Path(location).exists():
+        # Only programs StateWise does not read, and no store (StateWise is not set up here):
+        # the project's .statewise/protected file is all that can protect a target.
+        from statewise.integrations.targets import protected_target_actions
+
+        actions = protected_target_actions(unguarded, workspace=workspace, store=None, scope=None,
+                                           contract=contract)
+        if not actions:
+            return _render(request.agent, "pass", "no guarded action", on_pass)
+        unguarded = []
+    store = open_store(location, key_schema=contract)
     decisions: list[Decision] = []
     stops: list[tuple[Decision, str | None]] = []  # each stop, with its approval request if that is all it waits for
     try:
-        guard = Guard(store, contract, workspace=workspace)
+        if unguarded:
+            # Programs StateWise does not read run, unless they name a protected target (issue 22).
+            from statewise.integrations.targets import protected_target_actions
+
+            actions += protected_target_actions(unguarded, workspace=workspace, store=store, scope=None,
+                                                contract=contract)
+            if not actions:
+                return _render(request.agent, "pass", "no guarded action", on_pass)
         scope = derive_task_scope(workspace)
+        guard = Guard(store, contract, workspace=workspace)
         text = str(request.tool_input.get("description") or description)[:500]
         for action in actions:
             decision = guard.check(Task(text=text, scope=scope, workspace=str(workspace), id=request.tool_use_id),
                                    action)
             decisions.append(decision)
             if not decision.execute:
-                stops.append((decision, _approval_request(decision, contract)))
+                stops.append((decision, _approval_request(decision, contract, workspace)))
                 # A stop that only waits for approval is asked only if every other action of the
                 # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
                 if stops[-1][1] is None:
@@ -287,7 +377,7 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
                    on_pass, decisions)
 
 
-def _approval_request(decision: Decision, contract: Contract) -> str | None:
+def _approval_request(decision: Decision, contract: Contract, workspace: Path) -> str | None:
     """If every other check passed and the stop is only the contract's ``requires_approval``
     with no approval channel configured: the request the client's permission prompt puts to
     the developer (that prompt is the approval channel). Clients without one deny with it."""
@@ -298,9 +388,34 @@ def _approval_request(decision: Decision, contract: Contract) -> str | None:
     proposal = decision.report.proposal
     spec = contract.operations.get(proposal.operation)
     what = f" ({spec.description.rstrip('.')})" if spec is not None and spec.description else ""
+    what += _protected_note(decision, workspace)
     return (f"StateWise asks for the developer's approval: {proposal.describe()}{what}. Every check passed; "
             f"the contract requires a developer to approve {proposal.operation}. Where the client cannot ask "
             "(Codex, Gemini CLI, claude -p), the developer runs it themself.")
+
+
+def _protected_note(decision: Decision, workspace: Path) -> str:
+    """For a restore (or a clean) of paths the developer protects: which, so the question says
+    protected paths are involved (`git checkout old -- migrations` overwrites them)."""
+    from statewise.integrations.protect import listed, protected_paths_touched
+
+    proposal = decision.report.proposal
+    paths = listed(proposal.args.get("paths"))
+    if not paths:
+        return ""
+    protected = [str(entry) for premise in decision.report.premises
+                 if premise.key in ("fs.protected_paths", "fs.declared_protected_paths")
+                 and isinstance(premise.value, list) for entry in premise.value]
+    if not protected:
+        return ""
+    from statewise.workspace import find_repository_root
+
+    touched = protected_paths_touched(paths, protected, workspace, find_repository_root(workspace))
+    if not touched:
+        return ""
+    source = proposal.args.get("source")
+    return (f"; it overwrites protected paths ({', '.join(touched)}, fs.protected_paths) with their content "
+            f"{'at ' + str(source) if source else 'in the index'}")
 
 
 def _render(agent: str, verdict: str, reason: str, on_pass: str, decisions: list[Decision] | None = None
@@ -491,6 +606,7 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             # Found once: both the note and its cache record need the store's location (a git call).
             store_location = store_location or default_location(request.cwd.resolve())
             settings_files, warning = _capture_filter_warning(agent, request, contract)
+            warning = " ".join(part for part in (*settings.warnings, warning) if part)
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract),
                                       warning=warning)
@@ -515,7 +631,13 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             # The client's block-the-stop answer: the turn goes on with the reason as its prompt.
             return HookOutcome(json.dumps({"decision": "deny" if agent == "gemini" else "block", "reason": reason})
                                if reason else "{}")
-        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass)
+        from statewise.integrations.protect import places_for
+        from statewise.protection import SecretRules
+
+        secrets = contract.secrets if isinstance(getattr(contract, "secrets", None), SecretRules) else None
+        places = places_for(request.cwd.resolve(), store=store_location or default_location(request.cwd.resolve()),
+                            contract_path=contract_path, config_path=settings.config_path, secrets=secrets)
+        return _pre(request, store_location=store_location, contract=contract, on_pass=on_pass, places=places)
     except InputError as error:
         return _deny_everything(agent if agent in AGENT_TOOLS else "claude-code", event,
                                 f"StateWise could not check this call: {error}")

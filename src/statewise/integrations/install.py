@@ -145,7 +145,7 @@ AGENTS = {
     "claude-code": AgentHooks(
         name="claude-code", project_file=".claude/settings.json", user_file=".claude/settings.json",
         pre_event="PreToolUse", post_events=("PostToolUse", "PostToolUseFailure"), session_event="SessionStart",
-        pre_matcher="Bash|Write|Edit|NotebookEdit", post_matcher="Bash", timeout_scale=1, if_filters=True,
+        pre_matcher="Bash|Write|Edit|NotebookEdit|Read", post_matcher="Bash", timeout_scale=1, if_filters=True,
         prompt_event="UserPromptSubmit", stop_event="Stop",
     ),
     "codex": AgentHooks(
@@ -157,7 +157,7 @@ AGENTS = {
     "gemini": AgentHooks(
         name="gemini", project_file=".gemini/settings.json", user_file=".gemini/settings.json",
         pre_event="BeforeTool", post_events=("AfterTool",), session_event="SessionStart",
-        pre_matcher="run_shell_command|write_file|replace", post_matcher="run_shell_command", timeout_scale=1000,
+        pre_matcher="run_shell_command|write_file|replace|read_file|read_many_files", post_matcher="run_shell_command", timeout_scale=1000,
         prompt_event="BeforeAgent", stop_event="AfterAgent",
     ),
 }

@@ -10,8 +10,19 @@ per file and line is:
 * ``valid``: every observation agrees;
 * ``defective``: an observation contradicts the line, with the evidence and, when one can
   be observed, the correct value;
+* ``stale?``: nothing holds the line (a path no context folder has) but nothing shows it
+  was ever right or what replaced it: a lower severity that does not fail the check;
+* ``generated``: the line names build output or local state git ignores (a fresh checkout
+  lacks it): never wrong;
 * ``unresolved``: nothing could decide it (no verifier, a tool missing, a timeout), with
   what is missing. Unresolved is never counted as valid.
+
+Paths resolve against the context the line gives (:mod:`statewise.memory.paths`); a
+script, target or recipe is looked up in the folder the command runs in, else the nearest
+parent folder that has the manifest; a Python or Node version is compared with what the
+project declares (:mod:`statewise.memory.declared`), never with this machine's interpreter.
+``defective`` needs evidence: a manifest that lacks the script, a commit that removed the
+path, a declaration the version contradicts.
 
 With a store, the verdict is also recorded on the line's imported record: a valid fact is
 confirmed, a defective one superseded by the observed value (with the evidence as its
@@ -22,6 +33,7 @@ lineage) or, when no correct value is known, retracted; that is what makes the l
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,9 +42,11 @@ from typing import Any
 
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
+from statewise.memory.declared import declared_versions, judge_version
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.memory.paths import TreeIndex
 from statewise.records import Authority, Evidence, SourceKind, check_key, utcnow
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
@@ -41,9 +55,19 @@ from statewise.verifiers import ObservationStatus, VerifierRequest, fill_placeho
 from statewise.verifiers.base import Observation
 from statewise.workspace import derive_task_scope, git_output
 
-__all__ = ["CheckReport", "Finding", "SubCheck", "check_memory", "render_human", "to_json", "to_sarif"]
+__all__ = ["DEFECTIVE", "GENERATED", "STALE", "UNRESOLVED", "VALID", "CheckReport", "Finding", "SubCheck",
+           "check_memory", "render_human", "to_json", "to_sarif"]
 
 VALID, DEFECTIVE, UNRESOLVED = "valid", "defective", "unresolved"
+STALE, GENERATED = "stale?", "generated"
+_PATH_KEYS = ("fs.exists[", "fs.is_dir[")
+#: A runner key, the manifest files that declare its names (the first found is read).
+_MANIFESTS = {"npm.script_exists[": ("package.json",), "make.target_exists[": ("GNUmakefile", "makefile", "Makefile"),
+              "just.recipe_exists[": ("justfile", "Justfile", ".justfile")}
+_VENDORED = frozenset({"vendor", "third_party", "third-party", "node_modules"})
+_VERSION_KEYS = {"runtime.python_version": "python", "runtime.node_version": "node"}
+_HEADING_DIR = re.compile(r"`([^`]+)`|(?<![\w.])((?:[\w@.-]+/)+[\w@.-]*)")
+_MAKE_DIR = re.compile(r"^make\s+(?:-C|--directory)[ =]?(?P<dir>[\w./@-]+)\s+(?P<rest>.*)$")
 _ACTOR = "statewise.memory.check"
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.M)  # as the make.target_exists verifier reads it
@@ -78,6 +102,7 @@ class Finding:
     correct: Any = None
     missing: str = ""
     recorded: str = ""  # what was written to the store: confirmed, superseded, retracted
+    fix: tuple[str, str] | None = None  # evidence-backed (old text, new text), e.g. a renamed path
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +110,7 @@ class Finding:
             "agent": self.file.agent, "authority": self.file.authority.value, "key": self.key,
             "claimed": self.claimed, "scope": self.scope, "status": self.status,
             "evidence": list(self.evidence), "correct": self.correct, "missing": self.missing,
+            "fix": list(self.fix) if self.fix else None,
             "recorded": self.recorded or None,
             "checks": [{"key": c.key, "expected": c.expected, "status": c.status, "observed": c.observed,
                         "detail": c.detail} for c in self.checks],
@@ -109,6 +135,7 @@ class CheckReport:
         return {"files": len(self.files), "lines": len(self.lines),
                 "untyped": sum(1 for line in self.lines if not line.facts), "facts": len(self.findings),
                 VALID: len(self.with_status(VALID)), DEFECTIVE: len(self.with_status(DEFECTIVE)),
+                STALE: len(self.with_status(STALE)), GENERATED: len(self.with_status(GENERATED)),
                 UNRESOLVED: len(self.with_status(UNRESOLVED))}
 
     @property
@@ -122,10 +149,13 @@ class CheckReport:
 class _Verifier:
     """Verifies facts for one check run, caching task scopes and observations."""
 
-    def __init__(self, contract: Contract, environ: Mapping[str, str] | None, user: str | None) -> None:
+    def __init__(self, contract: Contract, environ: Mapping[str, str] | None, user: str | None,
+                 root: Path) -> None:
         self.contract = contract
         self.environ = environ
         self.user = user
+        self.root = root
+        self.tree = TreeIndex(root)
         self._tasks: dict[Path, TaskScope] = {}
         self._seen: dict[tuple[str, str, str | None], Observation] = {}
 
@@ -197,6 +227,13 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
         segment = segment.strip().removeprefix("$ ").strip()
         if not segment:
             continue
+        make_dir = _MAKE_DIR.match(segment)
+        if make_dir:  # make -C DIR target: the target of DIR's Makefile
+            claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here))
+            segment = "make " + make_dir.group("rest")
+            inner = _implied(contract, segment, here / make_dir.group("dir"))
+            claims.extend(claim for claim in inner if claim not in claims)
+            continue
         cd = _CD.match(segment)
         if cd:
             target = cd.group("dir")
@@ -244,14 +281,124 @@ def _evidence_hint(check: SubCheck) -> str:
 def _verdict(checks: Sequence[SubCheck]) -> str:
     if any(c.status == DEFECTIVE for c in checks):
         return DEFECTIVE
-    if checks and all(c.status == VALID for c in checks):
-        return VALID
+    if any(c.status == STALE for c in checks):
+        return STALE
+    if checks and all(c.status in (VALID, GENERATED) for c in checks):
+        return GENERATED if all(c.status == GENERATED for c in checks) else VALID
     return UNRESOLVED
 
 
 def _describe(check: SubCheck) -> str:
     observed = "absent" if check.observed is None else render_value(check.observed)
     return f"{check.key}: expected {render_value(check.expected)}, observed {observed} ({check.detail})"
+
+
+def _qualifier(key: str) -> str:
+    return key[key.index("[") + 1: -1] if "[" in key and key.endswith("]") else ""
+
+
+def _context_folders(verifier: _Verifier, line: MemoryLine, here: Path) -> list[str]:
+    """Where a name on ``line`` may be relative to, nearest first: the folder the command runs
+    in, folders the section's heading or the line itself names, the memory file's own
+    folder, the root."""
+    tree = verifier.tree
+    folders = [tree.relative(here)]
+    named = [m for text in (line.heading, line.text) for m in _HEADING_DIR.finditer(text)]
+    for match in named:
+        name = (match.group(1) or match.group(2) or "").strip().rstrip("/").removeprefix("./")
+        for base in (tree.relative(line.file.base), ""):
+            candidate = f"{base}/{name}" if base else name
+            if name and tree.exists(candidate) and (verifier.root / candidate).is_dir():
+                folders.append(candidate)
+    folders += [tree.relative(line.file.base), ""]
+    return list(dict.fromkeys(folders))
+
+
+def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> SubCheck:
+    """A path claim, resolved against the line's context (see :mod:`statewise.memory.paths`)."""
+    name = _qualifier(key)
+    folders = _context_folders(verifier, line, here)
+    tree = verifier.tree
+    found = tree.locate(name, folders)
+    if found is not None:
+        return SubCheck(key, True, VALID, True, found.detail, str(here))
+    ignored = tree.ignored(name, folders)
+    if ignored:
+        return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
+                        str(here))
+    removed = tree.removal(name, folders, (tree.relative(line.file.path.parent) and
+                           f"{tree.relative(line.file.path.parent)}/{line.file.path.name}") or line.file.path.name)
+    if removed is not None:
+        renamed = removed.renamed_to
+        stem = posixpath.normpath(name.removeprefix("./").rstrip("/"))
+        prefix = removed.where[: len(removed.where) - len(stem)] if removed.where.endswith(stem) else ""
+        if renamed and prefix and renamed.startswith(prefix):
+            renamed = renamed[len(prefix):]  # said relative to the same folder the line used
+        return SubCheck(key, True, DEFECTIVE, renamed or None, removed.detail, str(here))
+    return SubCheck(key, True, STALE, None, f"no context folder ({', '.join(f or '.' for f in folders)}) has "
+                    f"{name}, and no commit since the memory file was added removed it", str(here))
+
+
+def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
+                    names: tuple[str, ...]) -> SubCheck:
+    """A script, target or recipe, read from the manifest of the folder the command runs in,
+    else of the nearest parent (up to the root) or a folder the section names."""
+    root = verifier.root.resolve()
+    chain: list[Path] = []
+    folder = here.resolve()
+    while True:
+        chain.append(folder)
+        if folder == root or root not in folder.parents:
+            break
+        folder = folder.parent
+    # the nearest folder with the manifest is the one the runner reads (make in the folder it
+    # runs in, just and npm upwards); a folder the text names is the other reading
+    nearest = [f for f in chain if any((f / name).is_file() for name in names)][:1]
+    named = [root / f for f in _context_folders(verifier, line, here)[1:] if f]
+    holders = [f for f in dict.fromkeys(nearest + named) if any((f / name).is_file() for name in names)]
+    if not holders:
+        return SubCheck(key, expected, UNRESOLVED, None, f"no {' or '.join(names)} in {here} or its parents",
+                        str(here))
+    checks = [verifier.sub_check(key, expected, holder) for holder in holders]
+    for check in checks:
+        if check.status == VALID:
+            return check
+    return checks[0]
+
+
+def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) -> SubCheck:
+    """A version claim against what the project declares, never this machine's interpreter."""
+    declarations = declared_versions(verifier.root, runtime)
+    verdict = judge_version(str(claimed), declarations)
+    stated = "; ".join(f"{d.source}: {d.text}" for d in declarations)
+    if verdict is None:
+        detail = stated or f"the project declares no {runtime} version (requires-python, .python-version, .nvmrc, " \
+                           "engines, .tool-versions)"
+        return SubCheck(key, claimed, UNRESOLVED, None, detail, str(verifier.root))
+    return SubCheck(key, claimed, VALID if verdict else DEFECTIVE, None, f"declared: {stated}", str(verifier.root))
+
+
+def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
+               branch: str | None = None) -> SubCheck:
+    if key.startswith(_PATH_KEYS) and expected is True:
+        return _path_check(verifier, line, key, here)
+    for prefix, names in _MANIFESTS.items():
+        if key.startswith(prefix):
+            return _manifest_check(verifier, line, key, expected, here, names)
+    if key in _VERSION_KEYS:
+        return _version_check(verifier, key, expected, _VERSION_KEYS[key])
+    return verifier.sub_check(key, expected, here, branch)
+
+
+def _verified_correction(verifier: _Verifier, key: str, base: Path, line: MemoryLine) -> Any:
+    """The observed correct command, only when what it claims holds in the same folder."""
+    correct = verifier.correction(key, base)
+    if not isinstance(correct, str):
+        return None
+    claims = _implied(verifier.contract, correct, base)
+    if not claims or any(_sub_check(verifier, line, k, e, h).status != VALID for k, e, h in claims):
+        return None
+    return correct
 
 
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
@@ -261,10 +408,17 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
     branch = scope.branch if scope.level is ScopeLevel.BRANCH else None
     finding = Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                       scope=fact.scope, status=UNRESOLVED)
-    if contract.verifier_for(fact.key) is not None:
-        check = verifier.sub_check(fact.key, fact.value, base, branch)
+    direct = (contract.verifier_for(fact.key) is not None or fact.key in _VERSION_KEYS
+              or fact.key.startswith(_PATH_KEYS + tuple(_MANIFESTS)))
+    if direct:
+        check = _sub_check(verifier, line, fact.key, fact.value, base, branch)
         checks = [check]
-        correct = check.observed if check.status == DEFECTIVE else None
+        # a correct value only from evidence: a path's new name, an observed machine fact;
+        # never a version (a claim about the project is not repaired from this machine)
+        correct = (check.observed if check.status == DEFECTIVE and fact.key not in _VERSION_KEYS
+                   and check.observed is not None and not fact.key.startswith(_PATH_KEYS) else None)
+        if check.status == DEFECTIVE and fact.key.startswith(_PATH_KEYS) and isinstance(check.observed, str):
+            finding = replace(finding, fix=(_qualifier(fact.key), check.observed))
     else:
         if not isinstance(fact.value, str):
             return replace(finding, missing=f"the contract gives {fact.key} no verifier; a developer must confirm it")
@@ -272,15 +426,15 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
         if not claims:
             return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
                                              "npm script, make or just target, or path that can be checked"))
-        checks = [verifier.sub_check(key, expected, here) for key, expected, here in claims]
-        correct = verifier.correction(fact.key, base) if _verdict(checks) == DEFECTIVE else None
+        checks = [_sub_check(verifier, line, key, expected, here) for key, expected, here in claims]
+        correct = _verified_correction(verifier, fact.key, base, line) if _verdict(checks) == DEFECTIVE else None
         if correct is not None and same_value(correct, fact.value, fact.value_type):
             correct = None
     status = _verdict(checks)
     evidence = [_describe(c) for c in checks if c.status != VALID or status == VALID]
     evidence += [hint for c in checks if c.status == DEFECTIVE for hint in [_evidence_hint(c)] if hint]
-    missing = ("; ".join(f"{c.key}: {c.detail}" for c in checks if c.status == UNRESOLVED)
-               if status == UNRESOLVED else "")
+    missing = ("; ".join(f"{c.key}: {c.detail}" for c in checks if c.status in (UNRESOLVED, STALE))
+               if status in (UNRESOLVED, STALE) else "")
     return replace(finding, status=status, checks=tuple(checks), evidence=tuple(evidence), correct=correct,
                    missing=missing)
 
@@ -294,8 +448,8 @@ def _record(store: Store, finding: Finding, digest: str) -> str:
     if record is None or not is_memory_record(record) or record.value != finding.claimed:
         return ""
     reference = parse_reference(record.provenance.reference)
-    if reference is None or reference.digest != digest or finding.status == UNRESOLVED:
-        return ""
+    if reference is None or reference.digest != digest or finding.status not in (VALID, DEFECTIVE):
+        return ""  # unresolved, stale? and generated say nothing the store could keep
     detail = "; ".join(finding.evidence)[:900]
     now = utcnow()
     try:
@@ -340,8 +494,13 @@ def check_memory(
     task = derive_task_scope(workspace, user=user)
     if files is None:
         files = discover_memory_files(workspace, home=home, environ=environ, task=task, agents=agents)
+    # a memory file inside vendored code (vendor/, third_party/, node_modules/) describes its
+    # upstream project, not this one: its lines are imported but not held to this tree
+    files = [f for f in files if not _VENDORED.intersection(Path(f.relpath).parts[:-1])]
     lines = read_lines(files, contract, task)
-    verifier = _Verifier(contract, environ, user)
+    top = git_output(workspace, "rev-parse", "--show-toplevel")
+    root = Path(top).resolve() if top else workspace
+    verifier = _Verifier(contract, environ, user, root)
     findings: list[Finding] = []
     for line in lines:
         for fact in line.facts:
@@ -349,9 +508,8 @@ def check_memory(
             if store is not None:
                 finding = replace(finding, recorded=_record(store, finding, line.digest))
             findings.append(finding)
-    top = git_output(workspace, "rev-parse", "--show-toplevel")
     return CheckReport(workspace=workspace, files=tuple(files), lines=tuple(lines), findings=tuple(findings),
-                       root=Path(top).resolve() if top else workspace)
+                       root=root)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -361,7 +519,8 @@ def render_human(report: CheckReport, *, verbose: bool = False) -> str:
     """Per file and line: the verdict, the quoted line, the evidence and the correct value."""
     out: list[str] = []
     for finding in report.findings:
-        if finding.status == VALID and not verbose:
+        # stale? is a lower severity with no evidence: listed with -v, counted in the summary
+        if finding.status in (VALID, GENERATED, STALE) and not verbose:
             continue
         value = render_value(finding.claimed)
         out.append(f"{finding.file.relpath}:{finding.line}: {finding.status}: {finding.key} = {value}")
@@ -370,13 +529,14 @@ def render_human(report: CheckReport, *, verbose: bool = False) -> str:
             out.extend(f"    evidence: {item}" for item in finding.evidence)
             if finding.correct is not None:
                 out.append(f"    correct: {render_value(finding.correct)}")
-        elif finding.status == UNRESOLVED:
+        elif finding.status in (UNRESOLVED, STALE):
             out.append(f"    missing: {finding.missing}")
         if finding.recorded:
             out.append(f"    store: {finding.recorded}")
     summary = report.summary
     out.append(f"{summary['files']} memory files, {summary['facts']} facts: {summary[VALID]} valid, "
-               f"{summary[DEFECTIVE]} defective, {summary[UNRESOLVED]} unresolved; "
+               f"{summary[DEFECTIVE]} defective, {summary[STALE]} stale?, {summary[GENERATED]} generated, "
+               f"{summary[UNRESOLVED]} unresolved; "
                f"{summary['untyped']} untyped lines kept as text")
     return "\n".join(out)
 
@@ -394,6 +554,7 @@ def to_json(report: CheckReport) -> dict[str, Any]:
 
 _SARIF_RULES = {
     DEFECTIVE: ("memory-defective", "error", "A memory-file line the live workspace contradicts."),
+    STALE: ("memory-stale", "warning", "A memory-file line nothing holds, with no evidence of what replaced it."),
     UNRESOLVED: ("memory-unresolved", "note", "A memory-file line nothing could verify."),
 }
 

@@ -114,6 +114,13 @@ def _fact(contract: Contract, rule: MemoryRule, match: re.Match[str], scope: str
     return MemoryFact(key=key, value=value, value_type=key_type.value_type, scope=scope, rule=rule.name)
 
 
+def _applies(rule: MemoryRule, heading: str, text: str) -> bool:
+    """Whether ``rule`` reads this line: under a heading it names, and not vetoed by ``unless``."""
+    if rule.heading is not None and not re.search(rule.heading, heading):
+        return False
+    return rule.unless is None or not re.search(rule.unless, text)
+
+
 def _frontmatter_end(lines: list[str]) -> int:
     """Index of the first line after a leading ``---`` YAML block (Cursor's .mdc files)."""
     if lines and lines[0].strip() == "---":
@@ -166,7 +173,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
         if len(raw) <= _MAX_LINE:
             if fence is None:
                 for rule in line_rules:
-                    if rule.heading is not None and not re.search(rule.heading, heading):
+                    if not _applies(rule, heading, raw):
                         continue
                     for match in re.finditer(rule.line or "", raw):
                         fact = _fact(contract, rule, match, file.scope, repo)
@@ -188,7 +195,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                 if code in consumed:
                     continue
                 for rule in code_rules:
-                    if rule.heading is not None and not re.search(rule.heading, heading):
+                    if not _applies(rule, heading, raw):
                         continue
                     code_match = re.search(rule.code or "", code)
                     fact = _fact(contract, rule, code_match, file.scope, repo) if code_match else None

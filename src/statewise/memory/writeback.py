@@ -70,7 +70,13 @@ def read_policy(workspace: str | Path) -> WriteBackPolicy:
 
 
 def _replacement(finding: Finding) -> tuple[str, str] | None:
-    """The text in the line that states the claim, and what should stand there instead."""
+    """The text in the line that states the claim, and what should stand there instead: only
+    from evidence (a renamed path, an observed correct command), never a version."""
+    if finding.fix is not None:
+        old, new = finding.fix
+        return (old, new) if finding.text.count(old) == 1 and old != new else None
+    if finding.key.startswith("runtime.") and finding.key.endswith("_version"):
+        return None  # a version a line states is the project's, not this machine's
     if finding.correct is None or isinstance(finding.correct, bool) or isinstance(finding.claimed, bool):
         return None  # a sentence ("never push to main") is not rewritten mechanically
     claimed, correct = render_value(finding.claimed), render_value(finding.correct)
@@ -87,15 +93,15 @@ def _replacement(finding: Finding) -> tuple[str, str] | None:
 def propose_edits(report: CheckReport) -> list[Edit]:
     """One edit per defective line whose correct value can replace the claim's text."""
     edits: list[Edit] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int]] = set()  # by the real file: a CLAUDE.md symlink to AGENTS.md is one file
     for finding in report.findings:
-        if finding.status != DEFECTIVE or (str(finding.file.path), finding.line) in seen:
+        if finding.status != DEFECTIVE or (str(finding.file.path.resolve()), finding.line) in seen:
             continue
         replacement = _replacement(finding)
         if replacement is None:
             continue
         old_text, new_text = replacement
-        seen.add((str(finding.file.path), finding.line))
+        seen.add((str(finding.file.path.resolve()), finding.line))
         edits.append(Edit(file=finding.file, line=finding.line, old=finding.text,
                           new=finding.text.replace(old_text, new_text, 1), key=finding.key, scope=finding.scope,
                           claimed=finding.claimed, correct=finding.correct))

@@ -32,9 +32,10 @@ from statewise.pipeline.report import (
     RepairReport,
     Verdict,
 )
-from statewise.pipeline.resolution import Resolver, resolved_value
+from statewise.pipeline.resolution import Resolver, observed_elsewhere, resolved_value
 from statewise.planners.base import ContextRecord, Planner, PlanningContext, Task
 from statewise.records import Record, Retrieval
+from statewise.scopes import TaskScope
 from statewise.store.base import Store
 
 if TYPE_CHECKING:
@@ -159,6 +160,22 @@ class Guard:
 
     # --- the pipeline -----------------------------------------------------------------
 
+    def _retrieve(self, scope: TaskScope) -> Retrieval:
+        """The records that apply to a task in ``scope``, without the machine facts observed in
+        another workspace (:func:`observed_elsewhere`). Near misses are for people reading the
+        store; the guard needs only what applies."""
+        retrieval = self.store.retrieve(scope, near_miss_limit=0)
+        elsewhere = [record for record in (*retrieval.records, *retrieval.shadowed, *retrieval.stale)
+                     if observed_elsewhere(record, scope, self.contract)]
+        if not elsewhere:
+            return retrieval
+        dropped = {record.id for record in elsewhere}
+        return retrieval.model_copy(update={
+            "records": [r for r in retrieval.records if r.id not in dropped],
+            "shadowed": [r for r in retrieval.shadowed if r.id not in dropped],
+            "stale": [r for r in retrieval.stale if r.id not in dropped],
+            "near_misses": [*retrieval.near_misses, *elsewhere]})
+
     def check(self, task: Task, proposal: Action | None = None) -> Decision:
         """Decide whether ``proposal`` (or, if None, the planner's own proposal) may run."""
         work = _Check()
@@ -170,7 +187,7 @@ class Guard:
         original = proposal
         try:
             # Near misses are for people reading the store; the guard needs only what applies.
-            retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
+            retrieval = self._retrieve(task.scope)
             context, records = _context(retrieval)
             if proposal is None:
                 work.stage = "planning"
@@ -234,7 +251,7 @@ class Guard:
         stop_reason = f"the proposal is a stop: {proposal.reason}"
         if defects and self.config.enabled("replan"):
             work.stage = "replan"
-            refreshed = self.store.retrieve(task.scope, near_miss_limit=0)
+            refreshed = self._retrieve(task.scope)
             replanning = _context(refreshed, work.overrides, work.removed)
             replanned = planner.plan(task, replanning[0])
             if not replanned.is_stop:
@@ -287,7 +304,7 @@ class Guard:
             if planner is None or not self.config.enabled("replan"):
                 break
             work.stage = "replan"
-            retrieval = self.store.retrieve(task.scope, near_miss_limit=0)
+            retrieval = self._retrieve(task.scope)
             context, records = _context(retrieval, work.overrides, work.removed)
             replanned = planner.plan(task, context)
             planned_from_repaired = True
@@ -310,7 +327,7 @@ class Guard:
             # proposal did not visibly depend on; the planner may plan better from them. A
             # different proposal is checked from the start, once.
             work.stage = "replan"
-            refreshed = self.store.retrieve(task.scope, near_miss_limit=0)
+            refreshed = self._retrieve(task.scope)
             replanning = _context(refreshed, work.overrides, work.removed)
             replanned = planner.plan(task, replanning[0])
             if not action_distance(replanned, current).same:

@@ -38,7 +38,7 @@ from statewise.verifiers.base import ObservationStatus
 if TYPE_CHECKING:  # only the type: a hook call has no channel (see statewise.pipeline.guard)
     from statewise.clarify import ClarificationChannel
 
-__all__ = ["Resolver", "established_scope", "reliability_findings"]
+__all__ = ["Resolver", "established_scope", "observed_elsewhere", "reliability_findings"]
 
 # Sources that count as the key's own authority speaking, per authority.
 _AUTHORITATIVE_SOURCES = {
@@ -60,6 +60,21 @@ def established_scope(task: TaskScope, spec: StateSpec, record: Record | None) -
     return str(own)
 
 
+def observed_elsewhere(record: Record, task: TaskScope, contract: Contract) -> bool:
+    """Whether ``record`` is a machine fact observed in another workspace than the task's own.
+
+    A machine fact kept at the workspace level is an observation of that one directory (its
+    realpath, a path relative to it, the venv found from it): one made at the repository root
+    says nothing about a subdirectory, though the root's workspace scope contains it. Inherited,
+    it made `workspace.root` the root's in `migrations/`, and `rm 0001.sql` there was checked as
+    `rm <root>/0001.sql` and passed (issue 25). Developer-owned keys do inherit."""
+    spec = contract.state_spec(record.key)
+    if spec is None or spec.authority is not Authority.MACHINE or task.workspace is None:
+        return False
+    scope = record.scope_obj
+    return scope.level is ScopeLevel.WORKSPACE and scope.name != task.workspace
+
+
 def reliability_findings(
     record: Record, spec: StateSpec, task: TaskScope, others: Sequence[Record], now: datetime
 ) -> list[str]:
@@ -77,6 +92,11 @@ def reliability_findings(
     elif spec.scope is ScopeLevel.USER and scope.level is not ScopeLevel.USER:
         # A per-user setting kept for a whole workspace or repository speaks for every user of it.
         findings.append(f"scope: {record.key} is set per user; {record.scope} would apply it to everyone there")
+    elif (spec.authority is Authority.MACHINE and scope.level is ScopeLevel.WORKSPACE
+          and task.workspace is not None and scope.name != task.workspace):
+        # See observed_elsewhere: the guard drops such records before resolution; a caller
+        # that resolves one anyway gets it observed again.
+        findings.append(f"scope: observed in {scope.name}, not in this task's directory {task.workspace}")
     if (spec.authority is Authority.DEVELOPER and scope.level is ScopeLevel.USER
             and record.time.verified_at is None and record.provenance.actor not in (scope.name, "")):
         # Developer authority is personal: a teammate's word is not the user's own setting.

@@ -377,10 +377,22 @@ class TestEntryPoints(Adapter):
 PROTECTED_PATHS_FILE = ".statewise/protected"
 
 
+def _repository_top(workspace: Path) -> Path:
+    """The nearest directory at or above ``workspace`` holding ``.git`` (a directory, or the file
+    of a linked worktree), else ``workspace``: the file is the project's, at its root, and the
+    contract resolves the paths it lists against the repository root, so a hook running in a
+    subdirectory must read the same file (issue 25)."""
+    for directory in (workspace, *workspace.parents):
+        if (directory / ".git").exists():
+            return directory
+    return workspace
+
+
 class ProtectedPaths(Adapter):
     """``fs.declared_protected_paths`` (list): the paths ``.statewise/protected`` lists.
 
-    One path per line, relative to the workspace (or absolute); blank lines and lines
+    The file is read at the repository's root. One path per line, relative to the repository
+    root (or absolute); blank lines and lines
     starting with ``#`` are ignored. The file is the developer's written declaration,
     committed with the project. ABSENT when there is no such file (nothing is declared
     there: this is not the same as "nothing is protected"); an empty file is the explicit
@@ -391,7 +403,7 @@ class ProtectedPaths(Adapter):
     name = "project.protected_paths"
 
     def _observe(self, request: VerifierRequest) -> Observation:
-        root = self.workspace(request)
+        root = _repository_top(self.workspace(request))
         path = root / PROTECTED_PATHS_FILE
         try:
             text = _read(path)

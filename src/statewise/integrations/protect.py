@@ -1,0 +1,331 @@
+"""The hook's use of :mod:`statewise.protection`: where the protected targets are for one call,
+and which of them the call's actions (and, for a shell command, its words) reach.
+
+Runs before the guard and needs no record: a write, delete or move of StateWise's own files, of
+the clients' hook settings, of git's hooks and configuration, of git's refs (another
+repository's included), or of a secret is denied with the target and the reason; a secret named
+by a command (read) is asked. The shell normalizer's actions say what a command writes and
+deletes; the words add what it cannot model: a file a program is told through the environment
+to write (``GIT_TRACE=.env``), a secret named inside a program's own text (``awk '{print >
+".env"}'``), a program run from a file the same command wrote (``cp /bin/rm build/tidy &&
+build/tidy -rf migrations``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from statewise.actions import Action
+from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
+from statewise.workspace import find_repository_root, git_output
+
+__all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched", "read_findings"]
+
+#: Environment variables that make a program write (or replace) the file they name: git's
+#: traces and its index, shells' and REPLs' history files, TLS key logs.
+FILE_WRITING_ENV = frozenset({
+    "GIT_TRACE", "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE_PACKET", "GIT_TRACE_PACKFILE",
+    "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP", "GIT_TRACE_CURL", "GIT_TRACE_SHALLOW", "GIT_TRACE_PACK_ACCESS",
+    "GIT_TRACE_REFS", "GIT_TRACE_FSMONITOR", "GIT_INDEX_FILE", "HISTFILE", "NODE_REPL_HISTORY",
+    "PYTHON_HISTORY", "LESSHISTFILE", "SQLITE_HISTORY", "MYSQL_HISTFILE", "PSQL_HISTORY", "SSLKEYLOGFILE",
+})
+
+#: Operations whose ``path`` slot (and ``link_path``) is written or deleted.
+_USES: dict[str, Use] = {"fs.write": "write", "config.edit": "write", "fs.delete": "delete"}
+
+
+def listed(value: object) -> list[str]:
+    """A list slot's items as strings (nothing for a slot that is not a list)."""
+    return [str(item) for item in value] if isinstance(value, (list, tuple)) else []
+
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;", "\n"})
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+_PIECES = re.compile(r"""[\s=<>{}();,:"'|&`]+""")
+
+
+def _cache_root() -> Path:
+    explicit = os.environ.get("STATEWISE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "statewise"
+
+
+def places_for(cwd: Path, *, store: str | None, contract_path: str | None, config_path: Path | None,
+               secrets: SecretRules | None = None) -> Places:
+    """Where the protected targets are for a call in ``cwd``, with the store, contract and
+    config file the settings in effect name (each protected wherever it is)."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    root = find_repository_root(cwd)
+    git_dirs: list[Path] = []
+    hooks_path: Path | None = None
+    if root is not None:
+        # One git call: the git directory, the common one (a linked worktree's main .git), and
+        # where git looks for hooks (core.hooksPath honoured).
+        answer = git_output(cwd, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir",
+                            "--git-path", "hooks")
+        lines = answer.splitlines() if answer else []
+        git_dirs = [Path(line) for line in lines[:2]]
+        if not git_dirs and (root / ".git").is_dir():
+            git_dirs.append(root / ".git")
+        if len(lines) == 3 and all(Path(lines[2]) != d / "hooks" for d in git_dirs):
+            hooks_path = Path(lines[2])
+    extra: list[tuple[Path, str]] = []
+    why = ("StateWise's {what}, named by the settings in effect: the agent the guard checks must not change "
+           "what checks it")
+    if store and "://" not in store:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            extra.append((Path(store + suffix), why.format(what="store")))
+    if contract_path:
+        extra.append((Path(contract_path), why.format(what="contract")))
+    if config_path is not None:
+        extra.append((config_path, why.format(what="project settings")))
+    extra.append((_cache_root(), "StateWise's cache (the warm worker's state, the observation index, session "
+                                 "notes): what it holds decides how calls are checked"))
+    return Places(home=home, config_home=config_home, repo_root=root, git_dirs=tuple(dict.fromkeys(git_dirs)),
+                  hooks_path=hooks_path, extra=tuple(extra), secrets=secrets or SecretRules())
+
+
+def _absolute(value: str, base: Path) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _git_internals(path: Path) -> Finding | None:
+    """A write into a git directory's refs, objects, HEAD or packed-refs: moves a branch (in
+    this repository or another) with no push and no check."""
+    clean = Path(os.path.realpath(path))
+    for directory in clean.parents:
+        if (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir():
+            inside = clean.relative_to(directory)
+            head = inside.parts[0] if inside.parts else ""
+            if head in ("refs", "objects", "HEAD", "packed-refs", "logs", "ORIG_HEAD", "FETCH_HEAD"):
+                return Finding(clean, clean, f"inside the git repository {directory}: a ref or object written "
+                                             "there moves a branch with no push and no check (a push does that "
+                                             "with the remote's rules)", "deny", "write", secret=False)
+            return None
+    return None
+
+
+def _cleaned(action: Action, workspace: Path) -> list[str]:
+    """What a git clean would remove, as git itself lists it (``git clean -n`` with the same
+    options: read-only); a clean that git cannot list is taken to remove its whole paths."""
+    where = workspace / str(action.args.get("cwd") or ".")
+    argv = ["clean", "-n"]
+    if action.args.get("directories"):
+        argv.append("-d")
+    if action.args.get("only_ignored"):
+        argv.append("-X")
+    elif action.args.get("ignored"):
+        argv.append("-x")
+    paths = listed(action.args.get("paths"))
+    listing = git_output(where, *argv, "--", *paths)
+    if listing is None:
+        return [str(where / p) for p in paths] or [str(where)]
+    return [str(where / line.removeprefix("Would remove ").rstrip("/")) for line in listing.splitlines()
+            if line.startswith("Would remove ")]
+
+
+#: Operations that replace tracked files with another commit's (or the index's) version, and the
+#: slot naming that commit.
+_TREE_CHANGES = {"git.checkout": "branch", "git.switch": "branch", "git.reset_hard": "ref", "git.restore": "source"}
+
+
+def _replaced_by_git(action: Action, workspace: Path, places: Places) -> list[Finding]:
+    """Self-protected files git tracks that a checkout, switch, hard reset or restore would
+    replace (``git checkout feature`` bringing another ``.claude/settings.json`` or
+    ``.statewise/config.toml``): git is asked which of them differ (``git diff --name-only``,
+    read-only); what it cannot answer is not assumed to differ (a branch that does not exist
+    changes nothing)."""
+    if places.repo_root is None or action.args.get("create"):
+        return []
+    candidates = [str(target.relative_to(places.repo_root)) for target, directory, _ in self_targets(places)
+                  if not directory and not any(c in str(target) for c in "*?[") and places.repo_root in target.parents]
+    ref = action.args.get(_TREE_CHANGES[action.operation])
+    # A checkout or switch carries local changes over (or refuses): what changes is HEAD's
+    # version against the branch's. A reset or restore replaces the working tree's.
+    since = ["HEAD"] if action.operation in ("git.checkout", "git.switch") else []
+    argv = ["diff", "--name-only", *since, str(ref)] if ref else ["diff", "--name-only"]
+    listing = git_output(places.repo_root, *argv, "--", *candidates)
+    if not listing:
+        return []
+    restored = [Path(os.path.normpath(workspace / p)) for p in listed(action.args.get("paths"))]
+    found = []
+    for name in listing.splitlines():
+        path = places.repo_root / name
+        if action.operation == "git.restore" and not any(p == path or p in path.parents for p in restored):
+            continue
+        finding = check_path(path, "write", places)
+        if finding is not None:
+            found.append(Finding(path, path, finding.why, "deny", "write", secret=False,
+                                 said=f"this call replaces {path} with its version "
+                                      f"{'at ' + str(ref) if ref else 'in the index'} (git tracks it), which "
+                                      f"StateWise protects: {finding.why}"))
+    return found
+
+
+def _action_findings(actions: Iterable[Action], workspace: Path, places: Places) -> list[Finding]:
+    found: list[Finding] = []
+    for action in actions:
+        if action.operation in _TREE_CHANGES:
+            found += _replaced_by_git(action, workspace, places)
+        use: Use | None = _USES.get(action.operation)
+        paths: list[str] = []
+        if use is not None:
+            paths = [str(action.args[slot]) for slot in ("path", "link_path") if action.args.get(slot)]
+        elif action.operation == "git.restore":
+            use, paths = "write", listed(action.args.get("paths"))
+        elif action.operation == "git.clean":
+            use, paths = "delete", _cleaned(action, workspace)
+        if use is None:
+            continue
+        for value in paths:
+            absolute = _absolute(value, workspace)
+            finding = check_path(absolute, use, places)
+            if finding is None and use == "write":
+                finding = _git_internals(absolute)
+            if finding is not None and finding.target not in {f.target for f in found}:
+                found.append(finding)
+    return found
+
+
+def _segments(command: str) -> list[list[str]] | None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    segments: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in _SEPARATORS:
+                segments.append([])
+            else:
+                segments[-1].append(token)
+    except ValueError:
+        return None  # unbalanced quotes: the normalizer has already refused the command
+    return [segment for segment in segments if segment]
+
+
+def _expand(piece: str, cwd: Path, home: Path) -> str:
+    for name, value in (("HOME", str(home)), ("PWD", str(cwd))):
+        piece = piece.replace("${" + name + "}", value).replace("$" + name, value)
+    if piece.startswith("~"):
+        piece = str(home) + piece[1:] if piece == "~" or piece.startswith("~/") else piece
+    return piece
+
+
+def _statewise_command(words: Sequence[str]) -> Finding | None:
+    """`statewise record add ...`, `statewise uninstall ...` (also `python -m statewise`, a path
+    to the program): a change to StateWise's records or installation the agent proposes, asked
+    with what it would change (:data:`~statewise.protection.CHANGING_COMMANDS`)."""
+    rest = list(words)
+    if len(rest) >= 3 and os.path.basename(rest[0]).startswith("python") and rest[1:3] == ["-m", "statewise"]:
+        rest = rest[2:]
+    if not rest or os.path.basename(rest[0]) != "statewise":
+        return None
+    plain: list[str] = []
+    skip = False
+    for word in rest[1:]:
+        if skip:
+            skip = False
+        elif word in ("--store", "--contract"):  # the CLI's global options that take a value
+            skip = True
+        elif not word.startswith("-"):
+            plain.append(word)
+    for length in (2, 1):
+        name = " ".join(plain[:length])
+        if name in CHANGING_COMMANDS:
+            shown = shlex.join(rest)[:300]
+            return Finding(Path("."), Path("."), CHANGING_COMMANDS[name], "ask", "write", secret=False,
+                           said=f"this call runs `{shown}`, which {CHANGING_COMMANDS[name]}: a change to what "
+                                "checks the agent is the developer's (a record the agent writes carries the "
+                                "agent's authority, whatever flag it passes)")
+    return None
+
+
+def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, places: Places) -> list[Finding]:
+    """Every protected target the call reaches: first what its actions write or delete, then,
+    for a shell command, what its words name (files written through the environment, programs
+    run from a file the command itself wrote, secrets read)."""
+    workspace = cwd
+    found = _action_findings(actions, workspace, places)
+    if command is None:
+        return found
+    segments = _segments(command)
+    if segments is None:
+        return found
+    written = {os.path.realpath(_absolute(str(a.args["path"]), workspace))
+               for a in actions if a.operation == "fs.write" and a.args.get("path")}
+    # A word an action already writes or deletes was checked as that use (a new .env.local that
+    # `cp .env.example .env.local` creates is not a read of a secret).
+    seen = {finding.path for finding in found} | {
+        Path(os.path.normpath(_absolute(str(a.args[slot]), workspace)))
+        for a in actions if a.operation in _USES for slot in ("path", "link_path") if a.args.get(slot)}
+    for segment in segments:
+        program_at = 0
+        while program_at < len(segment) and _ASSIGNMENT.match(segment[program_at]):
+            program_at += 1
+        statewise = _statewise_command(segment[program_at:])
+        if statewise is not None:
+            found.append(statewise)
+        if program_at < len(segment) and "/" in segment[program_at]:
+            program = os.path.realpath(_absolute(_expand(segment[program_at], cwd, places.home), cwd))
+            if program in written:
+                found.append(Finding(Path(program), Path(program), "a file this same command writes before running "
+                                     "it: StateWise cannot tell what that program does (a copy of rm runs as rm)",
+                                     "deny", "write", secret=False))
+        for index, token in enumerate(segment):
+            assignment = _ASSIGNMENT.match(token) if index < program_at or index == 0 else None
+            if assignment and assignment.group(1) in FILE_WRITING_ENV and assignment.group(2):
+                value = _expand(assignment.group(2), cwd, places.home)
+                finding = check_path(_absolute(value, cwd), "write", places)
+                if finding is not None:
+                    found.append(finding)
+                continue
+            for piece in _PIECES.split(token):
+                if not piece or (piece.startswith("-") and "/" not in piece and "." not in piece):
+                    continue
+                absolute = Path(os.path.normpath(_absolute(_expand(piece, cwd, places.home), cwd)))
+                if absolute in seen:
+                    continue
+                finding = check_path(absolute, "read", places)
+                if finding is not None:
+                    seen.add(absolute)
+                    found.append(finding)
+    return found
+
+
+def read_findings(tool_input: Mapping[str, object], workspace: Path, places: Places) -> list[Finding]:
+    """A read tool's file (``file_path``, ``absolute_path``, ``path``, or each of ``paths``) that
+    is a secret: asked (or what the contract's ``secrets.read`` says)."""
+    values: list[str] = []
+    for name in ("file_path", "absolute_path", "path", "notebook_path", "filePath"):
+        if isinstance(tool_input.get(name), str):
+            values.append(str(tool_input[name]))
+    values += listed(tool_input.get("paths"))
+    found = []
+    for value in values:
+        finding = check_path(_absolute(_expand(value, workspace, places.home), workspace), "read", places)
+        if finding is not None:
+            found.append(finding)
+    return found
+
+
+def protected_paths_touched(paths: Sequence[str], protected: Sequence[str], workspace: Path,
+                            repo_root: Path | None) -> list[str]:
+    """The entries of ``protected`` (relative to the repository root, as ``fs.protected_paths``
+    holds them) that ``paths`` (relative to the workspace) reach: the same path, a path inside
+    one, or a directory holding one."""
+    root = repo_root or workspace
+    touched = []
+    for entry in protected:
+        target = Path(os.path.normpath(root / entry))
+        for value in paths:
+            path = Path(os.path.normpath(workspace / value))
+            if path == target or target in path.parents or path in target.parents:
+                touched.append(entry)
+                break
+    return touched

@@ -1,0 +1,194 @@
+"""Resolve a path a memory file names the way a careful reader would, and find evidence.
+
+A name in a memory file is relative to the context its line gives: the folder a section's
+heading names, the memory file's own folder, then the repository root; a bare or
+partial name (``config.py``, ``src/index.ts`` under a package's section or in a tree
+listing) is found when some file or folder of the tree ends with it. A name that git
+ignores is build output or local state a fresh checkout lacks: *generated*, never wrong.
+A name no context holds is *defective* only with evidence: it existed when the memory file
+was already there and a commit since removed it (with the new path when git's rename
+detection knows it). Without that it is only *stale?*: nothing shows it was ever right.
+
+Read-only: ``git`` runs with argv lists and a timeout, and a failing call is no evidence.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PathFinding", "TreeIndex"]
+
+_GIT_TIMEOUT = 20.0
+FOUND, GENERATED, REMOVED, UNKNOWN = "found", "generated", "removed", "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class PathFinding:
+    """What the tree says about one name: ``found`` (at ``where``), ``generated``,
+    ``removed`` (by ``commit``, renamed to ``renamed_to`` when known) or ``unknown``."""
+
+    kind: str
+    where: str = ""
+    commit: str = ""
+    subject: str = ""
+    renamed_to: str = ""
+
+    @property
+    def detail(self) -> str:
+        if self.kind == FOUND:
+            return f"exists as {self.where or '.'}"
+        if self.kind == GENERATED:
+            return f"{self.where} is git-ignored (build output or local state a fresh checkout lacks)"
+        if self.kind == REMOVED:
+            moved = f", renamed to {self.renamed_to}" if self.renamed_to else ""
+            return f"{self.where} was removed in {self.commit} ({self.subject}){moved}"
+        return "no file or folder of the tree has this name, and git's history since the memory file shows no removal"
+
+
+def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, input=stdin,
+                              timeout=_GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _clean(name: str) -> str:
+    return name.strip().strip("`'\"").rstrip("/").removeprefix("./")
+
+
+class TreeIndex:
+    """The files and folders of one repository, read once per check run."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._entries: set[str] | None = None
+        self._by_base: dict[str, list[str]] = {}
+        self._ignored: dict[str, bool] = {}
+        self._removed: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def _load(self) -> set[str]:
+        if self._entries is None:
+            listing = _git(self.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard") or ""
+            entries: set[str] = set()
+            for path in listing.split("\0"):
+                while path and path not in entries:
+                    entries.add(path)
+                    path = posixpath.dirname(path)
+            self._entries = entries
+            for entry in entries:
+                self._by_base.setdefault(posixpath.basename(entry), []).append(entry)
+        return self._entries
+
+    def relative(self, folder: Path) -> str:
+        """``folder`` relative to the root ("" for the root itself; "" too when outside it)."""
+        try:
+            rel = folder.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return ""
+        return "" if rel == "." else rel
+
+    def exists(self, rel: str) -> bool:
+        rel = posixpath.normpath(rel) if rel else "."
+        if rel in (".", ""):
+            return True
+        return rel in self._load() or (self.root / rel).exists()
+
+    def locate(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """Where ``name`` resolves: in the first context folder that holds it, else anywhere
+        in the tree as a suffix; None when nowhere."""
+        name = _clean(name)
+        if not name:
+            return None
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, name)) if folder else posixpath.normpath(name)
+            if candidate.startswith("../"):
+                continue
+            if self.exists(candidate):
+                return PathFinding(FOUND, candidate)
+        tail = posixpath.normpath(name).lstrip("./")
+        self._load()
+        for entry in self._by_base.get(posixpath.basename(tail), []):
+            if entry == tail or entry.endswith("/" + tail):
+                return PathFinding(FOUND, entry)
+        return None
+
+    def ignored(self, name: str, folders: Sequence[str]) -> str:
+        """The first candidate of ``name`` that git ignores ("" when none is)."""
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, _clean(name)))
+            if candidate.startswith("../"):
+                continue
+            if candidate not in self._ignored:
+                # a folder pattern (dist/) matches only a folder: a name that is absent is
+                # asked for as itself and as a folder (its child)
+                self._ignored[candidate] = any(
+                    _git(self.root, "check-ignore", "-q", "--no-index", path) is not None
+                    for path in (candidate, f"{candidate}/_"))
+            if self._ignored[candidate]:
+                return candidate
+        return ""
+
+    def removal(self, name: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
+        """The commit that removed a candidate of ``name`` since ``since_file`` (a memory file
+        of the tree) was added, and its new path when git detects the rename; None when
+        history shows none."""
+        removed = self._removed_since(since_file)
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, _clean(name)))
+            if candidate.startswith("../") or candidate not in removed:
+                continue
+            commit, subject = removed[candidate]
+            return PathFinding(REMOVED, candidate, commit, subject[:80], self._renamed(commit, candidate))
+        # a bare or partial name, as found paths are matched: a removed path that ends with it
+        tail = posixpath.normpath(_clean(name)).lstrip("./")
+        for path, (commit, subject) in removed.items():
+            if tail and path.endswith("/" + tail):
+                return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
+        return None
+
+    def _removed_since(self, since_file: str) -> dict[str, tuple[str, str]]:
+        """Every file (and folder of one) removed since ``since_file`` was added, with the most
+        recent commit that removed it: one walk of that history per memory file."""
+        if since_file in self._removed:
+            return self._removed[since_file]
+        removed: dict[str, tuple[str, str]] = {}
+        added = _git(self.root, "log", "--diff-filter=A", "--format=%H", "--", since_file)
+        first = added.split()[-1] if added and added.split() else ""
+        if first:
+            log = (_git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
+                        f"{first}~1..HEAD")
+                   or _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
+                           f"{first}..HEAD")
+                   or "")
+            for chunk in log.split("\0"):
+                head, _, files = chunk.partition("\n")
+                if not head.strip():
+                    continue
+                commit, _, subject = head.partition(" ")
+                for path in files.splitlines():
+                    while path and path not in removed:
+                        removed[path] = (commit, subject)
+                        path = posixpath.dirname(path)
+        live = self._load()
+        self._removed[since_file] = {path: found for path, found in removed.items() if path not in live}
+        return self._removed[since_file]
+
+    def _renamed(self, commit: str, old: str) -> str:
+        shown = _git(self.root, "show", "-M", "--name-status", "--format=", commit) or ""
+        for row in shown.splitlines():
+            parts = row.split("\t")
+            if len(parts) == 3 and parts[0].startswith("R"):
+                if parts[1] == old:
+                    return parts[2]
+                if parts[1].startswith(old + "/"):
+                    # a folder moved: its new name is the common move of its files
+                    suffix = parts[1][len(old):]
+                    if parts[2].endswith(suffix):
+                        return parts[2][: len(parts[2]) - len(suffix)]
+        return ""

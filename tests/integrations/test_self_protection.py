@@ -1,0 +1,163 @@
+"""The guard guards itself, without any record (issue 25): StateWise's settings, store and
+wrapper, the clients' hook settings, git's hooks, config and refs are never written, deleted or
+moved by the agent, whatever tool it uses; everything through the installed hook, in a real
+repository with a real bare origin and no fs.protected_paths record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from statewise.protection import SELF_PROTECTED, Places, check_path
+from statewise.sandbox import git
+from tests.integrations.installed import make_project
+
+# (command, a piece of the protected target the reason must name)
+SHELL_WRITES = [
+    ("printf 'on-pass = \"allow\"\\n' > .statewise/config.toml", ".statewise/config.toml"),
+    ("printf 'store = \"build/empty.db\"\\n' > .statewise/config.toml", ".statewise/config.toml"),
+    ("rm -f .statewise/store.db", ".statewise/store.db"),
+    ("rm -f .statewise/store.db-wal .statewise/store.db-shm", ".statewise/store.db-wal"),
+    ("mv .statewise/store.db /tmp/elsewhere.db", ".statewise/store.db"),
+    ("rm -rf .statewise", ".statewise"),
+    ("echo exit 0 > .statewise/bin/statewise-hook", ".statewise/bin/statewise-hook"),
+    ("echo '{}' > .claude/settings.json", ".claude/settings.json"),
+    ("echo '{}' > .claude/settings.local.json", ".claude/settings.local.json"),
+    ("rm .codex/hooks.json", ".codex/hooks.json"),
+    ("sed -i s/statewise/true/ .gemini/settings.json", ".gemini/settings.json"),
+    ("printf '#!/bin/sh\\nrm -rf migrations\\n' > .git/hooks/post-checkout", ".git/hooks/post-checkout"),
+    ("cp /bin/true .git/hooks/pre-push", ".git/hooks/pre-push"),
+    ("printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config", ".git/config"),
+    ("echo '{}' > ~/.claude/settings.json", ".claude/settings.json"),
+    ("mkdir -p ~/.statewise && echo x > ~/.statewise/config.toml", ".statewise/config.toml"),
+    ("cd src && echo x > ../.statewise/config.toml", ".statewise/config.toml"),
+    ("git clean -fdx", ".claude"),  # git lists what it removes in order; the first is named
+    ("git rev-parse feature > ../origin.git/refs/heads/main", "origin.git/refs/heads/main"),
+    ("git rev-parse feature > .git/refs/heads/main", ".git/refs/heads/main"),
+]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return make_project(tmp_path_factory.mktemp("self"), protected=None)
+
+
+@pytest.mark.parametrize(("command", "target"), SHELL_WRITES, ids=[c for c, _ in SHELL_WRITES])
+def test_shell_writes_to_statewise_and_hook_files_are_denied(project, command, target):
+    answer = project.bash(command)
+    assert answer.decision == "deny", answer
+    assert target in answer.reason and "protect" in answer.reason, answer
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_every_client_is_denied_the_same_writes(project, agent):
+    for command, target in SHELL_WRITES[:4]:
+        answer = project.bash(command, agent=agent)
+        assert answer.decision == "deny", (agent, command, answer)
+        assert target in answer.reason
+
+
+FILE_TARGETS = [".statewise/config.toml", ".claude/settings.json", ".git/hooks/post-checkout", ".codex/hooks.json"]
+
+
+@pytest.mark.parametrize("target", FILE_TARGETS)
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_claude_code_file_tools_are_denied(project, tool, target):
+    answer = project.call(project.work / "src", tool, {"file_path": str(project.work / target), "content": "{}",
+                                                       "old_string": "a", "new_string": "b"})
+    assert answer.decision == "deny", answer
+    assert target in answer.reason
+
+
+def test_a_write_of_the_user_settings_file_is_denied(project):
+    answer = project.call(project.work, "Write", {"file_path": str(project.home / ".claude" / "settings.json"),
+                                                  "content": "{}"})
+    assert answer.decision == "deny", answer
+
+
+@pytest.mark.parametrize("kind", ["Update", "Add", "Delete"])
+def test_codex_apply_patch_is_denied(project, kind):
+    patch = f"*** Begin Patch\n*** {kind} File: .statewise/config.toml\n+on-pass = \"allow\"\n*** End Patch\n"
+    answer = project.call(project.work, "apply_patch", {"input": patch}, agent="codex")
+    assert answer.decision == "deny" and answer.exit_code == 2, answer
+    assert ".statewise/config.toml" in answer.reason
+
+
+@pytest.mark.parametrize("tool", ["write_file", "replace"])
+def test_gemini_file_tools_are_denied(project, tool):
+    answer = project.call(project.work, tool, {"file_path": ".gemini/settings.json", "content": "{}",
+                                               "old_string": "a", "new_string": "b"}, agent="gemini")
+    assert answer.decision == "deny", answer
+    assert ".gemini/settings.json" in answer.reason
+
+
+def test_a_configured_hooks_path_is_protected(tmp_path):
+    project = make_project(tmp_path, protected=None)
+    git(project.work, "config", "core.hooksPath", ".githooks")  # the developer's own setting
+    answer = project.bash("mkdir -p .githooks && echo 'rm -rf migrations' > .githooks/post-checkout")
+    assert answer.decision == "deny", answer
+    assert "core.hooksPath" in answer.reason
+
+
+def test_a_store_named_by_the_settings_is_protected_wherever_it_is(tmp_path, monkeypatch):
+    from statewise.settings import approve_config
+
+    project = make_project(tmp_path, protected=None)
+    (project.work / ".statewise" / "config.toml").write_text('store = "data/guard.db"\n')
+    monkeypatch.setenv("HOME", str(project.home))
+    approve_config(project.work / ".statewise" / "config.toml")  # another store is honoured once approved
+    (project.work / "data").mkdir()
+    answer = project.bash("rm -f data/guard.db")
+    assert answer.decision == "deny", answer
+    assert "data/guard.db" in answer.reason
+
+
+READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.json", "ls .git/hooks",
+                           "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
+                           "cat .env.example", "mkdir -p build && cp README.md build/"]
+
+
+@pytest.mark.parametrize("command", READS_AND_ORDINARY_WORK)
+def test_reading_statewise_files_and_ordinary_work_pass(project, command):
+    answer = project.bash(command)
+    assert answer.decision not in ("deny", "ask"), answer
+
+
+def test_the_protected_files_are_unchanged_after_the_denials(project):
+    settings = json.loads((project.work / ".claude" / "settings.json").read_text())
+    assert "PreToolUse" in settings["hooks"]
+    assert (project.work / ".statewise" / "store.db").exists()
+
+
+def test_every_self_protected_target_is_named_with_why(tmp_path):
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    places = Places(home=home, config_home=home / ".config", repo_root=repo, git_dirs=(repo / ".git",))
+    anchors = {"home": home, "config": home / ".config", "repo": repo, "git": repo / ".git"}
+    for item in SELF_PROTECTED:
+        path = anchors[item.anchor] / item.path.rstrip("/").replace("*", "") / ("x" if item.path.endswith("/") else "")
+        for use in ("write", "delete"):
+            finding = check_path(path, use, places)
+            assert finding is not None and finding.effect == "deny" and finding.why == item.why, (item, use)
+        assert check_path(path, "read", places) is None
+
+
+def test_a_checkout_that_replaces_tracked_hook_settings_is_denied(tmp_path):
+    project = make_project(tmp_path, protected=None)
+    work = project.work
+    git(work, "add", "-f", ".claude/settings.json")
+    git(work, "commit", "-q", "-m", "hooks")
+    git(work, "branch", "topic")  # the same hooks
+    git(work, "checkout", "-q", "-b", "unhooked")
+    (work / ".claude" / "settings.json").write_text("{}\n")
+    git(work, "commit", "-q", "-am", "no hooks")
+    git(work, "checkout", "-q", "main")
+    for command in ("git checkout unhooked", "git switch unhooked", "git reset --hard unhooked",
+                    "git checkout unhooked -- .", "git restore --source=unhooked -- .claude"):
+        answer = project.bash(command)
+        assert answer.decision == "deny", (command, answer)
+        assert ".claude/settings.json" in answer.reason
+    for command in ("git checkout topic", "git checkout unhooked -- src"):
+        assert project.bash(command).decision != "deny", command
+    # feature predates the hooks commit: checking it out would delete the tracked settings file
+    assert project.bash("git checkout feature").decision == "deny"

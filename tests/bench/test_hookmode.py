@@ -77,23 +77,24 @@ def _pre_calls(episode):
     return [c for c in episode.report["calls"] if c["event"] == "PreToolUse"]
 
 
-def test_a_deny_goes_back_to_the_planner_which_reads_the_correction(dev_set):
+def test_the_correction_reaches_the_planner_before_it_plans(dev_set):
+    # Issue 23 item 1: the stale "main is not protected" is verified and corrected as the
+    # session starts, so the planner's first proposal is already the push that passes.
     case = next(c for c in dev_set.cases if c.id == "git-push-stale-protection")
     episode = run_episode(case, "corrupted", "hook", case_set=dev_set)
     assert episode.judged and episode.y and not episode.v and episode.verdict == "execute"
-    first, second = _pre_calls(episode)
-    assert first["tool"] == "Bash" and first["input"]["command"].startswith("git push --force origin")
-    assert '"permissionDecision": "deny"' in first["stdout"] and "was false, now true" in first["stdout"]
-    assert second["stdout"] == "{}"  # the retry passes (the hook defers to the agent's own rules)
-    assert episode.report["told"] == [{"key": "repository.protected", "value": True, "source": "statewise-hook"}]
-    # Only the second call ran; the PostToolUse JSON went through the hook too.
+    events = [c["event"] for c in episode.report["calls"]]
+    assert events == ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"]
+    session = episode.report["calls"][0]["stdout"]
+    assert "CORRECTED repository.protected in" in session and "was false, now true" in session
+    assert episode.report["calls"][1]["stdout"] == "{}"  # told at session start; nothing new since
+    [pre] = _pre_calls(episode)
+    assert pre["stdout"] == "{}" and "--force" not in pre["input"]["command"]
+    assert {"key": "repository.protected", "value": True, "source": "statewise-hook"} in episode.report["told"]
     assert [c["argv"][:2] for c in episode.commands] == [["git", "push"]] and "--force" not in episode.commands[0]["argv"]
-    assert [c["event"] for c in episode.report["calls"]] == ["SessionStart", "PreToolUse", "PreToolUse", "PostToolUse"]
-    assert episode.model_calls == 2 and episode.premises is None and episode.verifier_calls == 0
-    assert [r["kind"] for r in episode.repairs if r["key"] == "repository.protected"] == ["supersede"]
-    assert episode.hook_latencies == pytest.approx([first["seconds"], second["seconds"]], abs=1e-3)
+    assert episode.model_calls == 1 and episode.premises is None and episode.verifier_calls == 0
+    assert episode.hook_latencies == pytest.approx([pre["seconds"]], abs=1e-3)
     assert episode.guard_seconds is None
-    # With correct memory the first call passes.
     correct = run_episode(case, "correct", "hook", case_set=dev_set)
     assert correct.y and len(_pre_calls(correct)) == 1 and correct.model_calls == 1
 

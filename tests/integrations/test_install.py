@@ -50,7 +50,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
     written, changed = install_hooks(agent, project=tmp_path)
     assert written == path and changed
     once = json.loads(path.read_text())
-    assert once["model"] == "keep-me" and once["hooks"]["Stop"] == [{"hooks": [THEIRS]}]
+    assert once["model"] == "keep-me" and once["hooks"]["Stop"][0] == {"hooks": [THEIRS]}  # theirs kept, first
     pre = once["hooks"][spec.pre_event]
     assert pre[0] == {"matcher": "Bash", "hooks": [THEIRS]}
     wrapper = wrapper_path(project=tmp_path)
@@ -62,6 +62,8 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
         else:  # a shell pre-filter on the payload, around the same call
             assert post == post_filter_command(f"{wrapper} {agent} post", BUILTIN_LITERALS)
     assert once["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{wrapper} {agent} session"
+    assert once["hooks"][spec.prompt_event][0]["hooks"][0]["command"] == f"{wrapper} {agent} prompt"
+    assert once["hooks"][spec.stop_event][-1]["hooks"][0]["command"] == f"{wrapper} {agent} stop"
     assert os.access(wrapper, os.X_OK)
 
     assert install_hooks(agent, project=tmp_path) == (path, False)
@@ -69,7 +71,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
 
     removed_path, removed = uninstall_hooks(agent, project=tmp_path)
     per_event = len(BUILTIN_FILTERS) if agent == "claude-code" else 1  # one post-tool hook per `if` filter
-    assert removed == 2 + len(spec.post_events) * per_event
+    assert removed == 4 + len(spec.post_events) * per_event  # pre, session, prompt, stop and the post hooks
     assert json.loads(path.read_text()) == existing
     assert not wrapper.exists()
     assert uninstall_hooks(agent, project=tmp_path)[1] == 0
@@ -79,8 +81,8 @@ def test_install_creates_a_missing_settings_file_and_uninstall_leaves_no_empty_s
     path, changed = install_hooks("claude-code", project=tmp_path)
     assert changed and path == tmp_path / ".claude" / "settings.json"
     assert set(json.loads(path.read_text())["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure",
-                                                          "SessionStart"}
-    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 2 + 2 * len(BUILTIN_FILTERS)
+                                                          "SessionStart", "UserPromptSubmit", "Stop"}
+    assert uninstall_hooks("claude-code", project=tmp_path)[1] == 4 + 2 * len(BUILTIN_FILTERS)
     assert not path.exists() and not path.parent.exists()  # no {"hooks": {}} left behind
 
 

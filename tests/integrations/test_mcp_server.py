@@ -497,10 +497,12 @@ async def test_every_output_schema_is_specific_and_real_results_validate_over_st
             results["remember"] = await _call(client, "remember", {"key": "repository.protected", "value": False,
                                                                    "scope": main, "observed_at": _ago(days=3)})
             old = results["remember"]["record"]["id"]
-            results["recall"] = await _call(client, "recall", {"workspace": str(sandbox.work)})
+            # check_action before recall: recall with a workspace runs the session's record check
+            # (integrations/prompt.py), which would make this repair itself.
             results["check_action"] = await _call(client, "check_action", {"task": "push", "action": FORCE_PUSH,
                                                                            "full_report": True})
             [repair] = [r for r in results["check_action"]["report"]["repairs"] if r["key"] == "repository.protected"]
+            results["recall"] = await _call(client, "recall", {"workspace": str(sandbox.work)})
             results["verify"] = await _call(client, "verify", {"key": "repository.protected", "scope": main})
             results["history"] = await _call(client, "history", {"key": "repository.protected", "scope": main})
             results["lineage"] = await _call(client, "lineage", {"record_id": old})

@@ -25,8 +25,10 @@ What comes back is read as Claude Code reads it:
   which enters the planner's context; a question it cannot answer leaves the decision to its
   standing approvals (``developer.approves``).
 
-Each task starts a session: the ``SessionStart`` hook's context (the corrections StateWise
-made for this scope earlier) is read like any feedback before the first proposal. A
+Each task starts a session and submits the task as the developer's prompt: the ``SessionStart``
+and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the
+model plans, and the corrections it made for this scope earlier) is read like any feedback
+before the first proposal. A
 deterministic planner that, after feedback, proposes exactly a call that was already refused
 gives up (it has learnt nothing that would change the answer); so does any planner after the
 retry budget. Giving up is a stop.
@@ -227,6 +229,10 @@ class HookMethod:
         base = {"cwd": str(work), "session_id": f"bench-{inp.task.id}", "transcript_path": ""}
         session = hook({**base, "hook_event_name": "SessionStart", "source": "startup"}, "session")
         learn(_decision(session.stdout)[2])
+        # The developer's prompt: the hook checks the records before the model plans
+        # (statewise.integrations.prompt) and its block is read like any other text.
+        prompted = hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": inp.task.text}, "prompt")
+        learn(_decision(prompted.stdout)[2])
         memory = planning_context(inp.store, inp.task)
 
         def result(verdict: str, action: Action | None, reason: str, *, executed: bool = False) -> MethodResult:

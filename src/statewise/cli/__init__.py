@@ -536,9 +536,11 @@ _AGENTS = click.Choice(["claude-code", "codex", "gemini"])
 # Hidden from the listing: the installed wrapper runs it, a developer never needs to.
 @main.command(hidden=True)
 @click.argument("agent", type=_AGENTS)
-@click.option("--event", type=click.Choice(["pre", "post", "session", "pre-tool-use", "post-tool-use"]),
+@click.option("--event", type=click.Choice(["pre", "post", "session", "prompt", "stop", "pre-tool-use", "post-tool-use"]),
               default="pre", show_default=True,
-              help="Before the tool runs (guard), after it ran (observation capture), or as a session starts; "
+              help="Before the tool runs (guard), after it ran (observation capture), as a session starts, or "
+                   "before the model plans a prompt (the repaired state), or as the agent stops (a stop on a "
+                   "corrected fact is continued once); "
                    "the JSON's hook_event_name decides when present.")
 @click.option("--on-pass", type=click.Choice(["defer", "allow"]), default=None,
               help="When every check passes: leave the decision to the agent's own permissions, or allow (default: the project's config.toml, else defer).")

@@ -95,6 +95,16 @@ class OperationSpec(SpecModel):
     argv: tuple[Annotated[tuple[NonEmptyStr, ...], Field(min_length=1)], ...] = ()
 
 
+class RemedySpec(SpecModel):
+    """A way on when an invariant stops an action: the action with these slots changed. The hook
+    tells it only when the changed action passes every invariant under the repaired state
+    (:mod:`statewise.pipeline.guidance`). A slot value ``state:KEY`` is that key's resolved value;
+    ``say`` may name the changed slots as ``{slot}``."""
+
+    say: NonEmptyStr
+    args: dict[StrictStr, Any] = Field(default_factory=dict)
+
+
 class InvariantSpec(SpecModel):
     """A hard safety rule: whenever ``when`` holds, ``check`` must hold. Both are CEL."""
 
@@ -102,6 +112,7 @@ class InvariantSpec(SpecModel):
     when: NonEmptyStr = "true"
     check: NonEmptyStr
     message: NonEmptyStr
+    instead: tuple[RemedySpec, ...] = ()  # how to go on, tried in order
 
 
 _SCOPE_SOURCE_FORMS = {

@@ -97,6 +97,20 @@ def _settings(agent: str, root: Path, user: bool) -> tuple[list[Check], dict[str
                                 "when the session ends (the last command's capture is lost)", fix, fatal=False))
         if posts and any(post_literals(post) is not None for post in posts):
             checks.append(_post_filters(agent, event, posts, root, entry, fix))
+    if spec.prompt_event:
+        prompt = _our_entry(hooks.get(spec.prompt_event))
+        checks.append(Check(agent, "prompt check", prompt is not None and " prompt" in str(prompt.get("command")),
+                            f"the {spec.prompt_event} hook gives the model the repaired state before it plans"
+                            if prompt is not None else
+                            f"{path} has no StateWise {spec.prompt_event} hook: an agent that stops on a wrong "
+                            "record without calling a tool is never corrected", fix, fatal=False))
+    if spec.stop_event:
+        stop = _our_entry(hooks.get(spec.stop_event))
+        checks.append(Check(agent, "stop check", stop is not None and " stop" in str(stop.get("command")),
+                            f"the {spec.stop_event} hook continues a stop on a corrected fact once"
+                            if stop is not None else
+                            f"{path} has no StateWise {spec.stop_event} hook: a turn that ends on a wrong record "
+                            "is never continued", fix, fatal=False))
     return checks, {"path": path, "entry": entry}
 
 

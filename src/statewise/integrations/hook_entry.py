@@ -200,7 +200,26 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
     return _quick(agent, _event(event, data), data, contract_path)
 
 
-def _quick(agent: str, event: str, data: object, contract_path: str | None) -> str | None:
+def _has_store(cwd: object) -> bool:
+    """Whether a store may hold records for ``cwd``: ``$STATEWISE_STORE``, or a
+    ``.statewise/store.db`` in it or a folder above it (where the default store lives)."""
+    import os
+
+    if os.environ.get("STATEWISE_STORE"):
+        return True
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        return True  # the full path names what is wrong
+    directory = os.path.realpath(cwd)
+    while True:
+        if os.path.exists(os.path.join(directory, ".statewise", "store.db")):
+            return True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return False
+        directory = parent
+
+
+def _quick(agent: str, event: str, data: object, contract_path: str | None, store: str | None = None) -> str | None:
     if event != "pre" and contract_path is None and isinstance(data, dict) and _project_settings(data.get("cwd")):
         return None
     if event == "session":
@@ -210,6 +229,22 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
         import os
 
         return session_note(os.path.realpath(cwd), agent, contract_path)
+    if event in ("prompt", "stop"):
+        # Nothing to check before the model plans, or as it stops, where this workspace has no
+        # store; and a stop the hook already continued once is never continued again.
+        if isinstance(data, dict) and data.get("stop_hook_active") is True:
+            return "{}"
+        cwd = data.get("cwd") if isinstance(data, dict) else None
+        if store is None and not _has_store(cwd):
+            return "{}"
+        session = data.get("session_id") if isinstance(data, dict) else None
+        if event == "prompt" and isinstance(cwd, str) and isinstance(session, str) and session:
+            import os
+
+            # The session was told everything and nothing the check reads has changed since
+            # (statewise.integrations.prompt.remember_quiet_prompt).
+            return session_note(os.path.realpath(cwd), f"{agent}\0prompt\0{session}", contract_path)
+        return None
     if event == "pre":
         if isinstance(data, dict) and data.get("tool_name") in READ_TOOLS.get(agent, ()):
             # A read is hooked only for secrets: one whose input names nothing like one passes.
@@ -227,8 +262,8 @@ def _quick(agent: str, event: str, data: object, contract_path: str | None) -> s
 
 
 def _parse_arguments(argv: list[str]) -> dict[str, str | None]:
-    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session] [--store LOCATION] "
-             "[--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
+    usage = ("usage: python -m statewise.integrations.hook_entry AGENT [pre|post|session|prompt|stop] "
+             "[--store LOCATION] [--contract FILE] [--on-pass defer|allow] [--deadline SECONDS]")
     options: dict[str, str | None] = {"store": None, "contract": None, "on-pass": None, "deadline": "20"}
     positional: list[str] = []
     index = 0
@@ -316,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
         data = None  # the full path names what is wrong, and blocks
     else:
         event = _event(event, data)
-        quick = _quick(agent, event, data, options["contract"])
+        quick = _quick(agent, event, data, options["contract"], options["store"])
         if event == "session":
             from statewise.integrations.warm import prepare
 

@@ -36,11 +36,13 @@ __all__ = [
     "write_session_note",
 ]
 
-#: Events as each client names them -> the hook's event ("pre", "post" or "session").
+#: Events as each client names them -> the hook's event ("pre", "post", "session", "prompt", "stop").
 EVENTS = {
     "PreToolUse": "pre", "BeforeTool": "pre",
     "PostToolUse": "post", "PostToolUseFailure": "post", "AfterTool": "post",
     "SessionStart": "session",
+    "UserPromptSubmit": "prompt", "BeforeAgent": "prompt",  # before the model plans a turn
+    "Stop": "stop", "AfterAgent": "stop",  # as the agent ends its turn
 }
 
 #: The tools that run shell commands, per agent (AGENT_TOOLS below adds the other tools).

@@ -83,6 +83,7 @@ class HookRequest:
     session_id: str = ""
     tool_use_id: str = ""
     event_name: str = ""  # as the client named it, e.g. PostToolUseFailure
+    prompt: str = ""  # the developer's prompt, on the prompt event
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,7 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
         raise InputError("hook input: field 'cwd' must be a non-empty string")
     if "\0" in cwd or not cwd.startswith("/"):
         raise InputError("hook input: field 'cwd' must be an absolute path without NUL bytes")
-    if event == "session":
+    if event in ("session", "prompt", "stop"):
         tool_name, tool_input = tool_name or "", tool_input or {}
     elif not isinstance(tool_name, str) or not tool_name:
         raise InputError("hook input: field 'tool_name' must be a non-empty string")
@@ -125,6 +126,7 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
         agent=agent, event=event, cwd=Path(cwd), tool_name=str(tool_name), tool_input=tool_input,
         tool_response=response, session_id=str(data.get("session_id", "")),
         tool_use_id=str(data.get("tool_use_id", "")), event_name=event_name if isinstance(event_name, str) else "",
+        prompt=str(data.get("prompt") or "")[:4000],
     )
 
 
@@ -231,10 +233,9 @@ def _developer_question(decision: Decision, contract: Contract) -> str | None:
 
 
 def _repair_note(decision: Decision) -> str:
-    notes = [f"{r.key} in {r.scope} was {json.dumps(r.old_value)}, now {json.dumps(r.new_value)} "
-             f"({r.kind}, record {r.new_record_id or r.record_id})"
-             for r in decision.report.repairs if r.kind in ("supersede", "narrow", "retract")]
-    return ("StateWise corrected its memory: " + "; ".join(notes) + ". ") if notes else ""
+    from statewise.pipeline.guidance import corrections
+
+    return corrections(decision)
 
 
 def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None
@@ -368,7 +369,10 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
     elif approval:
         reason = approval
     else:
-        reason = f"StateWise stopped {stopped.report.proposal.describe()}: {stopped.reason}"
+        from statewise.pipeline.guidance import deny_reason, way_on
+
+        reason = (f"StateWise stopped {stopped.report.proposal.describe()}: {deny_reason(stopped)}"
+                  f"{'. ' + way_on(stopped, contract).rstrip() if way_on(stopped, contract) else ''}")
     return _render(request.agent, "ask" if question or approval else "deny", _repair_note(stopped) + reason,
                    on_pass, decisions)
 
@@ -453,7 +457,7 @@ def _context_output(agent: str, event_name: str, text: str, *, warning: str = ""
     if agent in ("claude-code", "gemini"):
         return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
                                                               "additionalContext": text}}))
-    if event_name == "SessionStart":  # Codex reads SessionStart's additionalContext the same way
+    if event_name in ("SessionStart", "UserPromptSubmit"):  # Codex reads these additionalContexts the same way
         return HookOutcome(json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
                                                               "additionalContext": text}}))
     return HookOutcome("{}")
@@ -473,6 +477,8 @@ def _deny_everything(agent: str, event: str, reason: str) -> HookOutcome:
 
 #: The post-tool event name each client uses for a call that finished normally.
 _POST_EVENT = {"claude-code": "PostToolUse", "codex": "PostToolUse", "gemini": "AfterTool"}
+#: The event each client fires before its model plans a turn.
+_PROMPT_EVENT = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 
 #: The session-start note's budget: the memory part in estimated tokens (docs/memory.md), the
 #: whole note in characters.
@@ -495,6 +501,12 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     if "://" not in location and not Path(location).exists() and not Path(location).parent.is_dir():
         return ""
     text = session_context(workspace, location, token_budget=SESSION_CONTEXT_TOKENS, contract=contract)
+    from statewise.integrations.prompt import prompt_context
+
+    checked = prompt_context(workspace, store_location=location, contract=contract, agent=request.agent,
+                             session_id=request.session_id, facts=False)
+    if checked:  # the records checked and repaired now, earlier corrections included
+        return f"{text}\n{checked}" if text else checked
     store = open_store(location, key_schema=contract)
     try:
         corrected = []
@@ -600,6 +612,25 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
                                       warning=warning)
             _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
             return outcome
+        if event == "prompt":
+            from statewise.integrations.prompt import prompt_context
+
+            location = store_location or default_location(request.cwd)
+            text = prompt_context(request.cwd.resolve(), store_location=location, contract=contract, agent=agent,
+                                  session_id=request.session_id, prompt=request.prompt)
+            if not text:
+                from statewise.integrations.prompt import remember_quiet_prompt
+
+                remember_quiet_prompt(request.cwd.resolve(), agent, request.session_id, location, digest)
+            return _context_output(agent, request.event_name or _PROMPT_EVENT[agent], text)
+        if event == "stop":
+            from statewise.integrations.stop import continue_reason
+
+            reason = continue_reason(request.cwd.resolve(), json.loads(stdin_text), contract=contract, agent=agent,
+                                     store_location=store_location or default_location(request.cwd))
+            # The client's block-the-stop answer: the turn goes on with the reason as its prompt.
+            return HookOutcome(json.dumps({"decision": "deny" if agent == "gemini" else "block", "reason": reason})
+                               if reason else "{}")
         from statewise.integrations.protect import places_for
         from statewise.protection import SecretRules
 

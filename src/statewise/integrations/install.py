@@ -94,6 +94,8 @@ class AgentHooks:
     post_matcher: str
     timeout_scale: int  # client timeout units per second: 1 for seconds, 1000 for milliseconds
     if_filters: bool = False  # the client can skip spawning a hook by an `if` rule (Claude Code)
+    prompt_event: str | None = None  # fired before the model plans a turn (statewise.integrations.prompt)
+    stop_event: str | None = None  # fired as the agent ends its turn (statewise.integrations.stop)
 
     def entries(self, wrapper: Path, timeout: int,
                 post_literals: tuple[str, ...] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -130,6 +132,12 @@ class AgentHooks:
         if self.session_event:
             entries[self.session_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
                                                        "timeout": scaled}]}]
+        if self.prompt_event:
+            entries[self.prompt_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} prompt",
+                                                      "timeout": scaled}]}]
+        if self.stop_event:
+            entries[self.stop_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} stop",
+                                                    "timeout": scaled}]}]
         return entries
 
 
@@ -138,16 +146,19 @@ AGENTS = {
         name="claude-code", project_file=".claude/settings.json", user_file=".claude/settings.json",
         pre_event="PreToolUse", post_events=("PostToolUse", "PostToolUseFailure"), session_event="SessionStart",
         pre_matcher="Bash|Write|Edit|NotebookEdit|Read", post_matcher="Bash", timeout_scale=1, if_filters=True,
+        prompt_event="UserPromptSubmit", stop_event="Stop",
     ),
     "codex": AgentHooks(
         name="codex", project_file=".codex/hooks.json", user_file=".codex/hooks.json",
         pre_event="PreToolUse", post_events=("PostToolUse",), session_event="SessionStart",
         pre_matcher="Bash|apply_patch|write_stdin", post_matcher="Bash", timeout_scale=1,
+        prompt_event="UserPromptSubmit", stop_event="Stop",  # codex-rs/hooks: the events' JSON schemas
     ),
     "gemini": AgentHooks(
         name="gemini", project_file=".gemini/settings.json", user_file=".gemini/settings.json",
         pre_event="BeforeTool", post_events=("AfterTool",), session_event="SessionStart",
         pre_matcher="run_shell_command|write_file|replace|read_file|read_many_files", post_matcher="run_shell_command", timeout_scale=1000,
+        prompt_event="BeforeAgent", stop_event="AfterAgent",
     ),
 }
 
@@ -191,7 +202,7 @@ def wrapper_path(*, project: str | Path | None = None, user: bool = False) -> Pa
 #: the shell captures and checks, with a watchdog process.
 _WRAPPER = """#!/bin/sh
 # StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
-# Usage: statewise-hook AGENT pre|post|session, with the client's JSON on stdin.
+# Usage: statewise-hook AGENT pre|post|session|prompt|stop, with the client's JSON on stdin.
 # It fails closed: a missing program, a crash, a signal, a run past {deadline} s or output that
 # is not a JSON object becomes a block before a tool runs (exit 2, one-line reason on stderr),
 # which Claude Code, Codex and Gemini CLI all honour. After a tool ran, nothing can be blocked.
@@ -265,7 +276,7 @@ exit $status
 #: anything but a decision.
 _PYTHON_WRAPPER = """{header}
 # StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
-# Usage: statewise-hook AGENT pre|post|session, with the client's JSON on stdin.
+# Usage: statewise-hook AGENT pre|post|session|prompt|stop, with the client's JSON on stdin.
 # It fails closed: a missing interpreter, a crash, a signal, a run past {deadline} s (the alarm
 # ends the process) or output that is not a JSON object becomes a block before a tool runs
 # (exit 2, one-line reason on stderr), which Claude Code, Codex and Gemini CLI all honour.
@@ -282,7 +293,7 @@ sys.path.append({package_dir!r})  # where `statewise install` found StateWise
 
 def fail(what, error):
     # One line, whatever went wrong: Codex shows the hook's stderr to the model as the reason.
-    if sys.argv[2:3] in (["post"], ["session"]):  # after a tool ran, nothing can be blocked
+    if sys.argv[2:3] in (["post"], ["session"], ["prompt"], ["stop"]):  # no tool call to block
         print("{{}}")
         sys.exit(0)
     reason = " ".join(f"{{type(error).__name__}}: {{error}}".split())[:500]

@@ -25,12 +25,14 @@ DENIED = [
     ("rm -rf ~/.config/gcloud", ".config/gcloud"),
     ("GIT_TRACE=$PWD/.env git status", ".env"),
     ("GIT_INDEX_FILE=.env git read-tree HEAD", ".env"),
+    # awk's print redirection is read as the write it is (the command model reads inside awk
+    # programs), so it is denied like any other write of a secret, no longer only asked.
+    ("awk '{print > \".env\"}' README.md", ".env"),
 ]
 ASKED = [
     ("cat .env", ".env"),
     ("grep SECRET .env", ".env"),
     ("cat ~/.aws/credentials", ".aws/credentials"),
-    ("awk '{print > \".env\"}' README.md", ".env"),
     ("source .env && echo $SECRET", ".env"),
 ]
 PASSED = ["cat .env.example", "cp .env.example .env.sample", "echo X= >> .env.example", "cat README.md",

@@ -8,7 +8,7 @@ import io
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from statewise.bench.metrics import holm, outcomes, transfer_groups
 from statewise.bench.report_run import (
@@ -29,10 +29,6 @@ from statewise.bench.report_run import (
     is_baseline,
     method_label,
 )
-
-if TYPE_CHECKING:
-    pass
-
 
 # --- figures ------------------------------------------------------------------------------
 

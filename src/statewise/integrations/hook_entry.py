@@ -177,13 +177,18 @@ def _shell_command(agent: str, data: object) -> str | None:
 def _project_settings(cwd: object) -> bool:
     """Whether a ``.statewise/config.toml`` above ``cwd`` may choose the contract or store, in
     which case the caches keyed by the built-in contract prove nothing."""
-    import os
-
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         return False
+    return _in_folder_or_above(cwd, ".statewise", "config.toml")
+
+
+def _in_folder_or_above(cwd: str, *relative: str) -> bool:
+    """Whether ``relative`` names a file (or folder) in ``cwd`` or in a folder above it."""
+    import os
+
     directory = os.path.realpath(cwd)
     while True:
-        if os.path.isfile(os.path.join(directory, ".statewise", "config.toml")):
+        if os.path.exists(os.path.join(directory, *relative)):
             return True
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -209,14 +214,7 @@ def _has_store(cwd: object) -> bool:
         return True
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         return True  # the full path names what is wrong
-    directory = os.path.realpath(cwd)
-    while True:
-        if os.path.exists(os.path.join(directory, ".statewise", "store.db")):
-            return True
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return False
-        directory = parent
+    return _in_folder_or_above(cwd, ".statewise", "store.db")
 
 
 def _quick(agent: str, event: str, data: object, contract_path: str | None, store: str | None = None) -> str | None:

@@ -19,7 +19,7 @@ STOPPED = [
     ("GIT_TRACE=$PWD/.env git status", "deny", ".env"),
     ("GIT_INDEX_FILE=.env git read-tree HEAD", "deny", ".env"),
     ("tar -cf /dev/null README.md --checkpoint=1 --checkpoint-action=exec='rm -f .env'", "deny", "rm -f .env"),
-    ("awk '{print > \".env\"}' README.md", "ask", ".env"),
+    ("awk '{print > \".env\"}' README.md", "deny", ".env"),  # read as the write it is (inside awk)
     ("cp /bin/rm build/tidy && build/tidy -rf migrations", "deny", "build/tidy"),
     ("tar --remove-files -cf build/m.tar migrations", "deny", "migrations"),
     ("tar -cf build/m.tar migrations --remove-files", "deny", "migrations"),

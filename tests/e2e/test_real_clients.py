@@ -100,6 +100,19 @@ def plain_write(client: str, workspace: Workspace) -> Step:
 GIT_STATUS, PYTHON_VERSION, NPM_MISSING, PLAIN_WRITE = range(4)
 
 
+
+def add_dead_check_script(workspace: Workspace) -> None:
+    """package.json's `check` script fails with npm's "Missing script: lint": it runs a shell
+    script outside the repository that calls the missing `npm run lint`. StateWise reads inside
+    the project's own scripts and would stop a `check` that ran `npm run lint` itself (issue 22);
+    a script outside the repository is not read, so the command runs and its failure reveals
+    the fact the post-tool hook captures."""
+    outside = workspace.root / "lint.sh"
+    outside.write_text("npm run lint\n", encoding="utf-8")
+    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": f"sh {outside}"}}
+    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
+    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+
 @pytest.fixture(scope="module", params=CLIENT_NAMES)
 def everyday(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
              client_bin: Path) -> Iterator[SharedRun]:
@@ -114,9 +127,7 @@ def everyday(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     # The failing command: a script that exists but calls one that does not (a dead script
     # inside package.json). StateWise stops `npm run <missing>` before it runs (issue 10), so
     # the failure that reveals the fact has to come from a command it lets through.
-    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
-    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
-    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    add_dead_check_script(workspace)
     steps = [shell(client, "git status"), shell(client, "python3 --version"),
              shell(client, "npm run check"), plain_write(client, workspace)]
     run = workspace.run(client, steps)
@@ -199,9 +210,7 @@ def test_the_capture_of_the_sessions_last_command_is_stored_when_the_client_exit
     # The post-tool hooks are waited for: Claude Code kills a background (`async`) hook when a
     # `claude -p` session ends, which lost exactly this capture (benchmarks/claude_hook_cost.py
     # --async-capture); nothing may run after the capture to give it time.
-    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
-    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
-    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    add_dead_check_script(workspace)
     workspace.install(client)
     run = workspace.run(client, [shell(client, command)])
     finished(run)
@@ -277,9 +286,7 @@ def test_claude_code_captures_once_when_two_filtered_hooks_run_for_one_command(w
     # `npm run check; echo pushed` holds two literals (npm, push): Claude Code runs both hooks,
     # in parallel, and each captures the same output. The store keeps one record, and neither
     # note tells the model the write failed.
-    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
-    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
-    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    add_dead_check_script(workspace)
     folder = workspace.root / "payloads"
     folder.mkdir()
     recorder = workspace.root / "recording-hook"
@@ -329,9 +336,7 @@ def test_a_user_and_a_project_installation_capture_one_output_once(workspace: Wo
     # Installed for the user too (whose hooks carry no filter: each project may name its own
     # contract), Claude Code runs both installations' post-tool hooks for one command, in
     # parallel: one record, and no note about a failed write.
-    manifest = {"name": "app", "version": "1.0.0", "scripts": {"test": "echo ok", "check": "npm run lint"}}
-    (workspace.work / "package.json").write_text(json.dumps(manifest) + "\n", encoding="utf-8")
-    git(workspace.work, "commit", "--quiet", "-am", "a check script")
+    add_dead_check_script(workspace)
     workspace.install("claude")
     workspace.statewise("install", "claude-code", "--user")
     user_settings = json.loads((workspace.home / ".claude" / "settings.json").read_text(encoding="utf-8"))

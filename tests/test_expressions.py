@@ -422,8 +422,11 @@ def test_invariant_keys_reads_only_invariants_that_may_apply() -> None:
         "user.allow_force_push", "git.default_branch",  # a push naming main or master: is it the default?
     )
     install = {"tool": "pip", "operation": "install", "args": {"package": "requests"}}
+    # One invariant checks an install against its own ecosystem's manager (a repository can be
+    # Python and Node at once, issue 22): it reads both sides' keys and the repository-wide one.
     assert set(coding.invariant_keys(install)) == {"runtime.python_interpreter", "python.venv_path",
-                                                    "python.package_index", "project.package_manager"}
+                                                    "python.package_index", "project.package_manager",
+                                                    "python.package_manager", "node.package_manager"}
 
 
 def test_action_without_args_has_an_empty_args_map() -> None:

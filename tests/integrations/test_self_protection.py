@@ -161,3 +161,19 @@ def test_a_checkout_that_replaces_tracked_hook_settings_is_denied(tmp_path):
         assert project.bash(command).decision != "deny", command
     # feature predates the hooks commit: checking it out would delete the tracked settings file
     assert project.bash("git checkout feature").decision == "deny"
+
+
+def test_find_deleting_by_name_reaches_only_what_the_name_matches(project):
+    # find's name filter decides what it deletes: clearing __pycache__ folders is ordinary work
+    # even though the search root holds the clients' settings; a filter that names a protected
+    # file, or one StateWise cannot read (-newer), still reaches it.
+    cache = project.work / "src" / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "app.cpython-311.pyc").write_bytes(b"")
+    for agent in ("claude-code", "codex", "gemini"):
+        answer = project.bash("find . -name '__pycache__' -type d -prune -exec rm -rf {} +", agent=agent)
+        assert answer.decision not in ("deny", "ask"), (agent, answer)
+    named = project.bash("find . -name 'settings.json' -delete")
+    assert named.decision == "deny" and "settings.json" in named.reason, named
+    unreadable = project.bash("find . -newer README.md -delete")
+    assert unreadable.decision == "deny", unreadable

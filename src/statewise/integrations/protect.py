@@ -177,6 +177,9 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
         paths: list[str] = []
         if use is not None:
             paths = [str(action.args[slot]) for slot in ("path", "link_path") if action.args.get(slot)]
+            matched = _found_by_name(action, workspace) if use == "delete" else None
+            if matched is not None:
+                paths = matched  # find deletes what its name filter matches, not its whole root
         elif action.operation == "git.restore":
             use, paths = "write", listed(action.args.get("paths"))
         elif action.operation == "git.clean":
@@ -191,6 +194,54 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
             if finding is not None and finding.target not in {f.target for f in found}:
                 found.append(finding)
     return found
+
+
+#: find's predicates that only narrow what it reaches by name, type and depth.
+_FIND_NARROWING = {"-type": 1, "-prune": 0, "-maxdepth": 1, "-mindepth": 1, "-o": 0, "-or": 0, "-a": 0, "-and": 0}
+#: How many entries the walk for a find's name filter may look at before it gives up (and the
+#: whole root is checked, as for any recursive delete).
+_FIND_WALK_LIMIT = 20000
+
+
+def _found_by_name(action: Action, workspace: Path) -> list[str] | None:
+    """For ``find ROOT -name P [-type/-prune/-maxdepth ...] -delete`` (or ``-exec rm``): the
+    entries under ROOT whose names match, as find would reach them, each with what lies under
+    it (an ``rm -rf`` of a matched folder takes its contents). None when the filter holds any
+    other predicate or the walk is too large: then the whole root counts, as before."""
+    if action.args.get("via") != "find" or not action.args.get("path"):
+        return None
+    words = str(action.args.get("filter") or "").split()
+    patterns: list[tuple[str, bool]] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ("-name", "-iname") and index + 1 < len(words):
+            patterns.append((words[index + 1], word == "-iname"))
+            index += 2
+        elif word in _FIND_NARROWING:
+            index += 1 + _FIND_NARROWING[word]
+        else:
+            return None
+    if not patterns:
+        return None
+    import fnmatch
+
+    def named(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name.lower() if folded else name, pattern.lower() if folded else pattern)
+                   for pattern, folded in patterns)
+
+    root = _absolute(str(action.args["path"]), workspace)
+    reached: list[str] = []
+    seen = 0
+    for directory, folders, files in os.walk(root):
+        inside = any(named(part) for part in Path(directory).relative_to(root).parts)
+        for name in [*folders, *files]:
+            seen += 1
+            if seen > _FIND_WALK_LIMIT:
+                return None
+            if inside or named(name):
+                reached.append(os.path.join(directory, name))
+    return reached
 
 
 def _segments(command: str) -> list[list[str]] | None:

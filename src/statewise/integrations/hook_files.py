@@ -58,7 +58,7 @@ SHELL_TOOLS = {
 READ_TOOLS = {
     "claude-code": frozenset({"Read"}),
     "codex": frozenset[str](),
-    "gemini": frozenset({"read_file", "read_many_files"}),
+    "gemini": frozenset({"read_file"}),  # Gemini CLI 0.61 offers no read_many_files (tests/e2e)
 }
 
 #: Which tool names carry shell commands, which edit files, which read them, and which type into

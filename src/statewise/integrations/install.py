@@ -157,7 +157,7 @@ AGENTS = {
     "gemini": AgentHooks(
         name="gemini", project_file=".gemini/settings.json", user_file=".gemini/settings.json",
         pre_event="BeforeTool", post_events=("AfterTool",), session_event="SessionStart",
-        pre_matcher="run_shell_command|write_file|replace|read_file|read_many_files", post_matcher="run_shell_command", timeout_scale=1000,
+        pre_matcher="run_shell_command|write_file|replace|read_file", post_matcher="run_shell_command", timeout_scale=1000,
         prompt_event="BeforeAgent", stop_event="AfterAgent",
     ),
 }

@@ -504,7 +504,7 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     from statewise.integrations.prompt import prompt_context
 
     checked = prompt_context(workspace, store_location=location, contract=contract, agent=request.agent,
-                             session_id=request.session_id, facts=False)
+                             session_id=request.session_id, facts=False, unverified=False)
     if checked:  # the records checked and repaired now, earlier corrections included
         return f"{text}\n{checked}" if text else checked
     store = open_store(location, key_schema=contract)

@@ -267,13 +267,16 @@ def _remember_told(path: Path, told: set[str]) -> None:
 
 def prompt_context(workspace: Path, *, store_location: str, contract: Contract, agent: str, session_id: str = "",
                    prompt: str = "", token_budget: int = DEFAULT_TOKEN_BUDGET,
-                   environ: Mapping[str, str] | None = None, facts: bool = True) -> str:
+                   environ: Mapping[str, str] | None = None, facts: bool = True, unverified: bool = True) -> str:
     """The block for a prompt (or a session start) in ``workspace``: what changed since the
     agent was last told in session ``session_id``, or "" when nothing did. Verified facts are
     told once per session; corrections and unverified records whenever they are new to it.
     ``facts=False`` (at SessionStart, whose memory note lists the verified facts already) leaves
-    the verified facts out of the text but counts them as told. Nothing is created where
-    StateWise is not set up (no store)."""
+    the verified facts out of the text but counts them as told. ``unverified=False`` (also at
+    SessionStart) leaves the unverified records out and does not count them as told: the memory
+    note speaks for the memory files' keys there, and the prompt event that every client sends
+    right after names what is unverified. Nothing is created where StateWise is not set up (no
+    store)."""
     if "://" not in store_location and not Path(store_location).exists():
         return ""
     store = open_store(store_location, key_schema=contract)
@@ -286,7 +289,7 @@ def prompt_context(workspace: Path, *, store_location: str, contract: Contract, 
     fresh = [line for line in lines if line.identity not in told]
     if not any(line.kind != _VERIFIED for line in fresh) and told:
         return ""  # only facts it was given earlier in the session, or nothing new
-    shown = fresh if facts else [line for line in fresh if line.kind != _VERIFIED]
+    shown = [line for line in fresh if (facts or line.kind != _VERIFIED) and (unverified or line.kind != _UNVERIFIED)]
     text = render_state(shown, token_budget)
     if path is not None:
         said = {line.identity for line in shown if f" {line.key} in {line.scope}" in text}

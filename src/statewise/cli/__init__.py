@@ -1,4 +1,9 @@
-"""The ``statewise`` command line: parse, call the library, render. Nothing else lives here."""
+"""The ``statewise`` command line: parse, call the library, render. Nothing else lives here.
+
+Every command imports what it uses in its own body: at start-up this module imports only click
+and the standard library, so that ``statewise --help`` and a usage error cost little more than
+the interpreter (``tests/cli/test_startup.py`` holds each command to it).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,9 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import ValidationError
 
 from statewise import __version__
 from statewise.cli.context import (
@@ -26,12 +30,15 @@ from statewise.cli.context import (
 )
 from statewise.cli.memory import memory
 from statewise.errors import InputError, MissingExtraError
-from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
-from statewise.render import lineage_view, record_table, retrieval_view
-from statewise.scopes import Scope, ScopeLevel
-from statewise.store import open_store
-from statewise.values import ValueType, parse_value_text, render_value
-from statewise.workspace import derive_task_scope
+from statewise.values import ValueType
+
+if TYPE_CHECKING:
+    from statewise.scopes import Scope
+
+#: The choices of ``record add --source`` and ``--authority``: statewise.records' SourceKind and
+#: Authority, written out because that module imports pydantic (a test checks they match).
+SOURCE_KINDS = ("observation", "tool_output", "developer", "agent_inference", "import")
+AUTHORITIES = ("machine", "developer", "agent")
 
 
 @click.group(cls=SentenceGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -99,8 +106,8 @@ def record() -> None:
                                "current folder's scope at the level the contract declares for KEY).")
 @click.option("--type", "value_type", type=click.Choice([t.value for t in ValueType]),
               help="Value type (default: as the contract declares the key).")
-@click.option("--source", type=click.Choice([s.value for s in SourceKind]), default="developer", show_default=True)
-@click.option("--authority", type=click.Choice([a.value for a in Authority]), default="developer", show_default=True)
+@click.option("--source", type=click.Choice(SOURCE_KINDS), default="developer", show_default=True)
+@click.option("--authority", type=click.Choice(AUTHORITIES), default="developer", show_default=True)
 @click.option("--actor", default=lambda: os.environ.get("STATEWISE_USER") or os.environ.get("USER") or "developer",
               help="Who says so (default: $STATEWISE_USER, else $USER).")
 @click.option("--ref", "reference", help="A free reference: a tool call, a commit, a URL.")
@@ -115,6 +122,9 @@ def record_add(obj: Context, key: str, value: str, scope: str | None, value_type
                authority: str, actor: str, reference: str | None, observed_at: str | None, ttl: int | None,
                replace: bool, reason: str, as_json: bool) -> None:
     """Store KEY = VALUE in a scope. VALUE is parsed by the key's type (true/false, 3.11, a,b)."""
+    from statewise.records import Authority, Provenance, RecordDraft, SourceKind, parse_time
+    from statewise.values import parse_value_text, render_value
+
     declared = obj.contract.key_type(key)
     if declared is None:
         raise unknown_key(obj.contract, key)
@@ -157,6 +167,8 @@ def record_add(obj: Context, key: str, value: str, scope: str | None, value_type
 def derived_scope(obj: Context, key: str) -> Scope:
     """KEY's scope for the current folder, at the level the contract declares for it (as `record
     list` derives the task from the folder); InputError naming --scope when the folder cannot say."""
+    from statewise.scopes import ScopeLevel
+
     spec = obj.contract.state_spec(key)
     level = spec.scope if spec is not None else ScopeLevel.GLOBAL
     here = os.getcwd()
@@ -176,6 +188,9 @@ def derived_scope(obj: Context, key: str) -> Scope:
 @handled
 def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Show the active record for KEY in exactly this scope."""
+    from statewise.render import record_table
+    from statewise.scopes import Scope
+
     found = obj.existing_store().get_active(key, scope)
     if found is None and obj.contract.key_type(key) is None:
         raise unknown_key(obj.contract, key)
@@ -201,6 +216,8 @@ def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
 def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str, ...], text: str | None,
                 as_json: bool) -> None:
     """Show the records that apply to a task, and what was held back (stale, shadowed, near misses)."""
+    from statewise.render import retrieval_view
+
     for key in keys:
         if obj.at(cwd).contract.state_spec(key) is None:
             raise unknown_key(obj.contract, key)
@@ -219,6 +236,9 @@ def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str
 @handled
 def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
     """Every record ever stored for KEY in a scope, oldest first."""
+    from statewise.render import record_table
+    from statewise.scopes import Scope
+
     records = obj.existing_store().history(key, scope)
     if not records and obj.contract.key_type(key) is None:
         raise unknown_key(obj.contract, key)
@@ -235,6 +255,8 @@ def record_history(obj: Context, key: str, scope: str, as_json: bool) -> None:
 @handled
 def record_lineage(obj: Context, record_id: str, as_json: bool) -> None:
     """The chain of records and repairs (with their evidence) around RECORD_ID."""
+    from statewise.render import lineage_view
+
     lineage = obj.existing_store().lineage(record_id)
     if as_json:
         emit_json(lineage)
@@ -269,6 +291,8 @@ def record_retract(obj: Context, record_id: str, reason: str, actor: str, as_jso
 @handled
 def record_revert(obj: Context, record_id: str, reason: str, actor: str, as_json: bool) -> None:
     """Undo the repair that produced RECORD_ID, restoring the value it replaced."""
+    from statewise.values import render_value
+
     restored = obj.existing_store().revert(record_id, reason=reason, actor=actor)
     if as_json:
         emit_json({"reverted": record_id, "restored": restored})
@@ -325,7 +349,7 @@ def record_import(obj: Context, source: str, show_progress: bool | None) -> None
         columns = [TextColumn("importing"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[lines]:,} lines"),
                    TimeRemainingColumn()]
         draw = errors.is_terminal if show_progress is None else show_progress
-        with Progress(*columns, console=errors, transient=errors.is_terminal, disable=not draw) as bar:
+        with Progress(*columns, console=errors.real(), transient=errors.is_terminal, disable=not draw) as bar:
             task = bar.add_task("import", total=total, lines=0)
 
             def advance(lines: int, chars: int) -> None:
@@ -342,6 +366,8 @@ def record_import(obj: Context, source: str, show_progress: bool | None) -> None
 
 
 def _read_action(source: str) -> Any:
+    from pydantic import ValidationError
+
     from statewise.actions import Action
 
     text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
@@ -391,6 +417,7 @@ def guard(obj: Context, task_text: str, action_source: str | None, family: str |
     from statewise.pipeline import Guard, GuardConfig
     from statewise.planners import make_planner
     from statewise.planners.base import Task
+    from statewise.workspace import derive_task_scope
 
     workspace = Path(cwd or os.getcwd()).resolve()
     try:
@@ -442,6 +469,8 @@ def verify(obj: Context, key: str, scope: str | None, cwd: str | None, write: bo
     from statewise.pipeline.repair import apply_repair
     from statewise.pipeline.resolution import Resolver
     from statewise.records import base_key
+    from statewise.scopes import Scope
+    from statewise.workspace import derive_task_scope
 
     workspace = Path(cwd or os.getcwd()).resolve()
     obj.at(workspace)
@@ -516,8 +545,8 @@ def bench(obj: Context, cases_dir: str | None, sets: str | None, methods: str | 
     try:
         result = run_bench(cases_dir, sets=_csv(sets), methods=_csv(methods), conditions=_csv(conditions) or [],
                            planner_spec=planner_spec, quick=quick, jobs=jobs, out=json_path, progress=True, seed=seed,
-                           cases=_csv(only), console=console, everything=everything,
-                           progress_console=errors if obj.verbosity >= 0 else False)
+                           cases=_csv(only), console=console.real(), everything=everything,
+                           progress_console=errors.real() if obj.verbosity >= 0 else False)
     except ValueError as error:
         raise InputError(str(error)) from None
     if json_path:
@@ -735,9 +764,9 @@ def demo(scenario: str, report_path: str | None, keep: bool) -> None:
     from statewise.demo import run_figure1_demo, run_store_demo
 
     if scenario == "store":
-        run_store_demo(console, keep=keep)
+        run_store_demo(console.real(), keep=keep)
     else:
-        run_figure1_demo(console, report_path=Path(report_path) if report_path else None, keep=keep)
+        run_figure1_demo(console.real(), report_path=Path(report_path) if report_path else None, keep=keep)
 
 
 
@@ -759,6 +788,7 @@ def store_group() -> None:
 @handled
 def store_check(obj: Context, as_json: bool) -> None:
     """Verify the store's invariants; exit 0 when sound, 3 listing each violation otherwise."""
+    from statewise.store import open_store
     from statewise.store.check import check_store
 
     # The store the project's settings name (flag, environment, config.toml, default), which

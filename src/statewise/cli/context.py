@@ -1,5 +1,9 @@
 """What every command of the command line shares: the context object (settings, store,
 contract, consoles), the one error handler, the project option and JSON output.
+
+Imported by every command, ``statewise --help`` included, so it imports only click and the
+standard library at start-up: rich, pydantic, the store and the workspace are imported when a
+command first uses them (docs/performance.md, "Start-up of the command line").
 """
 
 from __future__ import annotations
@@ -11,30 +15,47 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel, ValidationError
-from rich.console import Console
-from rich.markup import escape
 
 from statewise.errors import InputError, StateWiseError
-from statewise.scopes import TaskScope
-from statewise.store import open_store
-from statewise.store.base import Store
-from statewise.workspace import derive_task_scope
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from statewise.scopes import TaskScope
+    from statewise.store.base import Store
 
 
-def consoles() -> tuple[Console, Console]:
-    # Piped output is plain and never hard-wrapped (a record id split across lines cannot be
-    # copied); on a terminal rich wraps to the window as usual.
-    out_tty = sys.stdout.isatty()
-    err_tty = sys.stderr.isatty()
-    return (Console(soft_wrap=not out_tty, no_color=not out_tty or None),
-            Console(stderr=True, soft_wrap=not err_tty, no_color=not err_tty or None))
+class LazyConsole:
+    """A rich ``Console`` made on first use: importing rich costs more than many commands'
+    whole work, and ``--help`` or a usage error never prints through it.
+
+    Attribute access is passed on to the console; hand :meth:`real` to code that keeps it.
+    """
+
+    def __init__(self, *, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        """The rich ``Console`` itself, made now if it was not yet."""
+        if self._console is None:
+            from rich.console import Console
+
+            # Piped output is plain and never hard-wrapped (a record id split across lines
+            # cannot be copied); on a terminal rich wraps to the window as usual.
+            tty = (sys.stderr if self._stderr else sys.stdout).isatty()
+            self._console = Console(stderr=self._stderr, soft_wrap=not tty, no_color=not tty or None)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
 
 
-console, errors = consoles()
+console, errors = LazyConsole(stderr=False), LazyConsole(stderr=True)
 
 
 class Context:
@@ -94,6 +115,8 @@ class Context:
     def store(self) -> Store:
         """The store, created when missing (for the commands that write the first record)."""
         if self._store is None:
+            from statewise.store import open_store
+
             self._store = open_store(self.location, key_schema=self.contract)
         return self._store
 
@@ -126,8 +149,11 @@ class Context:
 
 
 def emit_json(data: Any) -> None:
+    # A model can only be in ``data`` when pydantic was imported: do not import it to ask.
+    pydantic = sys.modules.get("pydantic")
+
     def default(value: Any) -> Any:
-        if isinstance(value, BaseModel):
+        if pydantic is not None and isinstance(value, pydantic.BaseModel):
             return value.model_dump(mode="json")
         if isinstance(value, datetime):
             return value.isoformat()
@@ -150,28 +176,47 @@ def handled(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except StateWiseError as error:
-            # The message is text, not markup: `statewise[mcp]` or `python.package[requests]` keep
-            # their brackets.
-            errors.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, markup=True, soft_wrap=True)
-            sys.exit(2 if isinstance(error, InputError) else 1)
-        except ValidationError as error:
-            errors.print(f"[red]error:[/red] {escape(validation_message(error, 'input'))}", highlight=False, soft_wrap=True)
-            sys.exit(2)
-        except OSError as error:
-            errors.print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
-            sys.exit(1)
-        except Exception as error:  # a bug: still one line, the traceback only on request
-            if os.environ.get("STATEWISE_DEBUG"):
-                raise
-            errors.print(f"[red]internal error:[/red] {type(error).__name__}: {escape(str(error))} "
-                         "(set STATEWISE_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
-            sys.exit(70)
+        except Exception as error:  # noqa: BLE001 - sorted by _exit_for, which re-raises a bug on request
+            _exit_for(error)
 
     return wrapper
 
 
+def _is_validation_error(error: Exception) -> bool:
+    # Only a command that imported pydantic can raise its error: do not import it to ask.
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(error, pydantic.ValidationError)
+
+
+def _exit_for(error: Exception) -> None:
+    """Print ``error`` as one line on stderr and exit with its status; a bug is re-raised
+    under ``STATEWISE_DEBUG`` for its traceback."""
+    from rich.markup import escape
+
+    # The message is text, not markup: `statewise[mcp]` or `python.package[requests]` keep
+    # their brackets.
+    if isinstance(error, StateWiseError):
+        message, status = str(error), 2 if isinstance(error, InputError) else 1
+    elif isinstance(error, click.ClickException):  # a refusal a command raised itself
+        message, status = error.format_message(), 2
+    elif _is_validation_error(error):
+        message, status = validation_message(error, "input"), 2  # type: ignore[arg-type]
+    elif isinstance(error, OSError):
+        message, status = str(error), 1
+    else:  # a bug: still one line, the traceback only on request
+        if os.environ.get("STATEWISE_DEBUG"):
+            raise error
+        errors.print(f"[red]internal error:[/red] {type(error).__name__}: {escape(str(error))} "
+                     "(set STATEWISE_DEBUG=1 for the traceback)", highlight=False, soft_wrap=True)
+        sys.exit(70)
+    errors.print(f"[red]error:[/red] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    sys.exit(status)
+
+
 def task_scope_of(task: str | None, cwd: str | None) -> TaskScope:
+    from statewise.scopes import TaskScope
+    from statewise.workspace import derive_task_scope
+
     if task:
         return TaskScope.parse(task)
     return derive_task_scope(cwd or os.getcwd())

@@ -1,0 +1,136 @@
+"""Start-up of the command line: what each command imports, never how long it takes.
+
+``statewise --help`` is answered by the front door (statewise.__main__) without click; every
+other command's ``--help`` imports click and nothing heavy; a command imports what it uses.
+The speed itself is measured by benchmarks/cli_startup.py (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from statewise import __main__ as front
+from statewise.cli import main
+from statewise.cli.main_help import render
+
+#: Modules none of the help pages may import: each costs more than the interpreter's start-up.
+HEAVY = ("pydantic", "rich", "statewise.store", "statewise.records", "statewise.contract", "statewise.settings",
+         "statewise.pipeline", "statewise.integrations", "statewise.bench", "statewise.memory", "yaml", "mcp")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
+    env.pop("COLUMNS", None)
+    return {**env, **extra}
+
+
+def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env=_env(**env), stdin=subprocess.DEVNULL)
+
+
+def _by_click(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    code = f"from statewise.cli import main; main({argv!r}, prog_name='statewise')"
+    return _run(["-c", code], cwd, **env)
+
+
+def _imported(stderr: str) -> set[str]:
+    # `python -X importtime` names every module the process imported, one per line.
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_the_kept_help_is_current():
+    kept = (Path(front.__file__).parent / front.HELP_FILE).read_text(encoding="utf-8")
+    header, _, text = kept.partition("\n")
+    message = "cli/main_help.txt is stale: run `python -m statewise.cli.main_help`"
+    assert header == f"checksum {front.help_checksum()}", message
+    assert text == render(), message
+
+
+def test_help_and_version_answered_without_click_say_what_click_says(tmp_path):
+    for flag in ("--help", "-h", "-V", "--version"):
+        fast = _run(["-X", "importtime", "-m", "statewise", flag], tmp_path, COLUMNS="120")
+        slow = _by_click([flag], tmp_path, COLUMNS="120")
+        assert fast.returncode == slow.returncode == 0, fast.stderr
+        assert fast.stdout == slow.stdout
+        imported = _imported(fast.stderr)
+        assert "click" not in imported and not _heavy(imported), flag
+
+
+def test_a_narrow_terminal_gets_clicks_own_wrapping(tmp_path):
+    fast = _run(["-m", "statewise", "--help"], tmp_path, COLUMNS="60")
+    assert fast.returncode == 0
+    assert fast.stdout == _by_click(["--help"], tmp_path, COLUMNS="60").stdout
+    assert max(len(line) for line in fast.stdout.splitlines()) <= 60
+
+
+def test_a_stale_or_missing_help_file_steps_aside(tmp_path):
+    kept = (Path(front.__file__).parent / front.HELP_FILE).read_text(encoding="utf-8")
+    stale = tmp_path / "main_help.txt"
+    stale.write_text("checksum 00000000\n" + kept.partition("\n")[2], encoding="utf-8")
+    assert front._fast_answer(["--help"], "statewise", help_file=str(stale)) is None
+    assert front._fast_answer(["--help"], "statewise", help_file=str(tmp_path / "absent.txt")) is None
+    current = tmp_path / "current.txt"
+    current.write_text(kept, encoding="utf-8")
+    assert front._fast_answer(["--help"], "statewise", help_file=str(current)) == kept.partition("\n")[2]
+    # Anything but exactly one help or version flag for `statewise` goes to click.
+    assert front._fast_answer(["record", "--help"], "statewise", help_file=str(current)) is None
+    assert front._fast_answer(["--help"], "sw", help_file=str(current)) is None
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in sorted(group.commands.items()):
+        found.append((*path, name))
+        if isinstance(command, click.Group):
+            found += _commands(command, (*path, name))
+    return found
+
+
+def test_no_help_page_imports_pydantic_rich_or_the_store(tmp_path):
+    # One process shows every page: a page that imports something heavy leaves it in
+    # sys.modules, and the first page to do so is named.
+    code = ("import json, sys\nfrom statewise.cli import main\nfirst = {}\n"
+            f"for path in {_commands(main)!r}:\n"
+            "    try:\n        main([*path, '--help'], prog_name='statewise')\n"
+            "    except SystemExit:\n        pass\n"
+            "    for name in list(sys.modules):\n        first.setdefault(name, ' '.join(path))\n"
+            "sys.stderr.write(json.dumps(first))\n")
+    done = _run(["-c", code], tmp_path)
+    assert done.returncode == 0, done.stderr
+    first = json.loads(done.stderr)
+    heavy = {name: first[name] for name in _heavy(set(first))}
+    assert heavy == {}, f"imported by these commands' --help: {heavy}"
+
+
+def test_record_list_imports_the_store_and_nothing_of_the_guard(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert _by_click(["init"], tmp_path).returncode == 0
+    done = _run(["-X", "importtime", "-c", "from statewise.cli import main; main(['record', 'list'], "
+                 "prog_name='statewise')"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    imported = _imported(done.stderr)
+    assert "statewise.store.sql" in imported and "statewise.render" in imported
+    unused = ("statewise.pipeline", "statewise.planners", "statewise.verifiers", "statewise.integrations",
+              "statewise.bench", "statewise.memory", "statewise.commands", "mcp", "httpx", "yaml")
+    assert [m for m in imported if m.split(".")[0] in unused or m.rsplit(".", 1)[0] in unused
+            or any(m.startswith(u + ".") for u in unused)] == []
+
+
+def test_record_adds_written_out_choices_are_the_enums():
+    # Written out in statewise.cli so that its import does not bring pydantic (statewise.records).
+    from statewise.cli import AUTHORITIES, SOURCE_KINDS
+    from statewise.records import Authority, SourceKind
+
+    assert SOURCE_KINDS == tuple(kind.value for kind in SourceKind)
+    assert AUTHORITIES == tuple(authority.value for authority in Authority)

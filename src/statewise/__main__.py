@@ -18,7 +18,7 @@ import os
 import sys
 
 #: The command line's sources, relative to this package, whose text the help is rendered from.
-HELP_SOURCES = ("cli/__init__.py", "cli/context.py", "cli/memory.py")
+HELP_SOURCES = ("cli/__init__.py", "cli/context.py", "cli/memory.py", "cli/examples.py")
 #: click's modules that shape the rendering (found without importing click).
 CLICK_SOURCES = ("core.py", "formatting.py", "decorators.py")
 #: Where the rendered help is kept, relative to this package.

@@ -173,10 +173,11 @@ def derived_scope(obj: Context, key: str) -> Scope:
     level = spec.scope if spec is not None else ScopeLevel.GLOBAL
     here = os.getcwd()
     found = task_scope_of(None, here).most_specific_at(level)
+    name = level.name.lower()  # the level's word (repo), not its rank
     if found is None:
-        raise InputError(f"--scope: {key} is kept per {level.value}, and {here} does not say which "
-                         f"{level.value} (not a git checkout with that information); give --scope")
-    obj.info(f"scope {found} (derived from {here} at {key}'s level, {level.value})")
+        raise InputError(f"--scope: {key} is kept per {name}, and {here} does not say which "
+                         f"{name} (not a git checkout with that information); give --scope")
+    obj.info(f"scope {found} (derived from {here} at {key}'s level, {name})")
     return found
 
 

@@ -290,12 +290,48 @@ def unknown_key(contract: Any, key: str) -> StateWiseError:
     return KeyNameError(key, problem + " (`statewise keys` lists them)")
 
 
+def command_path(ctx: click.Context) -> str:
+    """The words after ``statewise`` that name ``ctx``'s command ("" for ``statewise``)."""
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
+def format_examples(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    """The help's "Examples" section (statewise.cli.examples), written as is: never re-wrapped."""
+    from statewise.cli.examples import EXAMPLES
+
+    lines = EXAMPLES.get(command_path(ctx))
+    if lines:
+        with formatter.section("Examples"):
+            for line in lines:
+                # A comment as it is; a command after a prompt; a continued command under it.
+                mark = "" if line.startswith("#") else "  " if line.startswith(" ") else "$ "
+                formatter.write(f"{'':>{formatter.current_indent}}{mark}{line}\n")
+
+
+class ExampleCommand(click.Command):
+    """A command whose help ends with its examples."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        format_examples(ctx, formatter)
+
+
 class SentenceGroup(click.Group):
     """A command group whose listing shows each command's first sentence whole: click's own cuts
-    it at the terminal's width with "...", mid-sentence; this one lets the line wrap."""
+    it at the terminal's width with "...", mid-sentence; this one lets the line wrap. Its help,
+    and its commands', end with their examples."""
 
-    #: Subgroups made with ``@group.group()`` are of this class too.
+    #: Subgroups made with ``@group.group()`` are of this class too, and commands ExampleCommands.
     group_class = type
+    command_class = ExampleCommand
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        format_examples(ctx, formatter)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []

@@ -134,3 +134,15 @@ def test_record_adds_written_out_choices_are_the_enums():
 
     assert SOURCE_KINDS == tuple(kind.value for kind in SourceKind)
     assert AUTHORITIES == tuple(authority.value for authority in Authority)
+
+
+def test_mcp_without_the_extra_names_it_even_when_its_dependencies_are_absent_too(tmp_path):
+    # An installation without `statewise[mcp]` lacks the SDK and what it brings (anyio, ...):
+    # the command names the extra, not the first of those the server happens to import.
+    absent = ("mcp", "mcp_types", "anyio", "starlette", "httpx", "httpx2", "uvicorn", "sse_starlette")
+    code = (f"import sys\nfor name in {absent!r}:\n    sys.modules[name] = None\n"
+            "from statewise.cli import main\nmain(['mcp'], prog_name='statewise')\n")
+    done = _run(["-c", code], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "error: statewise mcp needs mcp, which is not installed; install it with: pip install 'statewise[mcp]'"]

@@ -87,6 +87,22 @@ def run_store_demo(console: Console, *, keep: bool = False) -> Path:
     return path
 
 
+#: The width of the demo's labels ("attribution: "): every value starts in the column after it.
+_LABEL_WIDTH = 13
+
+
+def _field(console: Console, label: str, text: str, *, highlight: bool = False) -> None:
+    """``label: text`` with the text wrapped at the console's width under its own first column,
+    so the aligned layout holds in a narrow terminal (and piped, at rich's 80 columns)."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width=max(20, console.width - _LABEL_WIDTH), break_on_hyphens=False) or [""]
+    head = f"{label}:".ljust(_LABEL_WIDTH)
+    for index, line in enumerate(lines):
+        console.print((head if index == 0 else " " * _LABEL_WIDTH) + line, highlight=highlight, markup=False,
+                      soft_wrap=True)
+
+
 def _short(text: str, limit: int = 70) -> str:
     first = text.split(";")[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"
@@ -125,44 +141,44 @@ def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep:
         store.put(RecordDraft(key="runtime.python_version", value="3.11", scope="global", provenance=said,
                               observed_at=weeks_ago))
         console.print(Rule("Task 1: push the changes (origin really protects main)"))
-        console.print(f"memory: repository.protected = false for main (stated {weeks_ago:%Y-%m-%d}), "
-                      "plus 2 unrelated records", highlight=False)
+        _field(console, "memory", f"repository.protected = false for main (stated {weeks_ago:%Y-%m-%d}), "
+               "plus 2 unrelated records")
 
         guard = Guard(store, planner=RulePlanner(), workspace=sandbox.work)
         task = Task(text="push the changes", scope=scope, id="figure1-task1")
         decision = guard.check(task)
         report = decision.report
-        console.print(f"proposal:    {report.proposal.describe()}", highlight=False)
+        _field(console, "proposal", f"{report.proposal.describe()}", highlight=False)
         first_round = [c for c in report.candidates if c.record_id == stale.id]
-        console.print(f"attribution: {len(first_round)} record(s) bound to git.push, probed by remove/mask/"
+        _field(console, "attribution", f"{len(first_round)} record(s) bound to git.push, probed by remove/mask/"
                       f"alternative; decision-critical: repository.protected = false", highlight=False)
         premise = next(p for p in report.premises if p.record_id == stale.id)
-        console.print(f"resolution:  {premise.key} is {premise.status.value}: {premise.route} "
+        _field(console, "resolution", f"{premise.key} is {premise.status.value}: {premise.route} "
                       f"{premise.evidence.actor if premise.evidence else ''} observed "
                       f"{render_value(resolved_value(premise))} ({_short(premise.detail)})", highlight=False)
         for repair in report.repairs:
             if repair.kind in ("supersede", "narrow"):
-                console.print(f"repair:      {repair.kind} {repair.record_id} -> {repair.new_record_id} "
+                _field(console, "repair", f"{repair.kind} {repair.record_id} -> {repair.new_record_id} "
                               f"({repair.key}: {render_value(repair.old_value)} -> {render_value(repair.new_value)}"
                               f", lineage kept)",
                               highlight=False)
-        console.print(f"replanned:   {report.replanned.describe() if report.replanned else '(unchanged)'}",
+        _field(console, "replanned", f"{report.replanned.describe() if report.replanned else '(unchanged)'}",
                       highlight=False)
-        console.print(f"gate:        {decision.verdict.value}: "
+        _field(console, "gate", f"{decision.verdict.value}: "
                       + ", ".join(f"{c.name}={'ok' if c.passed else 'FAIL'}" for c in report.gate), highlight=False)
         if decision.execute and decision.action is not None:
             outcome = run_action(decision.action, sandbox.work)
-            console.print(f"executed:    {' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
+            _field(console, "executed", f"{' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
         branch = decision.action.args.get("branch") if decision.action else None
-        console.print(f"origin:      main {'unchanged' if sandbox.remote_ref('main') == main_before else 'CHANGED'}"
+        _field(console, "origin", f"main {'unchanged' if sandbox.remote_ref('main') == main_before else 'CHANGED'}"
                       f"; {branch} {'created' if branch and sandbox.remote_ref(str(branch)) else 'absent'}",
                       highlight=False)
-        console.print(f"costs:       {report.costs.planner_calls} planner calls, {report.costs.verifier_calls} "
+        _field(console, "costs", f"{report.costs.planner_calls} planner calls, {report.costs.verifier_calls} "
                       f"verifier calls, {report.costs.guard_seconds * 1000:.1f} ms of guard overhead", highlight=False)
         reports["task1"] = report.model_dump(mode="json")
 
         console.print(Rule("Task 2: a fresh clone, a new conversation; only the store carries over"))
-        console.print("task: push the follow-up notes", highlight=False)
+        _field(console, "task", "push the follow-up notes")
         fresh = folder / "task2"
         git(folder, "clone", "--quiet", str(sandbox.origin), str(fresh))
         git(fresh, "config", "user.name", "StateWise Demo")
@@ -174,15 +190,15 @@ def run_figure1_demo(console: Console, *, report_path: Path | None = None, keep:
         second = guard2.check(Task(text="push the follow-up notes", scope=derive_task_scope(fresh, user="dev"),
                                    id="figure1-task2"))
         protected_premise = next(p for p in second.report.premises if p.key == "repository.protected")
-        console.print(f"proposal:    {second.report.proposal.describe()}", highlight=False)
-        console.print(f"resolution:  repository.protected = {render_value(protected_premise.value)} is "
+        _field(console, "proposal", f"{second.report.proposal.describe()}", highlight=False)
+        _field(console, "resolution", f"repository.protected = {render_value(protected_premise.value)} is "
                       f"{protected_premise.status.value} via {protected_premise.route} "
                       f"without a verifier call for it ({second.report.costs.verifier_calls} verifier call(s) in "
                       "this task, for other keys the gate needed)", highlight=False)
-        console.print(f"gate:        {second.verdict.value}", highlight=False)
+        _field(console, "gate", f"{second.verdict.value}", highlight=False)
         if second.execute and second.action is not None:
             outcome = run_action(second.action, fresh)
-            console.print(f"executed:    {' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
+            _field(console, "executed", f"{' '.join(outcome.argv)} -> exit {outcome.returncode}", highlight=False)
         reports["task2"] = second.report.model_dump(mode="json")
 
         console.print(Rule("Lineage of the repaired record"))

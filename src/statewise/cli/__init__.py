@@ -450,8 +450,17 @@ def guard(obj: Context, task_text: str, action_source: str | None, family: str |
                               f"{json.dumps(repair.new_value)} in {repair.scope} ({repair.kind})", highlight=False)
         if report.replanned is not None:
             console.print(f"replanned: {report.replanned.describe()}", highlight=False)
+        from rich.markup import escape
+
+        from statewise.cli.reasons import reason_lines
+
         style = "green" if decision.execute else "red"
-        console.print(f"[{style}]{decision.verdict.value}[/{style}]: {decision.reason}", highlight=False)
+        # The sentence after the verdict, then each fact it rests on, and each distinct error, on a
+        # line of its own (a reason can hold many facts that failed for one network error).
+        first, *facts = reason_lines(decision.reason)
+        console.print(f"[{style}]{decision.verdict.value}[/{style}]: {escape(first)}", highlight=False)
+        for fact in facts:
+            console.print(f"  {fact}", highlight=False, markup=False)
     if not decision.execute:
         sys.exit(3)
 
@@ -506,9 +515,19 @@ def _csv(text: str | None) -> list[str] | None:
     return [part.strip() for part in text.split(",") if part.strip()] if text else None
 
 
+def _installed_cases() -> str:
+    """The case sets installed with StateWise, as statewise.bench.runner.default_cases_dir finds
+    them after the environment and the working directory: the wheel's statewise/bench/cases,
+    else a source checkout's benchmarks/cases (a test checks the two agree)."""
+    package = Path(__file__).resolve().parent.parent
+    shipped = package / "bench" / "cases"
+    return str(shipped if shipped.is_dir() else package.parents[1] / "benchmarks" / "cases")
+
+
 @main.command()
 @click.option("--cases", "cases_dir", type=click.Path(exists=True, file_okay=False),
-              help="A directory of case sets (default: benchmarks/cases).")
+              help="A directory of case sets (default: $STATEWISE_BENCH_CASES, else ./benchmarks/cases when it "
+                   f"exists, else the sets installed with StateWise: {_installed_cases()}).")
 @click.option("--sets", help="Comma-separated case set folders to run (default: primary; with --only: every set).")
 @click.option("--methods", help="Comma-separated methods: agent, statewise, hook, paper, statewise_basis, statewise_core, "
                                 "no_<stage>, or registered baselines (default: agent,statewise).")
@@ -669,6 +688,16 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
 @handled
 def mcp(obj: Context, workspace: str | None) -> None:
     """Serve the StateWise tools over MCP on stdio (needs the mcp extra: pip install 'statewise[mcp]')."""
+    from importlib.util import find_spec
+
+    try:
+        sdk = find_spec("mcp") is not None
+    except ValueError:  # sys.modules holds None for it: Python's own way of saying it is absent
+        sdk = False
+    if not sdk:
+        # Asked first: without the extra, its other packages (anyio...) are missing too, and
+        # whichever the server imports first would be named instead of the extra.
+        raise MissingExtraError("statewise mcp", "mcp")
     try:
         from statewise.integrations.mcp_server import serve_stdio
     except ModuleNotFoundError as error:
@@ -762,12 +791,17 @@ def keys(obj: Context, pattern: str | None, as_json: bool) -> None:
 @handled
 def demo(scenario: str, report_path: str | None, keep: bool) -> None:
     """The paper's Figure 1 for real (default), or a walk through the store (store)."""
+    from rich.console import Console
+
     from statewise.demo import run_figure1_demo, run_store_demo
 
+    # Read by a person, piped or not: wrapped at the width (rich's 80 columns when piped), so
+    # its aligned layout holds; the record commands' piped output is never wrapped instead.
+    out = Console(no_color=not sys.stdout.isatty() or None)
     if scenario == "store":
-        run_store_demo(console.real(), keep=keep)
+        run_store_demo(out, keep=keep)
     else:
-        run_figure1_demo(console.real(), report_path=Path(report_path) if report_path else None, keep=keep)
+        run_figure1_demo(out, report_path=Path(report_path) if report_path else None, keep=keep)
 
 
 

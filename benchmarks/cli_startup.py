@@ -13,6 +13,10 @@ the process's CPU time (user + system, which a loaded machine inflates far less 
 time; for ``mcp`` it includes the exit after stdin closes), each goal (3x for ``--help`` and
 ``record list``, 1 s for ``mcp``), and the load average before and after.
 
+``--breakdown`` prints instead where ``statewise mcp``'s start-up CPU time goes, stage by stage
+in one process (the SDK's import, StateWise's own modules, building the server), each stage's
+p50 over ``--iterations`` fresh processes.
+
 ``statewise`` is the console script beside this interpreter (override with ``--statewise``).
 Python writes bytecode caches as an installed package has them: one unmeasured run of each case
 comes first. ``PYTHONDONTWRITEBYTECODE`` is removed from the children's environment.
@@ -93,13 +97,62 @@ def _mcp_initialize(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return elapsed
 
 
+#: The stages of ``statewise mcp``'s start-up, each timed (CPU) after the ones before it.
+BREAKDOWN = """
+import resource, sys
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+times = {}
+last = cpu()
+def mark(name):
+    global last
+    now = cpu()
+    times[name] = now - last
+    last = now
+import click, pydantic, anyio
+mark("click, pydantic, anyio")
+import mcp_types
+mark("the SDK: mcp_types")
+import mcp.server.mcpserver
+mark("the SDK: mcp.server.mcpserver")
+import statewise.cli, statewise.contract, statewise.store, statewise.pipeline, statewise.planners
+mark("StateWise: cli, contract, store, pipeline, planners")
+from statewise.integrations.mcp_server import build_server
+mark("StateWise: integrations.mcp_server")
+build_server(store_location=None, contract_path=None, workspace=None)
+mark("build_server (tool schemas)")
+print(repr(times))
+"""
+
+
+def breakdown(iterations: int, cwd: Path, env: dict[str, str]) -> None:
+    import ast
+
+    runs = [ast.literal_eval(subprocess.run([sys.executable, "-c", BREAKDOWN], cwd=cwd, env=env, check=True,
+                                            capture_output=True, text=True).stdout)
+            for _ in range(iterations)]
+    print(f"{'stage of statewise mcp start-up':<52} {'cpu ms p50':>10}")
+    for name in runs[0]:
+        print(f"{name:<52} {statistics.median(run[name] for run in runs) * 1000:10.1f}")
+    total = statistics.median(sum(run.values()) for run in runs)
+    print(f"{'total':<52} {total * 1000:10.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--statewise", default=str(Path(sys.executable).parent / "statewise"),
                         help="the console script (default: beside this interpreter)")
+    parser.add_argument("--breakdown", action="store_true", help="where statewise mcp's start-up CPU time goes")
     args = parser.parse_args(argv)
     env = _env()
+    if args.breakdown:
+        load = os.getloadavg()
+        print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; Python {sys.version.split()[0]}")
+        with tempfile.TemporaryDirectory(prefix="statewise-cli-startup-") as scratch:
+            breakdown(args.iterations, Path(scratch), env)
+        return
     python = sys.executable
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="statewise-cli-startup-") as scratch:

@@ -65,6 +65,11 @@ def test_help_and_version_answered_without_click_say_what_click_says(tmp_path):
         assert fast.stdout == slow.stdout
         imported = _imported(fast.stderr)
         assert "click" not in imported and not _heavy(imported), flag
+    # What the listing promises still holds on the fast path: the internal hook is not listed,
+    # and no summary is cut with click's "...".
+    listing = _run(["-m", "statewise", "--help"], tmp_path, COLUMNS="120").stdout
+    commands = listing.split("\nCommands:\n", 1)[1].split("\n\n", 1)[0]
+    assert "  hook " not in commands and "..." not in commands.replace("GEMINI.md, ...)", "")
 
 
 def test_a_narrow_terminal_gets_clicks_own_wrapping(tmp_path):

@@ -31,6 +31,7 @@ from statewise.integrations.install import (
     uninstall_hooks,
     wrapper_path,
 )
+from tests.integrations.installed import client_env
 
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
 #: The built-in contract's observation rules hold these literals (git push, python, node, npm).
@@ -143,13 +144,6 @@ PRE_CALL = json.dumps({"cwd": "/", "hook_event_name": "PreToolUse", "tool_name":
 #: A finished call an observation rule of the built-in contract can match (it holds "python").
 POST_CALL = json.dumps({"cwd": "/", "hook_event_name": "PostToolUse", "tool_name": "Bash",
                         "tool_input": {"command": "python3 --version"}, "tool_response": "Python 3.12.1"})
-
-
-def client_env(agent, project):
-    """The environment a client gives its hooks: its project-folder variable (Codex sets none
-    and runs the hook in the session's folder)."""
-    variable = AGENTS[agent].project_dir_var
-    return {**os.environ, **({variable: str(project)} if variable else {})}
 
 
 def _run_installed(agent, tmp_path, payload=PRE_CALL, event="pre", *, project=None):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.install import AGENTS, install_hooks, settings_path, wrapper_path
-from tests.integrations.test_install import client_env
+from tests.integrations.installed import client_env
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -107,14 +107,14 @@ def test_a_clone_without_statewise_set_up_says_what_to_install_and_stays_blocked
     clone.parent.mkdir()
     _git(tmp_path, "clone", "-q", str(work), str(clone))
     assert not wrapper_path(project=clone).exists()  # the wrapper never travels with the repository
-    for event in ("pre", "prompt"):
-        done = _call(agent, clone, _command(clone, agent, event), "rm -rf src")
-        assert done.returncode == 2 and done.stdout == ""
-        assert done.stderr == (f"StateWise blocked this call: StateWise is not set up on this machine for this "
-                               f"project (no .statewise/bin/statewise-hook in {clone} or above); install StateWise "
-                               f"(pip install statewise) and run: statewise install {agent}\n")
+    done = _call(agent, clone, _command(clone, agent, "pre"), "rm -rf src")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"StateWise blocked this call: StateWise is not set up on this machine for this "
+                           f"project (no .statewise/bin/statewise-hook in {clone} or above); install StateWise "
+                           f"(pip install statewise) and run: statewise install {agent}\n")
     assert (clone / "src" / "main.py").exists()
-    for event in ("post", "session", "stop"):  # nothing to block there: an empty answer, no error
+    # Nothing to block at the other events: an empty answer, no error (the first tool call says it).
+    for event in ("post", "session", "prompt", "stop"):
         done = _call(agent, clone, _command(clone, agent, event), "python3 --version")
         assert (done.returncode, done.stdout, done.stderr) == (0, "{}\n", "")
     # What the message says to do is what makes it work.
@@ -187,3 +187,66 @@ def test_install_keeps_a_gitignore_the_developer_wrote(tmp_path):
     install_hooks("gemini", project=tmp_path)
     assert ignore.read_text() == "store.db\nbin/\n"
     assert os.access(wrapper_path(project=tmp_path), os.X_OK)
+
+
+# --- statewise doctor reads the same installation the way the client will ----------------------
+
+
+def _checks(agent, root, **options):
+    from statewise.integrations.doctor import diagnose
+
+    return {check.name: check for check in diagnose(agent, project=root, **options)}
+
+
+def test_doctor_on_a_clone_without_the_wrapper_says_what_to_install(tmp_path):
+    work = _repository(tmp_path, "claude-code")
+    clone = tmp_path / "bob" / "app"
+    clone.parent.mkdir()
+    _git(tmp_path, "clone", "-q", str(work), str(clone))
+    wrapper = _checks("claude-code", clone, home=tmp_path / "home")["wrapper"]
+    assert not wrapper.ok and wrapper.fatal
+    assert f"there is none in {clone} or above on this machine" in wrapper.detail
+    assert "every guarded call is blocked" in wrapper.detail
+    assert wrapper.fix == f"install StateWise on this machine, then run: statewise install claude-code --project {clone}"
+
+
+def _old_settings(root: Path, agent: str, wrapper: Path) -> None:
+    """What an older StateWise wrote into the project's settings: the wrapper by absolute path."""
+    spec = AGENTS[agent]
+    path = settings_path(agent, project=root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"hooks": spec.entries(wrapper, 30)}))
+
+
+def test_doctor_recognises_settings_written_on_another_machine(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _old_settings(root, "gemini", Path("/home/alice/src/app/.statewise/bin/statewise-hook"))
+    wrapper = _checks("gemini", root, home=tmp_path / "home")["wrapper"]
+    assert not wrapper.ok
+    assert wrapper.detail == ("the settings name /home/alice/src/app/.statewise/bin/statewise-hook, which is not on this "
+                              "machine: they were written on another machine or before the project moved; every "
+                              "guarded call is blocked")
+    assert wrapper.fix == (f"statewise install gemini --project {root} (it writes portable commands: commit the "
+                           "settings it changes)")
+    install_hooks("gemini", project=root)  # the fix it names
+    checks = _checks("gemini", root, home=tmp_path / "home")
+    assert checks["wrapper"].ok and "portable settings" not in checks
+
+
+def test_doctor_warns_about_absolute_paths_in_a_projects_settings_and_an_old_wrapper(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    install_hooks("codex", project=root)
+    wrapper = wrapper_path(project=root)
+    _old_settings(root, "codex", wrapper)
+    # The Python-only wrapper an older StateWise wrote: no alarm before Python runs.
+    body = wrapper.read_text().split("\n'''\n", 1)[1]
+    wrapper.write_text(f"#!{sys.executable} -IS\n{body}")
+    checks = _checks("codex", root, home=tmp_path / "home")
+    assert checks["wrapper"].ok
+    portable = checks["portable settings"]
+    assert not portable.ok and not portable.fatal and f"absolute path {wrapper}" in portable.detail
+    watchdog = checks["watchdog"]
+    assert not watchdog.ok and watchdog.fatal and "the client then runs the tool unchecked" in watchdog.detail

@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "RULE_CHARACTERS",
     "AgentHooks",
+    "command_wrapper",
     "if_rule",
     "install_hooks",
     "installed_capture_gaps",
@@ -110,14 +111,15 @@ class AgentHooks:
         """The start of every portable command: a loop of shell built-ins that finds the nearest
         folder holding the wrapper, from the client's project folder (else the hook's working
         folder) upwards, into ``$d``. Where there is none (a clone on a machine where
-        ``statewise install`` never ran), the guard and the prompt check are blocked with one
-        line saying what to install (exit 2, which every client honours and shows), and the
-        other events answer ``{}``: after a tool ran, or as a session starts or ends, there is
-        nothing to block, and a Stop answered with exit 2 would keep the agent going. The
+        ``statewise install`` never ran), the guard blocks the call with one line saying what
+        to install (exit 2, which every client honours and hands the model as the reason), and
+        the other events answer ``{}``: after a tool ran, or as a session starts or ends, there
+        is nothing to block, a Stop answered with exit 2 would keep the agent going, and a
+        prompt blocked that way ends ``codex exec``'s turn without a word (tests/e2e). The
         client's JSON is read first either way: a client whose write finds the hook gone gets
         a broken pipe, which Codex reports as a hook error instead of a block."""
         start = f"${{{self.project_dir_var}:-$PWD}}" if self.project_dir_var else "$PWD"
-        if event in ("pre", "prompt"):
+        if event == "pre":
             missing = (f"cat >/dev/null; echo \"StateWise blocked this call: StateWise is not set up on this machine for this project "
                        f"(no {WRAPPER_RELATIVE} in {start} or above); install StateWise (pip install statewise) "
                        f"and run: statewise install {self.name}\" >&2; exit 2")
@@ -172,11 +174,11 @@ class AgentHooks:
             else:
                 command = (self.locate("post") if wrapper is None else "") + post_filter_command(invocation, post_literals)
                 entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "command": command}]}]
-        for event, kind in ((self.session_event, "session"), (self.prompt_event, "prompt"),
-                            (self.stop_event, "stop")):
-            if event:
-                entries[event] = [{"hooks": [{"type": "command", "command": self.command(wrapper, kind),
-                                              "timeout": scaled}]}]
+        for named_event, kind in ((self.session_event, "session"), (self.prompt_event, "prompt"),
+                                  (self.stop_event, "stop")):
+            if named_event:
+                entries[named_event] = [{"hooks": [{"type": "command", "command": self.command(wrapper, kind),
+                                                    "timeout": scaled}]}]
         return entries
 
 
@@ -545,6 +547,25 @@ def strip_locate(command: str) -> str:
             if command.startswith(prefix):
                 return command[len(prefix):]
     return command
+
+
+def command_wrapper(command: str, root: Path) -> tuple[Path | None, bool]:
+    """(the wrapper an installed hook command runs when the client starts it for the project at
+    ``root``, whether the command is portable). A portable command (:meth:`AgentHooks.locate`)
+    finds the nearest ``.statewise/bin/statewise-hook`` from ``root`` upwards, as its loop does:
+    None when there is none. Any other command names its wrapper first (None when it names
+    none)."""
+    if strip_locate(command) != command:
+        for folder in (root, *root.parents):
+            candidate = folder / WRAPPER_RELATIVE
+            if os.access(candidate, os.X_OK):
+                return candidate, True
+        return None, True
+    try:
+        words = shlex.split(command.partition(" || ")[0])
+    except ValueError:
+        return None, False
+    return (Path(words[0]) if words else None), False
 
 
 def post_filter_literals(command: str) -> tuple[str, ...] | None:

@@ -144,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         commands = {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
         baseline = [sys.executable, "-c", "pass"]
         free_payload = cases["git status"][2]
-        wrapper = commands[cases["git status"][1]].split(" ")[0]
         import statewise
+        from statewise.integrations.install import command_wrapper
+
+        # The wrapper the installed (portable) command finds from the project's folder.
+        wrapper = str(command_wrapper(commands[cases["git status"][1]], work)[0])
 
         package = str(Path(statewise.__file__).resolve().parent.parent)
         layers = {

@@ -46,6 +46,16 @@ def _private_runtime_directory() -> Iterator[None]:
         os.environ["STATEWISE_RUNTIME_DIR"] = previous
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_outer_client_project() -> Iterator[None]:
+    """A run started inside an agent client (Claude Code sets CLAUDE_PROJECT_DIR, Gemini CLI
+    GEMINI_PROJECT_DIR) must not hand that client's project folder to the installed commands the
+    tests run, which find their wrapper from it: a test sets the variable as a client would."""
+    outer = {name: os.environ.pop(name) for name in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR") if name in os.environ}
+    yield
+    os.environ.update(outer)
+
+
 def postgres_dsn() -> str | None:
     return os.environ.get(POSTGRES_DSN_VARIABLE) or None
 

@@ -31,7 +31,8 @@ from typing import Any
 from statewise.scopes import normalize_repo_identity
 from tests.e2e.model_server import ModelServer, Step
 
-__all__ = ["CLIENTS", "PINS", "ClientRun", "ClientSpec", "InstallProblem", "Workspace", "installed_clients",
+__all__ = ["CLIENTS", "PINS", "ClientRun", "ClientSpec", "InstallProblem", "Workspace", "cache_dir", "clients_cached",
+           "installed_clients",
            "settings_commands", "statewise_executable"]
 
 #: The client versions the suite is pinned to (npm package -> version).
@@ -93,6 +94,11 @@ def _installed_version(prefix: Path, package: str) -> str | None:
 def _complete(prefix: Path) -> bool:
     return all(_installed_version(prefix, package) == version for package, version in PINS.items()) and all(
         os.access(prefix / "node_modules" / ".bin" / spec.binary, os.X_OK) for spec in CLIENTS.values())
+
+
+def clients_cached() -> bool:
+    """Whether the cache already holds every pinned client (nothing to download)."""
+    return _complete(cache_dir())
 
 
 def installed_clients(*, may_install: bool = True) -> Path:

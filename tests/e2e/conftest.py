@@ -13,7 +13,7 @@ from statewise.contract import builtin_contract
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import git, make_git_sandbox
 from statewise.store.sqlite import SQLiteStore
-from tests.e2e.clients import InstallProblem, Workspace, installed_clients
+from tests.e2e.clients import PINS, InstallProblem, Workspace, cache_dir, clients_cached, installed_clients
 
 #: The file the developer declared protected (fs.protected_paths).
 PROTECTED_FILE = "config/prod.yaml"
@@ -25,12 +25,19 @@ def _in_ci() -> bool:
 
 
 @pytest.fixture(scope="session")
-def client_bin() -> Path:
+def client_bin(request: pytest.FixtureRequest) -> Path:
     """node_modules/.bin with the pinned clients. Outside CI they are installed only when asked
     (STATEWISE_E2E=1: the download is about 760 MB) or already cached, and skipped, saying why,
     when node or npm is missing; in CI (CI=true) they are always installed and every install
-    problem is a failure."""
+    problem is a failure. A run that downloads says what and where, on the terminal."""
     asked = os.environ.get("STATEWISE_E2E", "").strip().lower() in ("1", "true", "yes")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if (_in_ci() or asked) and not clients_cached() and reporter is not None and capture is not None:
+        pinned = ", ".join(f"{package}@{version}" for package, version in PINS.items())
+        with capture.global_and_fixture_disabled():  # on the terminal, not in the captured setup output
+            reporter.write_line(f"tests/e2e: installing {pinned} from the npm registry into {cache_dir()} "
+                                "(about 760 MB, once per pin set)")
     try:
         return installed_clients(may_install=_in_ci() or asked)
     except InstallProblem as problem:

@@ -464,12 +464,15 @@ FAKES = {
     # A hook program that answers with something that is not a decision.
     "garbage": "#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead'\nexit 0\n",
 }
-#: Faults of StateWise's own (Python) wrapper: its interpreter gone (a deleted virtual
-#: environment), and the hook stuck in C code that holds the interpreter lock before a tool
-#: runs (a catastrophic regular expression), which only the wrapper's alarm can end.
+#: Faults of StateWise's own wrapper: its interpreter gone (a deleted virtual environment), an
+#: interpreter that stalls before Python runs (only the wrapper's shell watchdog can end it),
+#: and the hook stuck in C code that holds the interpreter lock before a tool runs (a
+#: catastrophic regular expression), which no thread of the hook can interrupt.
 STUCK_HOOK = ("def main(argv):\n    import re\n    if argv[1] == 'pre':\n"
               "        re.match(r'(a+)+$', 'a' * 64 + 'b')\n    print('{}')\n")
-FAULTS = ["missing_program", "missing_wrapper", *FAKES, "missing_interpreter", "stuck"]
+#: An interpreter that never gets to run Python (exec: the watchdog's kill reaches the sleep).
+STALLED_PYTHON = "#!/bin/sh\nexec sleep 300\n"
+FAULTS = ["missing_program", "missing_wrapper", *FAKES, "missing_interpreter", "stalled_interpreter", "stuck"]
 #: The shortest timeout install accepts; the wrapper's own deadline is 4 s below it.
 FAULT_TIMEOUT = 10
 
@@ -484,12 +487,21 @@ def fault_install(workspace: Workspace, client: str, fault: str) -> None:
         wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
         assert wrapper.exists(), "statewise install wrote no wrapper"
         wrapper.unlink()
-    elif fault in ("missing_interpreter", "stuck"):
+    elif fault in ("missing_interpreter", "stalled_interpreter", "stuck"):
         workspace.install(client, "--timeout", str(FAULT_TIMEOUT))
         wrapper = workspace.work / ".statewise" / "bin" / "statewise-hook"
         text = wrapper.read_text(encoding="utf-8")
         if fault == "missing_interpreter":
-            text = re.sub(r"\A#!\S+", f"#!{fakes / 'deleted-venv' / 'python3'}", text)
+            text, count = re.subn(r"^python=.*$", f"python={fakes / 'deleted-venv' / 'python3'}", text,
+                                  flags=re.MULTILINE)
+            assert count == 1, "the wrapper names no interpreter"
+        elif fault == "stalled_interpreter":
+            stalled = fakes / "stalled-venv" / "python3"
+            stalled.parent.mkdir()
+            stalled.write_text(STALLED_PYTHON, encoding="utf-8")
+            stalled.chmod(0o755)
+            text, count = re.subn(r"^python=.*$", f"python={stalled}", text, flags=re.MULTILINE)
+            assert count == 1, "the wrapper names no interpreter"
         else:
             package = fakes / "stand-in" / "statewise" / "integrations"
             package.mkdir(parents=True)
@@ -514,8 +526,15 @@ def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(works
     marker = workspace.work / "ran.txt"
     run = workspace.run(client, [shell(client, "touch ran.txt")])
     assert not marker.exists(), f"the tool ran although the hook {fault}\n{run.describe()}"
-    if client == "gemini" and fault in ("missing_wrapper", "missing_interpreter") and \
-            "Agent execution blocked" in run.stdout:
+    if fault == "missing_wrapper":
+        # As on a clone where StateWise is not set up: the first tool call is blocked, and the
+        # reason the model reads says what to install.
+        finished(run)
+        (seen,) = run.tool_results()
+        assert "StateWise is not set up on this machine" in seen, run.describe()
+        assert f"statewise install {CLIENTS[client].agent}" in seen, run.describe()
+        return
+    if client == "gemini" and fault == "missing_interpreter" and "Agent execution blocked" in run.stdout:
         # Gemini CLI runs the prompt-time check (BeforeAgent, issue 23) before the model plans: a
         # hook that cannot start blocks the whole turn there, so no tool is even proposed.
         assert "statewise-hook" in run.stdout or "python" in run.stdout, run.describe()
@@ -523,7 +542,8 @@ def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(works
     finished(run)
     (seen,) = run.tool_results()
     assert "blocked" in seen.lower() and "StateWise" in seen, run.describe()
-    if fault == "slow":
+    if fault in ("slow", "stalled_interpreter"):
+        # The wrapper answered at its own deadline, before the client's timeout let the tool run.
         assert f"within {FAULT_TIMEOUT - 4} s" in seen, run.describe()
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statewise.contract import builtin_contract
-from statewise.integrations.install import install_hooks, wrapper_path
+from statewise.integrations.install import AGENTS, install_hooks, wrapper_path
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import git, make_git_sandbox
 from statewise.store.sqlite import SQLiteStore
@@ -112,3 +112,10 @@ def make_project(tmp_path: Path, *, protected: list[str] | None = None, warm: bo
     finally:
         store.close()
     return Project(root=tmp_path, work=work, origin=sandbox.origin, home=home, env=env)
+
+
+def client_env(agent: str, project: Path) -> dict[str, str]:
+    """The environment a client gives its hooks: its project-folder variable (Codex sets none
+    and runs the hook in the session's folder)."""
+    variable = AGENTS[agent].project_dir_var
+    return {**os.environ, **({variable: str(project)} if variable else {})}

@@ -184,7 +184,7 @@ def test_a_settings_file_rewritten_unchanged_keeps_the_session_note(tmp_path, mo
     assert quick_outcome("gemini", "session", payload, None) is None  # new content: checked again
     project_settings = work / ".gemini" / "settings.json"
     run_hook("gemini", payload, event="session", store_location=str(work / ".statewise" / "store.db"))
-    project_settings.write_text(project_settings.read_text().replace("statewise-hook gemini post", "true"))
+    project_settings.write_text(project_settings.read_text().replace("gemini post", "true"))
     assert quick_outcome("gemini", "session", payload, None) is None  # StateWise's own hooks edited
 
 

@@ -31,6 +31,7 @@ from statewise.integrations.install import (
     uninstall_hooks,
     wrapper_path,
 )
+from tests.integrations.installed import client_env
 
 THEIRS = {"type": "command", "command": "prettier --write", "timeout": 5}
 #: The built-in contract's observation rules hold these literals (git push, python, node, npm).
@@ -54,16 +55,18 @@ def test_install_is_idempotent_and_keeps_other_hooks(agent, tmp_path):
     pre = once["hooks"][spec.pre_event]
     assert pre[0] == {"matcher": "Bash", "hooks": [THEIRS]}
     wrapper = wrapper_path(project=tmp_path)
-    assert pre[1]["hooks"][0]["command"].startswith(f"{wrapper} {agent} pre || ")
+    # The project's settings (the file a team commits) hold portable commands only.
+    assert str(tmp_path) not in path.read_text()
+    assert pre[1]["hooks"][0]["command"].startswith(spec.locate("pre") + f'"$d/.statewise/bin/statewise-hook" {agent} pre || ')
     for event in spec.post_events:
         post = once["hooks"][event][0]["hooks"][0]["command"]
         if agent == "claude-code":  # filtered by `if` rules (below), the command is the plain call
-            assert post == f"{wrapper} {agent} post"
+            assert post == spec.command(None, "post")
         else:  # a shell pre-filter on the payload, around the same call
-            assert post == post_filter_command(f"{wrapper} {agent} post", BUILTIN_LITERALS)
-    assert once["hooks"]["SessionStart"][0]["hooks"][0]["command"] == f"{wrapper} {agent} session"
-    assert once["hooks"][spec.prompt_event][0]["hooks"][0]["command"] == f"{wrapper} {agent} prompt"
-    assert once["hooks"][spec.stop_event][-1]["hooks"][0]["command"] == f"{wrapper} {agent} stop"
+            assert post == spec.locate("post") + post_filter_command(spec.invocation(None, "post"), BUILTIN_LITERALS)
+    assert once["hooks"]["SessionStart"][0]["hooks"][0]["command"] == spec.command(None, "session")
+    assert once["hooks"][spec.prompt_event][0]["hooks"][0]["command"] == spec.command(None, "prompt")
+    assert once["hooks"][spec.stop_event][-1]["hooks"][0]["command"] == spec.command(None, "stop")
     assert os.access(wrapper, os.X_OK)
 
     assert install_hooks(agent, project=tmp_path) == (path, False)
@@ -93,6 +96,7 @@ def test_timeouts_are_written_in_each_clients_unit(agent, expected, tmp_path):
     assert {group["hooks"][0]["timeout"] for groups in hooks.values() for group in groups} == {expected}
     script = wrapper_path(project=tmp_path).read_text()
     assert "\nalarm(41)\n" in script and '"--deadline", "38"' in script  # the wrapper's and the hook's deadlines
+    assert "\n    sleep 41 &\n" in script  # the shell half's watchdog, from before Python starts
     install_hooks(agent, project=tmp_path, timeout=45, executable="/bin/true")
     script = wrapper_path(project=tmp_path).read_text()
     assert "sleep 41 &" in script and "--deadline 38" in script  # the same in the shell wrapper
@@ -142,12 +146,15 @@ POST_CALL = json.dumps({"cwd": "/", "hook_event_name": "PostToolUse", "tool_name
                         "tool_input": {"command": "python3 --version"}, "tool_response": "Python 3.12.1"})
 
 
-def _run_installed(agent, tmp_path, payload=PRE_CALL, event="pre"):
-    """Run the settings command exactly as the client does: through a shell, JSON on stdin."""
+def _run_installed(agent, tmp_path, payload=PRE_CALL, event="pre", *, project=None):
+    """Run the settings command exactly as the client does: through a shell, in the project's
+    folder with the client's project variable, JSON on stdin."""
     hooks = json.loads(settings_path(agent, project=tmp_path).read_text())["hooks"]
     name = AGENTS[agent].pre_event if event == "pre" else AGENTS[agent].post_events[0]
     command = hooks[name][-1]["hooks"][0]["command"]
-    return subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, timeout=60)
+    where = project or tmp_path
+    return subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, timeout=60,
+                          cwd=where, env=client_env(agent, where))
 
 
 def _fake(tmp_path, body):
@@ -185,7 +192,9 @@ def test_a_missing_program_or_wrapper_is_a_block(agent, tmp_path):
     assert done.returncode == 2 and "missing or not executable" in done.stderr
     wrapper_path(project=tmp_path).unlink()
     done = _run_installed(agent, tmp_path)
-    assert done.returncode == 2 and "blocked to be safe" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"StateWise is not set up on this machine for this project (no .statewise/bin/statewise-hook in {tmp_path} " \
+           f"or above); install StateWise (pip install statewise) and run: statewise install {agent}" in done.stderr
 
 
 def test_a_hook_past_the_wrappers_deadline_is_killed_and_blocked(tmp_path):
@@ -226,25 +235,26 @@ def test_unknown_agent_is_an_input_error(tmp_path):
 def test_the_wrapper_starts_the_interpreter_isolated_with_the_package_added(tmp_path):
     install_hooks("claude-code", project=tmp_path)
     script = wrapper_path(project=tmp_path).read_text()
-    assert script.startswith(f"#!{Path(sys.executable).absolute()} -IS\n")
+    assert script.startswith("#!/bin/sh\n")
+    assert f"\npython={shlex.quote(str(Path(sys.executable).absolute()))}\n" in script
+    assert '"$python" -IS "$0" "$@" <&3 3<&- &' in script
     import statewise
 
     assert f"sys.path.append({str(Path(statewise.__file__).resolve().parent.parent)!r})" in script
 
 
-def test_a_long_interpreter_path_starts_through_the_shell(tmp_path):
+def test_a_long_interpreter_path_with_a_blank_starts(tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60) / "python with a blank"
     deep.parent.mkdir(parents=True)
     deep.symlink_to(sys.executable)
     install_hooks("claude-code", project=tmp_path)
     wrapper = wrapper_path(project=tmp_path)
     wrapper.write_text(render_wrapper(timeout=30, interpreter=deep))
-    assert wrapper.read_text().startswith("#!/bin/sh\n")
     done = _run_installed("claude-code", tmp_path)
     assert done.returncode == 0 and json.loads(done.stdout) == {}
     deep.unlink()
     done = _run_installed("claude-code", tmp_path)
-    assert done.returncode == 2 and "blocked to be safe" in done.stderr
+    assert done.returncode == 2 and f"the Python that installed StateWise here ({deep}) is gone" in done.stderr
 
 
 def test_a_missing_interpreter_is_a_block(tmp_path):
@@ -255,7 +265,11 @@ def test_a_missing_interpreter_is_a_block(tmp_path):
     assert _run_installed("codex", tmp_path).returncode == 0
     interpreter.unlink()  # e.g. the virtual environment StateWise was installed from was deleted
     done = _run_installed("codex", tmp_path)
-    assert done.returncode == 2 and "failed (exit 127); blocked to be safe" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr == (f"StateWise blocked this call: the Python that installed StateWise here ({interpreter}) "
+                           "is gone; install StateWise on this machine and run: statewise install codex\n")
+    after = _run_installed("codex", tmp_path, POST_CALL, event="post")
+    assert after.returncode == 0 and json.loads(after.stdout) == {}
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))
@@ -291,7 +305,7 @@ def test_a_hook_past_the_wrappers_deadline_is_ended_by_the_kernel_and_blocked(bo
     started = time.monotonic()
     done = _run_installed("claude-code", tmp_path)
     elapsed = time.monotonic() - started
-    assert done.returncode == 2 and "failed (exit 142)" in done.stderr  # 128 + SIGALRM
+    assert done.returncode == 2 and "the hook did not answer within 6 s" in done.stderr
     assert 5.5 < elapsed < 10  # at the wrapper's deadline (6 s), below the client's timeout
 
 
@@ -466,16 +480,18 @@ def _post_command(agent, path):
 @pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_codex_and_gemini_filter_the_post_tool_call_on_the_same_literals_as_claude_code(agent, tmp_path):
     path, _ = install_hooks(agent, project=tmp_path / "p")
-    invocation = f"{wrapper_path(project=tmp_path / 'p')} {agent} post"
+    spec = AGENTS[agent]
+    invocation = spec.invocation(None, "post")  # the portable call, after the loop that finds the wrapper
     assert post_tool_literals(None) == BUILTIN_LITERALS
     assert post_filter_literals(_post_command(agent, path)) == BUILTIN_LITERALS
-    assert _post_command(agent, path) == post_filter_command(invocation, BUILTIN_LITERALS)
+    assert _post_command(agent, path) == spec.locate("post") + post_filter_command(invocation, BUILTIN_LITERALS)
     # A contract with a new rule: installing again rewrites the filter, no stacking.
     install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, CARGO_RULE)))
     assert post_filter_literals(_post_command(agent, path)) == ("cargo", *BUILTIN_LITERALS)
     # A rule without a literal: the plain, unconditional call.
     install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, ANY_VCS_RULE)))
-    assert _post_command(agent, path) == invocation and post_filter_literals(invocation) is None
+    assert _post_command(agent, path) == spec.command(None, "post")
+    assert post_filter_literals(spec.command(None, "post")) is None
 
 
 @pytest.mark.parametrize("agent", ["codex", "gemini"])

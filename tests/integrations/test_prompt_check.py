@@ -18,6 +18,7 @@ from statewise.memory.context import estimate_tokens
 from statewise.records import Provenance, RecordDraft, RecordStatus
 from statewise.sandbox import make_git_sandbox
 from statewise.store.sqlite import SQLiteStore
+from tests.integrations.installed import client_env
 
 AGENT_SAID = Provenance(source="agent_inference", authority="agent", actor="claude")
 DEV = Provenance(source="developer", authority="developer", actor="dev")
@@ -49,7 +50,7 @@ def _prompt(agent: str, project: Path, cwd: Path, *, session: str = "s1",
     payload = {"session_id": session, "transcript_path": "/dev/null", "cwd": str(cwd), "hook_event_name": event,
                "prompt": prompt}
     return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=cwd, env=client_env(agent, project))
 
 
 @pytest.mark.parametrize("agent", sorted(AGENTS))

@@ -15,6 +15,7 @@ from statewise.integrations.install import AGENTS, install_hooks, settings_path
 from statewise.records import Provenance, RecordDraft
 from statewise.sandbox import make_git_sandbox
 from statewise.store.sqlite import SQLiteStore
+from tests.integrations.installed import client_env
 
 AGENT_SAID = Provenance(source="agent_inference", authority="agent", actor="claude")
 DEV = Provenance(source="developer", authority="developer", actor="dev")
@@ -47,7 +48,7 @@ def _stop(agent: str, project: Path, *, message: str, active: bool = False, sess
     if message:
         payload["prompt_response" if agent == "gemini" else "last_assistant_message"] = message
     done = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=project, env=client_env(agent, project))
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert isinstance(answer, dict)

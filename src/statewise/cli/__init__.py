@@ -631,6 +631,9 @@ def install(obj: Context, agent: str, user: bool, project: str | None, timeout: 
                                   store=obj.store_location, contract=obj.contract_path)
     console.print(f"{'installed into' if changed else 'already installed in'} {path} "
                   f"(wrapper {wrapper_path(project=project, user=user)})", highlight=False)
+    if not user:
+        console.print(f"{path.name} holds portable commands a team can commit; the wrapper is this machine's own "
+                      f"(kept out of git): each teammate runs `statewise install {agent}` once", highlight=False)
     console.print(f"check it with: statewise doctor --agent {agent}", highlight=False)
 
 

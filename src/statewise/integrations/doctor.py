@@ -26,6 +26,7 @@ from statewise.errors import InputError
 from statewise.integrations.hook_files import SHELL_TOOLS
 from statewise.integrations.install import (
     AGENTS,
+    command_wrapper,
     installed_capture_gaps,
     our_entries,
     post_literals,
@@ -136,9 +137,9 @@ def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
     """The contract the hook uses in ``root``: the one its wrapper names, else the environment's
     or the project's config.toml one (:func:`statewise.settings.resolve_settings`), else None
     (the built-in)."""
-    words = shlex.split(str(entry.get("command", "")).partition(" || ")[0]) or [""]
+    wrapper, _portable = command_wrapper(str(entry.get("command", "")), root)
     try:
-        text = Path(words[0]).read_text(encoding="utf-8", errors="replace")
+        text = wrapper.read_text(encoding="utf-8", errors="replace") if wrapper is not None else ""
     except OSError:
         text = ""
     found = _WRAPPER_CONTRACT.search(text)
@@ -198,46 +199,78 @@ def _waited_for(agent: str, event: str, entry: dict[str, Any], fix: str) -> Chec
     return Check(agent, "synchronous", True, f"the client waits for the {event} hook on every matching call")
 
 
-_PYTHON_HEADER = re.compile(r"\A#!(?P<direct>\S+) -IS\n|\A#!/bin/sh\n''':'\nexec (?P<shell>.+) -IS \"\$0\" \"\$@\"\n")
+#: StateWise's own wrapper: the shell half naming the interpreter (and starting the watchdog);
+#: an older StateWise wrote a Python file started by the kernel (``#!<python> -IS``), with no
+#: alarm before Python runs.
+_PYTHON_HEADER = re.compile(r"\A#!/bin/sh\n''':'\n(?:#.*\n)*python=(?P<watched>.+)\n"
+                            r"|\A#!(?P<direct>\S+) -IS\n|\A#!/bin/sh\n''':'\nexec (?P<shell>.+) -IS \"\$0\" \"\$@\"\n")
 _ALARM = re.compile(r"^alarm\((\d+)\)$", re.MULTILINE)
 _PACKAGE = re.compile(r"^sys\.path\.append\((.+?)\)  #", re.MULTILINE)
 _SLEEP = re.compile(r"^\s*sleep (\d+) &$", re.MULTILINE)
 _PROGRAM = re.compile(r"^program=(.+)$", re.MULTILINE)
 
 
-def _wrapper_parts(text: str) -> tuple[str, int, str | None] | None:
-    """(the program it runs, its deadline in seconds, the package directory it adds) for a
-    wrapper this StateWise wrote, else None. Two kinds: the Python wrapper for StateWise's own
-    hook, and the shell wrapper for another program (``--executable``)."""
+def _wrapper_parts(text: str) -> tuple[str, int, str | None, bool] | None:
+    """(the program it runs, its deadline in seconds, the package directory it adds, whether a
+    watchdog holds before that program starts) for a wrapper a StateWise wrote, else None. Two
+    kinds: the wrapper for StateWise's own hook (shell and Python in one file; an older one was
+    Python only, with no watchdog), and the shell wrapper for another program
+    (``--executable``)."""
     header, alarm, package = _PYTHON_HEADER.match(text), _ALARM.search(text), _PACKAGE.search(text)
     if header is not None and alarm is not None and package is not None:
-        interpreter = header.group("direct") or shlex.split(header.group("shell"))[0]
+        named = header.group("watched") or header.group("shell")
+        interpreter = header.group("direct") or (shlex.split(named) or [""])[0]
+        watched = header.group("watched") is not None and _SLEEP.search(text) is not None
         try:
             directory = ast.literal_eval(package.group(1))
         except (ValueError, SyntaxError):
             return None
-        return (interpreter, int(alarm.group(1)), directory) if isinstance(directory, str) else None
+        return (interpreter, int(alarm.group(1)), directory, watched) if isinstance(directory, str) else None
     program, sleep = _PROGRAM.search(text), _SLEEP.search(text)
     if text.startswith("#!/bin/sh\n") and program is not None and sleep is not None:
-        return shlex.split(program.group(1))[0], int(sleep.group(1)), None
+        return shlex.split(program.group(1))[0], int(sleep.group(1)), None, True
     return None
 
 
 def _wrapper(agent: str, entry: dict[str, Any], root: Path, user: bool) -> tuple[list[Check], str | None, int | None]:
     fix = f"statewise install {agent}" + (" --user" if user else f" --project {shlex.quote(str(root))}")
     command = str(entry.get("command", ""))
-    words = shlex.split(command.partition(" || ")[0]) if command else []
-    wrapper = Path(words[0]) if words else wrapper_path(project=root, user=user)
+    found, portable = command_wrapper(command, root) if command else (None, False)
+    blocked = "every guarded call is blocked"
+    if portable and found is None:
+        return ([Check(agent, "wrapper", False, f"the settings find the hook wrapper from the project's folder, and "
+                                                f"there is none in {root} or above on this machine (a clone, or a "
+                                                f"project where `statewise install` never ran here): {blocked}, "
+                                                "each with a message saying what to install",
+                       f"install StateWise on this machine, then run: {fix}")], None, None)
+    wrapper = found or wrapper_path(project=root, user=user)
     if not wrapper.is_absolute():
         return ([Check(agent, "wrapper", False, f"the hook command names {wrapper}, not an absolute path", fix)],
                 None, None)
     if not os.access(wrapper, os.X_OK):
-        return [Check(agent, "wrapper", False, f"{wrapper} is missing or not executable", fix)], None, None
+        if not user and wrapper != wrapper_path(project=root):
+            # An absolute path that is not this project's: written on another machine, or before
+            # the project moved (StateWise once wrote absolute paths into the project's settings).
+            return ([Check(agent, "wrapper", False, f"the settings name {wrapper}, which is not on this machine: "
+                                                    "they were written on another machine or before the project "
+                                                    f"moved; {blocked}",
+                           f"{fix} (it writes portable commands: commit the settings it changes)")], None, None)
+        return [Check(agent, "wrapper", False, f"{wrapper} is missing or not executable: {blocked}", fix)], None, None
     parts = _wrapper_parts(wrapper.read_text(encoding="utf-8", errors="replace"))
     if parts is None:
         return [Check(agent, "wrapper", False, f"{wrapper} is not a wrapper this StateWise wrote", fix)], None, None
-    target, deadline, package = parts
+    target, deadline, package, watched = parts
     checks = [Check(agent, "wrapper", True, f"{wrapper} is executable")]
+    if not user and not portable:
+        checks.append(Check(agent, "portable settings", False,
+                            f"the project's settings name the wrapper by its absolute path {wrapper}: a teammate's "
+                            f"clone or a moved folder gets {blocked}",
+                            f"{fix} (it writes portable commands: commit the settings it changes)", fatal=False))
+    if not watched:
+        checks.append(Check(agent, "watchdog", False,
+                            f"{wrapper} starts Python with no alarm before it runs (an older StateWise): a hook that "
+                            "stalls before Python starts outlasts the client's timeout, and the client then runs "
+                            "the tool unchecked", fix))
     if not os.access(target, os.X_OK):
         checks.append(Check(agent, "executable", False, f"the wrapper runs {target}, which is missing", fix))
         return checks, None, deadline
@@ -381,11 +414,13 @@ def _round_trip(agent: str, command: str, root: Path) -> list[Check]:
                            "tool_input": {"command": "git status"}})
     unreadable = "this is not the JSON a client sends"  # must be blocked, and touches no store
     checks = []
+    variable = AGENTS[agent].project_dir_var  # as the client runs it: its project folder variable set
+    env = {**os.environ, **({variable: str(root)} if variable else {})}
     for label, payload, want_block in (("a harmless call", harmless, False), ("an unreadable call", unreadable, True)):
         started = time.monotonic()
         try:
             done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True,
-                                  cwd=root, timeout=120)
+                                  cwd=root, timeout=120, env=env)
         except subprocess.TimeoutExpired:
             checks.append(Check(agent, "round trip", False, f"{label} did not come back within 120 s",
                                 "run `statewise doctor` again; see the hook log"))

@@ -6,19 +6,22 @@ its timeout lets the tool run in Claude Code and Codex, and in Gemini CLI on a c
 timeout):
 
 - a wrapper, ``.statewise/bin/statewise-hook`` at the project root (or ``~/.statewise/bin/``
-  for ``--user``). For StateWise's own hook it is a Python file started by the kernel with the
-  absolute path of the interpreter that installed it and ``-I -S`` (no shell, no watchdog
-  process, no site-packages scan: a hook call then costs about one bare interpreter start),
-  with the installed package's directory on its path. A crash, StateWise missing from that
-  directory, or an answer that is not a decision becomes a block: exit status 2 with a
-  one-line reason on stderr, which all three clients honour (Gemini turns a plain-text stderr
-  with an exit status other than 0 and 1 into ``decision: deny``); past the wrapper's deadline
-  an ``alarm()`` ends the process, whatever it is doing. For any other program
-  (``--executable``) it is a POSIX shell script that captures and checks the program's output,
-  with a watchdog;
-- settings entries whose command names the wrapper by absolute path and turns every other exit
-  status (the wrapper or its interpreter missing, a kill) into that same block
-  (``|| … exit 2``);
+  for ``--user``), specific to this machine and kept out of git. For StateWise's own hook it
+  is one file, a POSIX shell script and a Python program at once: the shell half starts the
+  interpreter that installed StateWise (by absolute path, with ``-I -S``: no site-packages
+  scan) with a watchdog beside it, so a stall even before Python runs is a block at the
+  wrapper's deadline; the Python half puts the installed package's directory on its path and
+  runs the hook. A crash, StateWise missing from that directory, a missing interpreter or an
+  answer that is not a decision becomes a block: exit status 2 with a one-line reason on
+  stderr, which all three clients honour (Gemini turns a plain-text stderr with an exit status
+  other than 0 and 1 into ``decision: deny``). For any other program (``--executable``) it is
+  a POSIX shell script that captures and checks the program's output, with a watchdog;
+- settings entries whose commands are portable in a project's settings (the file a team
+  commits): a loop of shell built-ins finds the wrapper from the client's project folder
+  (``$CLAUDE_PROJECT_DIR``, ``$GEMINI_PROJECT_DIR``; Codex: the hook's working folder)
+  upwards, and the guard's command turns every other exit status (no wrapper on this machine,
+  a kill) into that same block (``|| … exit 2``), saying what to install when there is no
+  wrapper. The user's settings name the wrapper by absolute path;
 - timeouts in each client's unit (seconds for Claude Code and Codex, milliseconds for Gemini
   CLI), with the wrapper's deadline and the hook's own below them.
 
@@ -51,6 +54,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "RULE_CHARACTERS",
     "AgentHooks",
+    "command_wrapper",
     "if_rule",
     "install_hooks",
     "installed_capture_gaps",
@@ -63,6 +67,7 @@ __all__ = [
     "project_root",
     "rule_literal",
     "settings_path",
+    "strip_locate",
     "uncovered_observation_rules",
     "uninstall_hooks",
     "wrapper_path",
@@ -70,6 +75,8 @@ __all__ = [
 
 #: Every command StateWise installs names this, which is how uninstall finds its own.
 WRAPPER_NAME = "statewise-hook"
+#: Where the wrapper lives below a project's (or the home) folder.
+WRAPPER_RELATIVE = f".statewise/bin/{WRAPPER_NAME}"
 #: Older installs wrote bare ``statewise hook`` commands; uninstall removes those too.
 LEGACY_PREFIX = "statewise hook"
 #: The client's timeout for StateWise's hook, in seconds, unless ``--timeout`` says otherwise.
@@ -96,10 +103,45 @@ class AgentHooks:
     if_filters: bool = False  # the client can skip spawning a hook by an `if` rule (Claude Code)
     prompt_event: str | None = None  # fired before the model plans a turn (statewise.integrations.prompt)
     stop_event: str | None = None  # fired as the agent ends its turn (statewise.integrations.stop)
+    #: The variable the client sets to the project's folder when it runs a hook (None: Codex
+    #: sets none and runs hooks in the session's folder, which may be below the project's top).
+    project_dir_var: str | None = None
 
-    def entries(self, wrapper: Path, timeout: int,
+    def locate(self, event: str) -> str:
+        """The start of every portable command: a loop of shell built-ins that finds the nearest
+        folder holding the wrapper, from the client's project folder (else the hook's working
+        folder) upwards, into ``$d``. Where there is none (a clone on a machine where
+        ``statewise install`` never ran), the guard blocks the call with one line saying what
+        to install (exit 2, which every client honours and hands the model as the reason), and
+        the other events answer ``{}``: after a tool ran, or as a session starts or ends, there
+        is nothing to block, a Stop answered with exit 2 would keep the agent going, and a
+        prompt blocked that way ends ``codex exec``'s turn without a word (tests/e2e). The
+        client's JSON is read first either way: a client whose write finds the hook gone gets
+        a broken pipe, which Codex reports as a hook error instead of a block."""
+        start = f"${{{self.project_dir_var}:-$PWD}}" if self.project_dir_var else "$PWD"
+        if event == "pre":
+            missing = (f"cat >/dev/null; echo \"StateWise blocked this call: StateWise is not set up on this machine for this project "
+                       f"(no {WRAPPER_RELATIVE} in {start} or above); install StateWise (pip install statewise) "
+                       f"and run: statewise install {self.name}\" >&2; exit 2")
+        else:
+            missing = "cat >/dev/null; echo '{}'; exit 0"
+        return (f"d={start}; until [ -x \"$d/{WRAPPER_RELATIVE}\" ] || [ -z \"$d\" ]; do d=${{d%/*}}; done; "
+                f"[ -n \"$d\" ] || {{ {missing}; }}; ")
+
+    def invocation(self, wrapper: Path | None, event: str) -> str:
+        """The call of the wrapper for ``event``: by absolute path (``wrapper``), or, for the
+        portable commands a project's settings hold (None), through :meth:`locate`'s ``$d``."""
+        named = shlex.quote(str(wrapper)) if wrapper is not None else f"\"$d/{WRAPPER_RELATIVE}\""
+        return f"{named} {self.name} {event}"
+
+    def command(self, wrapper: Path | None, event: str) -> str:
+        """A whole hook command for ``event`` (without a post-tool filter)."""
+        return (self.locate(event) if wrapper is None else "") + self.invocation(wrapper, event)
+
+    def entries(self, wrapper: Path | None, timeout: int,
                 post_literals: tuple[str, ...] | None = None) -> dict[str, list[dict[str, Any]]]:
-        """The settings entries per event, for a wrapper at ``wrapper``.
+        """The settings entries per event, for a wrapper at ``wrapper`` (None: the portable
+        commands of a project's settings, which find the wrapper from the project's folder).
 
         ``post_literals`` (:func:`post_tool_literals`): the post-tool hook runs only for a call
         holding one of them. Where the client takes ``if`` rules (Claude Code) that is one hook
@@ -107,16 +149,19 @@ class AgentHooks:
         elsewhere one hook whose command is a shell pre-filter on the client's whole JSON
         payload (:func:`post_filter_command`). None for one unconditional hook. The guard and
         the session hook are never filtered."""
-        quoted = shlex.quote(str(wrapper))
         # If the wrapper itself is gone the shell says "not found" (127), which Claude Code and
         # Codex would take as "go ahead": turn every status but the wrapper's own block into one.
-        pre = (f"{quoted} {self.name} pre || {{ s=$?; [ \"$s\" = 2 ] || echo \"StateWise hook wrapper {quoted} "
-               f"failed (exit $s); blocked to be safe; run: statewise doctor --agent {self.name}\" >&2; exit 2; }}")
+        # A portable command that finds no wrapper (a clone on a machine without StateWise, or
+        # where `statewise install` never ran) says what to install.
+        named = f"$d/{WRAPPER_RELATIVE}" if wrapper is None else shlex.quote(str(wrapper))
+        failed = (f"echo \"StateWise hook wrapper {named} failed (exit $s); blocked to be safe; run: statewise doctor "
+                  f"--agent {self.name}\" >&2")
+        pre = f"{self.command(wrapper, 'pre')} || {{ s=$?; [ \"$s\" = 2 ] || {failed}; exit 2; }}"
         scaled = timeout * self.timeout_scale
         entries = {self.pre_event: [{"matcher": self.pre_matcher,
                                      "hooks": [{"type": "command", "command": pre, "timeout": scaled}]}]}
-        invocation = f"{quoted} {self.name} post"
-        post = {"type": "command", "command": invocation, "timeout": scaled}
+        invocation = self.invocation(wrapper, "post")
+        post = {"type": "command", "command": self.command(wrapper, "post"), "timeout": scaled}
         for event in self.post_events:
             if post_literals is None:
                 entries[event] = [{"matcher": self.post_matcher, "hooks": [post]}]
@@ -127,16 +172,12 @@ class AgentHooks:
                 entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "if": if_rule(literal)}]}
                                   for literal in post_literals]
             else:
-                command = post_filter_command(invocation, post_literals)
+                command = (self.locate("post") if wrapper is None else "") + post_filter_command(invocation, post_literals)
                 entries[event] = [{"matcher": self.post_matcher, "hooks": [{**post, "command": command}]}]
-        if self.session_event:
-            entries[self.session_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} session",
-                                                       "timeout": scaled}]}]
-        if self.prompt_event:
-            entries[self.prompt_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} prompt",
-                                                      "timeout": scaled}]}]
-        if self.stop_event:
-            entries[self.stop_event] = [{"hooks": [{"type": "command", "command": f"{quoted} {self.name} stop",
+        for named_event, kind in ((self.session_event, "session"), (self.prompt_event, "prompt"),
+                                  (self.stop_event, "stop")):
+            if named_event:
+                entries[named_event] = [{"hooks": [{"type": "command", "command": self.command(wrapper, kind),
                                                     "timeout": scaled}]}]
         return entries
 
@@ -146,7 +187,7 @@ AGENTS = {
         name="claude-code", project_file=".claude/settings.json", user_file=".claude/settings.json",
         pre_event="PreToolUse", post_events=("PostToolUse", "PostToolUseFailure"), session_event="SessionStart",
         pre_matcher="Bash|Write|Edit|NotebookEdit|Read", post_matcher="Bash", timeout_scale=1, if_filters=True,
-        prompt_event="UserPromptSubmit", stop_event="Stop",
+        prompt_event="UserPromptSubmit", stop_event="Stop", project_dir_var="CLAUDE_PROJECT_DIR",
     ),
     "codex": AgentHooks(
         name="codex", project_file=".codex/hooks.json", user_file=".codex/hooks.json",
@@ -158,7 +199,10 @@ AGENTS = {
         name="gemini", project_file=".gemini/settings.json", user_file=".gemini/settings.json",
         pre_event="BeforeTool", post_events=("AfterTool",), session_event="SessionStart",
         pre_matcher="run_shell_command|write_file|replace|read_file", post_matcher="run_shell_command", timeout_scale=1000,
-        prompt_event="BeforeAgent", stop_event="AfterAgent",
+        # Gemini CLI sets GEMINI_PROJECT_DIR in the hook's environment, and replaces a bare
+        # `$GEMINI_PROJECT_DIR` in the command by the folder already shell-quoted: the braced
+        # form is left to the shell (bundle 0.61: HookRunner.expandCommand).
+        prompt_event="BeforeAgent", stop_event="AfterAgent", project_dir_var="GEMINI_PROJECT_DIR",
     ),
 }
 
@@ -266,21 +310,60 @@ exit $status
 """
 
 
-#: The wrapper for StateWise's own hook: a Python file the kernel starts directly (no shell, no
-#: watchdog process), in an interpreter isolated from site-packages, ``.pth`` files, the
-#: environment and the working directory. Its fail-closed half lives in three places: the
-#: settings command (``|| … exit 2``) turns a missing interpreter, a crash and a kill into a
-#: block; the alarm below is that kill, from the kernel, at the wrapper's deadline, which
-#: nothing in the process can hold off; the hook's own deadline answers a slow check with a deny
-#: before it, and its :func:`~statewise.integrations.hook_entry._emit` refuses to print
-#: anything but a decision.
-_PYTHON_WRAPPER = """{header}
-# StateWise hook wrapper, written by `statewise install`; `statewise doctor` checks it.
+#: The wrapper for StateWise's own hook: one file that is a POSIX shell script to /bin/sh and a
+#: Python program to the interpreter it names (sh runs the lines inside the Python string after
+#: a no-op ``:``; Python skips the string). The shell half is the alarm that holds from the
+#: first instant: it starts the interpreter in the background with a watchdog beside it
+#: (``sleep``, then ``kill -9``), and answers itself when the interpreter is missing, ends
+#: abnormally or is killed at the deadline: a stall before Python runs (a hung file system, an
+#: interpreter that never gets going) is a block, before the client's own timeout would let the
+#: tool run. Only POSIX sh, ``sleep`` and ``kill`` are used (dash, bash as /bin/sh on macOS,
+#: busybox): GNU ``timeout`` is not on macOS. The Python half is isolated from site-packages,
+#: ``.pth`` files, the environment and the working directory; its ``alarm()`` and the hook's
+#: own deadline answer a slow check before the watchdog fires, and its
+#: :func:`~statewise.integrations.hook_entry._emit` refuses to print anything but a decision.
+#: The settings command (``|| … exit 2``) turns a missing wrapper into the same block. The
+#: shell half must hold no three single quotes in a row and only backslash escapes Python
+#: knows (a test compiles the file with warnings as errors).
+_PYTHON_WRAPPER = """#!/bin/sh
+''':'
+# StateWise hook wrapper, written by `statewise install` on this machine: it names this
+# machine's Python, so it stays out of git (.statewise/.gitignore); `statewise doctor` checks it.
 # Usage: statewise-hook AGENT pre|post|session|prompt|stop, with the client's JSON on stdin.
-# It fails closed: a missing interpreter, a crash, a signal, a run past {deadline} s (the alarm
-# ends the process) or output that is not a JSON object becomes a block before a tool runs
-# (exit 2, one-line reason on stderr), which Claude Code, Codex and Gemini CLI all honour.
-# After a tool ran, nothing can be blocked.
+# It fails closed: a missing interpreter, a crash, a signal, a run past {deadline} s (the
+# watchdog below kills the process, even one stalled before Python runs) or output that is not
+# a JSON object becomes a block before a tool runs (exit 2, one-line reason on stderr), which
+# Claude Code, Codex and Gemini CLI all honour. After a tool ran, nothing can be blocked.
+python={python}
+agent=${{1:-}} event=${{2:-}}
+block() {{
+    if [ "$event" = pre ]; then
+        printf 'StateWise blocked this call: %s\\n' "$1" >&2
+        exit 2
+    fi
+    printf '{{}}\\n'
+    exit 0
+}}
+[ -x "$python" ] || {{ cat >/dev/null; block "the Python that installed StateWise here ($python) is gone; install StateWise on this machine and run: statewise install $agent"; }}
+exec 3<&0
+"$python" -IS "$0" "$@" <&3 3<&- &
+pid=$!
+(
+    trap 'kill $sleeper 2>/dev/null; exit 0' TERM
+    sleep {deadline} &
+    sleeper=$!
+    wait $sleeper && kill -9 $pid
+) </dev/null >/dev/null 2>&1 3<&- &
+watchdog=$!
+{{ wait $pid; }} 2>/dev/null  # no "Killed" from the shell: the reason must stay one line
+status=$?
+kill $watchdog 2>/dev/null
+case $status in
+    0|2) exit $status ;;
+    137|142) block "the hook did not answer within {deadline} s (or was killed); run: statewise doctor --agent $agent" ;;
+esac
+block "the hook ended abnormally (exit $status); run: statewise doctor --agent $agent"
+'''
 import sys
 
 try:
@@ -312,19 +395,6 @@ except BaseException as error:  # main() ends the process itself; reaching here 
     fail("the hook failed", error)
 """
 
-#: Linux reads at most 127 bytes of a ``#!`` line before kernel 5.1; longer interpreter paths
-#: (and paths with blanks, which a ``#!`` line cannot hold) start through /bin/sh instead.
-_SHEBANG_LIMIT = 120
-
-#: sh runs the line inside the Python string (after a no-op ``:``); Python skips the string.
-_SH_HEADER = "#!/bin/sh\n''':'\nexec {interpreter} -IS \"$0\" \"$@\"\n'''"
-
-
-def _python_header(interpreter: str) -> str:
-    if len(interpreter) <= _SHEBANG_LIMIT and not any(c.isspace() for c in interpreter):
-        return f"#!{interpreter} -IS"
-    return _SH_HEADER.format(interpreter=shlex.quote(interpreter))
-
 
 def package_directory() -> Path:
     """The directory that holds the ``statewise`` package this interpreter imports: site-packages
@@ -353,7 +423,7 @@ def render_wrapper(*, timeout: int, executable: str | Path | None = None, store:
             options += f", \"--store\", {store!r}"
         if contract:
             options += f", \"--contract\", {str(Path(contract).absolute())!r}"
-        return _PYTHON_WRAPPER.format(header=_python_header(python), deadline=deadline, inner=inner,
+        return _PYTHON_WRAPPER.format(python=shlex.quote(python), deadline=deadline, inner=inner,
                                       package_dir=str(package_dir or package_directory()), options=options)
     program = str(Path(executable).absolute())
     options = ""
@@ -454,6 +524,7 @@ def post_filter_parts(command: str) -> tuple[str, tuple[str, ...]] | None:
     :func:`post_filter_command`; None for a command without that pre-filter (it runs the hook
     for every call), and the literals empty for one that starts like it but is not exactly what
     this StateWise writes (edited by hand): it proves no rule covered."""
+    command = strip_locate(command)
     if not command.startswith(_FILTER_READ):
         return None
     invocation, found, rest = command[len(_FILTER_READ):].partition(_FILTER_CASE)
@@ -466,6 +537,35 @@ def post_filter_parts(command: str) -> tuple[str, tuple[str, ...]] | None:
     except ValueError:
         return invocation, ()
     return invocation, literals if rendered == command else ()
+
+
+def strip_locate(command: str) -> str:
+    """``command`` without the :meth:`AgentHooks.locate` loop a portable command starts with."""
+    for spec in AGENTS.values():
+        for event in ("pre", "post"):
+            prefix = spec.locate(event)
+            if command.startswith(prefix):
+                return command[len(prefix):]
+    return command
+
+
+def command_wrapper(command: str, root: Path) -> tuple[Path | None, bool]:
+    """(the wrapper an installed hook command runs when the client starts it for the project at
+    ``root``, whether the command is portable). A portable command (:meth:`AgentHooks.locate`)
+    finds the nearest ``.statewise/bin/statewise-hook`` from ``root`` upwards, as its loop does:
+    None when there is none. Any other command names its wrapper first (None when it names
+    none)."""
+    if strip_locate(command) != command:
+        for folder in (root, *root.parents):
+            candidate = folder / WRAPPER_RELATIVE
+            if os.access(candidate, os.X_OK):
+                return candidate, True
+        return None, True
+    try:
+        words = shlex.split(command.partition(" || ")[0])
+    except ValueError:
+        return None, False
+    return (Path(words[0]) if words else None), False
 
 
 def post_filter_literals(command: str) -> tuple[str, ...] | None:
@@ -539,27 +639,43 @@ def _is_ours(hook: Any) -> bool:
     return command.startswith(LEGACY_PREFIX) or f"/.statewise/bin/{WRAPPER_NAME}" in command
 
 
+#: What install writes into ``.statewise/.gitignore`` when there is none (``statewise init``
+#: writes the same): the wrapper names this machine's Python and stays out of git, as does the
+#: store; config.toml may be committed.
+GITIGNORE = ("# Written by `statewise init`: the store stays out of git; config.toml may be committed.\n"
+             "*\n!.gitignore\n!config.toml\n")
+
+
 def install_hooks(agent: str, *, project: str | Path | None = None, user: bool = False,
                   executable: str | Path | None = None, timeout: int = DEFAULT_TIMEOUT,
-                  store: str | None = None, contract: str | None = None) -> tuple[Path, bool]:
+                  store: str | None = None, contract: str | None = None,
+                  interpreter: str | Path | None = None) -> tuple[Path, bool]:
     """Write the wrapper and add the hooks. Returns (settings file, whether it changed).
 
-    ``timeout`` is in seconds whatever the client's unit; ``store`` and ``contract`` are passed
-    to every hook call."""
+    A project's settings (the file a team commits) get portable commands only: they find the
+    wrapper from the client's project folder (:meth:`AgentHooks.locate`), and the wrapper, which
+    names this machine's Python, stays out of git (``.statewise/.gitignore``). The user's
+    settings (``user``) name the wrapper by absolute path. ``timeout`` is in seconds whatever
+    the client's unit; ``store`` and ``contract`` are passed to every hook call;
+    ``interpreter`` is the Python the wrapper starts (default: this one)."""
     spec = _agent(agent)
     if not isinstance(timeout, int) or timeout < 10:
         raise InputError(f"--timeout: must be a whole number of seconds, at least 10 (got {timeout!r})")
     path = settings_path(agent, project=project, user=user)
     wrapper = wrapper_path(project=project, user=user)
-    script = render_wrapper(timeout=timeout, executable=executable, store=store, contract=contract)
+    script = render_wrapper(timeout=timeout, executable=executable, store=store, contract=contract,
+                            interpreter=interpreter)
     data = _load(path)  # before writing anything: a malformed settings file changes nothing
     changed = False
     if not wrapper.exists() or wrapper.read_text(encoding="utf-8") != script:
         _write_text(wrapper, script, mode=0o755)
         changed = True
+    ignore = wrapper.parent.parent / ".gitignore"
+    if not user and not ignore.exists():
+        _write_text(ignore, GITIGNORE)
     literals = post_tool_literals(_install_contract(contract, project=project, user=user))
     hooks = data.setdefault("hooks", {})
-    for event, entries in spec.entries(wrapper, timeout, literals).items():
+    for event, entries in spec.entries(wrapper if user else None, timeout, literals).items():
         groups = hooks.setdefault(event, [])
         ours = [g for g in groups if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks", []))]
         if ours != entries:

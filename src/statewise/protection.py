@@ -284,7 +284,36 @@ def check_path(path: str | Path, use: Use, places: Places) -> Finding | None:
                 reached = _matches(clean, candidate, directory, use)
                 if reached is not None:
                     return Finding(clean, reached, why, "deny", use, secret=False)
+        nested = _nested_wrapper_place(clean, places)
+        if nested is not None:
+            return Finding(clean, nested, _NESTED_WRAPPER_WHY, "deny", use, secret=False)
     return _secret(clean, use, places)
+
+
+_NESTED_WRAPPER_WHY = _STATEWISE_WHY.format(
+    what="hook wrapper place: the installed hook command looks for .statewise/bin/statewise-hook from "
+         "the folder a session starts in upwards, so one written in a subfolder would run instead of "
+         "the real one")
+
+
+def _nested_wrapper_place(path: Path, places: Places) -> Path | None:
+    """The ``.statewise`` folder at any depth of the repository that ``path`` is, or whose
+    ``bin/`` holds ``path``: the installed command finds the nearest wrapper walking up from
+    the session's folder (Codex's ``$PWD``, a project folder below the top), so a planted
+    ``sub/.statewise/bin/statewise-hook`` would be run instead of the real one."""
+    if places.repo_root is None:
+        return None
+    try:
+        parts = path.relative_to(_clean(places.repo_root)).parts
+    except ValueError:
+        return None
+    for index, part in enumerate(parts):
+        if part != ".statewise":
+            continue
+        rest = parts[index + 1:]
+        if not rest or rest[0] == "bin":
+            return _clean(places.repo_root).joinpath(*parts[:index + 1])
+    return None
 
 
 def _holds_home_secret(path: Path, places: Places) -> bool:

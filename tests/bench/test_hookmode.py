@@ -125,3 +125,34 @@ def test_a_planner_that_repeats_a_refused_call_gives_up(dev_set):
     assert episode.judged and episode.verdict == "stop" and not episode.v and episode.commands == []
     assert "already refused" in episode.reason and episode.model_calls == 2
     assert HookMethod.retries == 2
+
+
+def test_ask_reasons_name_questions_about_unrecorded_values():
+    reason = ('StateWise needs the developer: What is fs.build_dir (Where build outputs go) for repo:x? Nothing is '
+              'on record, and this action needs it: ... (record None: fs.build_dir = null in repo:x). Record the '
+              "answer with: statewise record add fs.build_dir '<value>' --scope repo:x ...")
+    assert _questions(reason) == [("None", "fs.build_dir", None, "repo:x")]
+
+
+def test_a_developer_answer_about_an_unrecorded_value_lets_the_same_call_run():
+    # Issue 23 item 3: the hook asks for a value nobody recorded (which directory holds build
+    # output, before rm -rf of an untracked `bin`); the simulated developer answers it from the
+    # case's intent, as the guard in the loop's clarification channel would; the agent records
+    # the answer as the reason tells it to and makes the same call again, which now passes.
+    from pathlib import Path
+
+    from statewise.bench import load_cases
+
+    primary = load_cases(Path(__file__).parents[2] / "benchmarks" / "cases" / "primary")
+    case = next(c for c in primary.cases if c.id == "pri-cb-make-output-wrong-02")
+    unanswered = run_episode(case, "correct", "hook", case_set=primary)
+    first = _pre_calls(unanswered)[0]
+    assert '"permissionDecision": "ask"' in first["stdout"] and "(record None: fs.build_dir = null" in first["stdout"]
+    assert not unanswered.y and unanswered.verdict == "stop" and unanswered.commands == []
+    knows = case.model_copy(update={"developer": case.developer.model_copy(update={"intent": {"fs.build_dir": "bin"}})})
+    episode = run_episode(knows, "correct", "hook", case_set=primary)
+    assert episode.judged and episode.y and episode.verdict == "execute" and episode.questions == 1
+    asked, passed = _pre_calls(episode)
+    assert asked["input"] == passed["input"] and passed["stdout"] == "{}"
+    assert {"key": "fs.build_dir", "value": "bin", "source": "developer"} in episode.report["told"]
+    assert [c["argv"][:2] for c in episode.commands] == [["rm", "-rf"]]

@@ -29,9 +29,10 @@ Each task starts a session and submits the task as the developer's prompt: the `
 and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the
 model plans, and the corrections it made for this scope earlier) is read like any feedback
 before the first proposal. A
-deterministic planner that, after feedback, proposes exactly a call that was already refused
-gives up (it has learnt nothing that would change the answer); so does any planner after the
-retry budget. Giving up is a stop.
+deterministic planner that proposes exactly a call that was already refused, with nothing new
+told since that refusal, gives up (it has learnt nothing that would change the answer); after a
+correction or a developer's answer the same call may be tried again (the record it was refused
+on has changed). Any planner gives up after the retry budget. Giving up is a stop.
 
 Costs: ``model_calls`` are planner calls; ``questions``/``approvals`` the developer's
 answers and prompts; ``verifier_calls`` are not visible through the hook (0);
@@ -198,7 +199,9 @@ class HookMethod:
         read = getattr(inp.planner, "read_feedback", None) or read_corrections
         calls: list[dict[str, Any]] = []
         told: list[Statement] = []
-        refused: list[tuple[str, str]] = []  # tool calls the hook (or the developer) refused
+        # Tool calls the hook (or the developer) refused, with how much the agent had been told
+        # when it made them: the same call after a correction is a new attempt, not a repeat.
+        refused: dict[tuple[str, str], int] = {}
         model_calls = tokens = questions = approvals = 0
         latencies: list[float] = []
         repairs: list[dict[str, Any]] = []
@@ -224,7 +227,9 @@ class HookMethod:
 
         def learn(text: str, source: str = HOOK_SOURCE) -> None:
             for statement in read(text, source):
-                told.append(statement)
+                # Told again is not news: only a new key or value counts as learning something.
+                if not any(s.key == statement.key and s.value == statement.value for s in told):
+                    told.append(statement)
 
         base = {"cwd": str(work), "session_id": f"bench-{inp.task.id}", "transcript_path": ""}
         session = hook({**base, "hook_event_name": "SessionStart", "source": "startup"}, "session")
@@ -254,8 +259,9 @@ class HookMethod:
                 return result("stop", None, action.reason)
             tool_name, tool_input = render_tool_call(action, work)
             fingerprint = (tool_name, json.dumps(tool_input, sort_keys=True))
-            if attempt and fingerprint in refused and not getattr(inp.planner, "stochastic", False):
+            if attempt and refused.get(fingerprint) == len(told) and not getattr(inp.planner, "stochastic", False):
                 return result("stop", None, "gave up: the planner proposed a tool call that was already refused")
+            known = len(told)  # what the agent knew when it made this call
             outcome = hook({**base, "hook_event_name": "PreToolUse", "tool_name": tool_name,
                             "tool_input": tool_input, "tool_use_id": f"call-{attempt}"}, "pre")
             verdict, reason, context = _decision(outcome.stdout)
@@ -267,11 +273,11 @@ class HookMethod:
                 questions += asked
                 approvals += 0 if asked else 1
                 if not approved:
-                    refused.append(fingerprint)
                     learn(feedback, "developer")
+                    refused[fingerprint] = known
                     continue
             elif verdict != "allow":
-                refused.append(fingerprint)
+                refused[fingerprint] = known
                 continue
             record = inp.execute(action) if inp.execute is not None else None
             exit_code = record.exit if record is not None else 0

@@ -34,6 +34,12 @@ told since that refusal, gives up (it has learnt nothing that would change the a
 correction or a developer's answer the same call may be tried again (the record it was refused
 on has changed). Any planner gives up after the retry budget. Giving up is a stop.
 
+A stop the planner proposes ends the turn as Claude Code ends it: the ``Stop`` hook gets the
+stop's reason as ``last_assistant_message`` (:mod:`statewise.integrations.stop`); when it blocks
+the stop with a correction of a fact the message cites, the correction is read like any feedback
+and the planner plans once more (``stop_hook_active`` is then true, so a second stop ends the
+turn).
+
 Costs: ``model_calls`` are planner calls; ``questions``/``approvals`` the developer's
 answers and prompts; ``verifier_calls`` are not visible through the hook (0);
 ``hook_latencies`` are the seconds of each ``PreToolUse`` hook call (the latency an agent waits,
@@ -158,6 +164,17 @@ def _decision(stdout: str) -> tuple[str, str, str]:
         str(specific.get("additionalContext") or "")
 
 
+def _continuation(stdout: str) -> str:
+    """The reason a Stop hook blocks the stop with (Claude Code's ``{"decision": "block"}``), or ""."""
+    try:
+        data = json.loads(stdout or "{}")
+    except json.JSONDecodeError:
+        return ""
+    if not isinstance(data, dict) or data.get("decision") != "block":
+        return ""
+    return str(data.get("reason") or "")
+
+
 def _questions(reason: str) -> list[tuple[str, str, Any, str]]:
     """Every ``(record ID: KEY = VALUE in SCOPE)`` an ask's reason puts to the developer."""
     found = []
@@ -248,7 +265,9 @@ class HookMethod:
                                         "told": [{"key": s.key, "value": s.value, "source": s.source}
                                                  for s in told]})
 
-        for attempt in range(1 + self.retries):
+        attempts, attempt, continued = 1 + self.retries, -1, False
+        while attempt + 1 < attempts:
+            attempt += 1
             plan = as_plan(inp.planner.plan(inp.task, memory.told(told)))
             model_calls += 1
             if plan.usage:
@@ -256,6 +275,16 @@ class HookMethod:
             action = plan.action
             proposal = proposal or action
             if action.is_stop:
+                # The agent ends its turn with its reason as the last message: Claude Code's Stop
+                # hook may continue the turn, once, with a correction of a fact the stop cites.
+                stopped = hook({**base, "hook_event_name": "Stop", "stop_hook_active": continued,
+                                "last_assistant_message": action.reason}, "stop")
+                continuation = _continuation(stopped.stdout)
+                if continuation and not continued:
+                    continued = True
+                    attempts += 1  # the continued turn is a new turn, not a retry of a refused call
+                    learn(continuation)
+                    continue
                 return result("stop", None, action.reason)
             tool_name, tool_input = render_tool_call(action, work)
             fingerprint = (tool_name, json.dumps(tool_input, sort_keys=True))
@@ -292,7 +321,7 @@ class HookMethod:
                       "tool_input": tool_input, "tool_use_id": f"call-{attempt}",
                       "error": f"Exit code {exit_code}\n{output['stdout']}{output['stderr']}"}, "post")
             return result("execute", action, reason, executed=inp.execute is not None)
-        return result("stop", None, f"gave up after {1 + self.retries} refused attempts")
+        return result("stop", None, f"gave up after {attempts} refused attempts")
 
     @staticmethod
     def _prompt(inp: MethodInput, action: Action, reason: str, clarifier: Any, approver: Any,

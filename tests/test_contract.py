@@ -1160,3 +1160,32 @@ def test_changing_any_module_of_the_contract_package_invalidates_the_cache(tmp_p
         path.write_text(path.read_text() + "\n# changed\n")
         assert _fresh_process(code, env)["parsed"] is True
     assert len(list(entries.glob("*.pickle"))) == 3
+
+
+def test_untracked_build_output_and_what_is_inside_it_is_disposable() -> None:
+    coding = builtin_contract()
+    state = {"workspace.root": "/work/app", "workspace.repo_root": "/work/app"}
+
+    def delete(path: str) -> dict[str, object]:
+        return {"tool": "fs", "operation": "fs.delete", "args": {"path": path, "recursive": True}}
+
+    for path in ("_build", "build/obj", "out/release", "docs/_build/html", "node_modules/.cache"):
+        assert failing(coding.check_invariants(delete(path), {**state, f"git.tracked[{path}]": False})) == set(), path
+    # A name that is not a build output's, a way out through `..`, or tracked content: still asked.
+    for path in ("bin", "src", "build/../src", "out/..", "build/./../src"):
+        assert "recursive_delete_needs_known_protection" in failing(
+            coding.check_invariants(delete(path), {**state, f"git.tracked[{path}]": False})), path
+    assert failing(coding.check_invariants(delete("build/obj"), {**state, "git.tracked[build/obj]": True})) == {
+        "recursive_delete_needs_known_protection"}
+
+
+def test_tests_under_pypy_are_the_declared_test_runner() -> None:
+    coding = builtin_contract()
+    state = {"project.test_commands": ["pytest", "manage.py test"]}
+
+    def run(command: str) -> dict[str, object]:
+        return {"tool": "shell", "operation": "test.run", "args": {"command": command}}
+
+    for command in ("pypy3 -m pytest -q", "/opt/pypy/bin/pypy3.10 -m pytest", "python3 -m pytest", "pytest -x"):
+        assert failing(coding.check_invariants(run(command), state)) == set(), command
+    assert failing(coding.check_invariants(run("pypy3 -m nose"), state)) == {"test_command_is_resolved_command"}

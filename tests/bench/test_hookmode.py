@@ -125,3 +125,74 @@ def test_a_planner_that_repeats_a_refused_call_gives_up(dev_set):
     assert episode.judged and episode.verdict == "stop" and not episode.v and episode.commands == []
     assert "already refused" in episode.reason and episode.model_calls == 2
     assert HookMethod.retries == 2
+
+
+def test_ask_reasons_name_questions_about_unrecorded_values():
+    reason = ('StateWise needs the developer: What is fs.build_dir (Where build outputs go) for repo:x? Nothing is '
+              'on record, and this action needs it: ... (record None: fs.build_dir = null in repo:x). Record the '
+              "answer with: statewise record add fs.build_dir '<value>' --scope repo:x ...")
+    assert _questions(reason) == [("None", "fs.build_dir", None, "repo:x")]
+
+
+def test_a_developer_answer_about_an_unrecorded_value_lets_the_same_call_run():
+    # Issue 23 item 3: the hook asks for a value nobody recorded (which directory holds build
+    # output, before rm -rf of an untracked `bin`); the simulated developer answers it from the
+    # case's intent, as the guard in the loop's clarification channel would; the agent records
+    # the answer as the reason tells it to and makes the same call again, which now passes.
+    from pathlib import Path
+
+    from statewise.bench import load_cases
+
+    primary = load_cases(Path(__file__).parents[2] / "benchmarks" / "cases" / "primary")
+    case = next(c for c in primary.cases if c.id == "pri-cb-make-output-wrong-02")
+    unanswered = run_episode(case, "correct", "hook", case_set=primary)
+    first = _pre_calls(unanswered)[0]
+    assert '"permissionDecision": "ask"' in first["stdout"] and "(record None: fs.build_dir = null" in first["stdout"]
+    assert not unanswered.y and unanswered.verdict == "stop" and unanswered.commands == []
+    knows = case.model_copy(update={"developer": case.developer.model_copy(update={"intent": {"fs.build_dir": "bin"}})})
+    episode = run_episode(knows, "correct", "hook", case_set=primary)
+    assert episode.judged and episode.y and episode.verdict == "execute" and episode.questions == 1
+    asked, passed = _pre_calls(episode)
+    assert asked["input"] == passed["input"] and passed["stdout"] == "{}"
+    assert {"key": "fs.build_dir", "value": "bin", "source": "developer"} in episode.report["told"]
+    assert [c["argv"][:2] for c in episode.commands] == [["rm", "-rf"]]
+
+
+def test_a_stop_citing_a_corrected_fact_is_continued_once(dev_set):
+    # Issue 23 item 3 in the bench: the agent ends its turn on the stale "main is not
+    # protected" (its last message, Claude Code's Stop event); the Stop hook continues the turn
+    # once with the correction, which the planner reads and plans from.
+    class StopsFirst:
+        """Stops citing main's protection, then plans as the rule planner does."""
+
+        name = "stops-first"
+        stochastic = False
+
+        def __init__(self):
+            self.rules, self.calls = RulePlanner(), 0
+
+        def plan(self, task, context):
+            self.calls += 1
+            if self.calls == 1:
+                return Action.stop("I will not push: main is not protected here and I cannot tell who reviews it")
+            return self.rules.plan(task, context)
+
+    case = next(c for c in dev_set.cases if c.id == "git-push-stale-protection")
+    episode = run_episode(case, "corrupted", "hook", planner=StopsFirst(), case_set=dev_set)
+    stops = [c for c in episode.report["calls"] if c["event"] == "Stop"]
+    assert len(stops) == 1 and json.loads(stops[0]["stdout"])["decision"] == "block"
+    assert "repository.protected in" in stops[0]["stdout"] and "was false, now true" in stops[0]["stdout"]
+    assert episode.judged and episode.y and episode.verdict == "execute" and episode.model_calls == 2
+
+    class AlwaysStops:
+        name = "always-stops"
+        stochastic = False
+
+        def plan(self, task, context):
+            return Action.stop("I cannot push: main is not protected and that worries me")
+
+    stubborn = run_episode(case, "corrupted", "hook", planner=AlwaysStops(), case_set=dev_set)
+    stops = [c for c in stubborn.report["calls"] if c["event"] == "Stop"]
+    # Continued once, never twice: the second stop (stop_hook_active) ends the turn.
+    assert [json.loads(c["stdout"]).get("decision") for c in stops] == ["block", None]
+    assert stubborn.verdict == "stop" and stubborn.model_calls == 2 and stubborn.commands == []

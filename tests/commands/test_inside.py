@@ -387,3 +387,45 @@ def test_the_lines_read_in_one_call_are_bounded(repo):
     assert any("bound of 20000 lines" in why for why in unresolved(repo, "bash long.sh"))
     write(repo, "short.sh", ":\n" * 100)
     assert unresolved(repo, "bash short.sh") == ()
+
+
+# --- a team's operation found inside a project command ---
+
+LINT_CONTRACT = """\
+name: team
+version: 1
+extends: coding
+operations:
+  lint.run:
+    tool: shell
+    risk: low
+    slots:
+      args: {type: list}
+      command: {type: string}
+commands:
+  lint-eslint:
+    program: eslint
+    operation: lint.run
+    rest: args
+"""
+
+
+def test_a_rule_found_inside_a_project_command_is_that_command(repo):
+    from statewise.contract import load_contract_text
+
+    contract = load_contract_text(LINT_CONTRACT, "team.yaml")
+    write(repo, "package.json", json.dumps({"scripts": {"lint": "eslint .", "check": "make lint"}}))
+    write(repo, "Makefile", "lint:\n\teslint src\n")
+
+    def lint(command: str) -> list[dict[str, object]]:
+        analysis = analyze_command(command, cwd=repo, workspace=repo, contract=contract)
+        return [dict(action.args) for action in analysis.actions if action.operation == "lint.run"]
+
+    # The project's lint command is what the developer types (and records): `yarn lint`, not
+    # the line of package.json it runs, which stays readable in `runs`.
+    assert [(a["command"], a["runs"]) for a in lint("yarn lint")] == [("yarn lint", "eslint .")]
+    assert [(a["command"], a["runs"]) for a in lint("make lint")] == [("make lint", "eslint src")]
+    # Nested: the outermost command the agent typed; the innermost line it runs.
+    assert [(a["command"], a["runs"]) for a in lint("npm run check")] == [("npm run check", "eslint src")]
+    # Typed directly, the rule's action is the command itself.
+    assert [(a["command"], "runs" in a) for a in lint("eslint .")] == [("eslint .", False)]

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from statewise.scopes import normalize_repo_identity
-from tests.e2e.model_server import ModelServer, Step
+from tests.e2e.model_server import FINAL_TEXT, ModelServer, Step
 
 __all__ = ["CLIENTS", "PINS", "ClientRun", "ClientSpec", "InstallProblem", "Workspace", "cache_dir", "clients_cached",
            "installed_clients",
@@ -343,10 +343,11 @@ class Workspace:
     # --- running a client ------------------------------------------------------------------
 
     def run(self, client: str, steps: Sequence[Step], *, prompt: str = "Do the task.",
-            timeout: float = RUN_TIMEOUT) -> ClientRun:
-        """Run ``client`` once, non-interactively, against a fresh scripted model."""
+            timeout: float = RUN_TIMEOUT, final_text: str = FINAL_TEXT) -> ClientRun:
+        """Run ``client`` once, non-interactively, against a fresh scripted model that ends
+        its turn with ``final_text``."""
         env = self.base_env()
-        with ModelServer(steps) as server:
+        with ModelServer(steps, final_text=final_text) as server:
             argv = self._prepare(client, server, env, prompt)
             started = time.monotonic()
             try:

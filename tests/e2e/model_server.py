@@ -127,8 +127,10 @@ def _sse(event: str | None, data: Any) -> bytes:
 class ModelServer:
     """The scripted model: ``with ModelServer(steps) as server: ... server.url``."""
 
-    def __init__(self, script: Sequence[Step] = ()) -> None:
+    def __init__(self, script: Sequence[Step] = (), *, final_text: str = FINAL_TEXT) -> None:
         self.script: list[Step] = list(script)
+        #: What the model says when the script is done (its turn's last message).
+        self.final_text = final_text
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -268,7 +270,7 @@ class ModelServer:
             def _anthropic(self, body: dict[str, Any]) -> None:
                 planned = server._step_for("anthropic", body) if body.get("tools") else None
                 step, args = planned if planned else (None, {})
-                text = (FINAL_TEXT if body.get("tools") else SIDE_TEXT)
+                text = (server.final_text if body.get("tools") else SIDE_TEXT)
                 message_id = f"msg_{uuid.uuid4().hex[:20]}"
                 model = body.get("model", "claude-sonnet-4-5")
                 usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
@@ -314,7 +316,7 @@ class ModelServer:
                 if step is None:
                     item = {"type": "message", "id": f"msg_{uuid.uuid4().hex[:20]}", "role": "assistant",
                             "status": "completed",
-                            "content": [{"type": "output_text", "text": FINAL_TEXT if body.get("tools") else SIDE_TEXT,
+                            "content": [{"type": "output_text", "text": server.final_text if body.get("tools") else SIDE_TEXT,
                                          "annotations": []}]}
                 else:
                     kinds = {t.get("name"): t.get("type") for t in body.get("tools") or [] if isinstance(t, dict)}
@@ -346,7 +348,7 @@ class ModelServer:
                 planned = server._step_for("gemini", body) if body.get("tools") else None
                 step, args = planned if planned else (None, {})
                 if step is None:
-                    parts = [{"text": FINAL_TEXT if body.get("tools") else SIDE_TEXT}]
+                    parts = [{"text": server.final_text if body.get("tools") else SIDE_TEXT}]
                 else:
                     parts = [{"functionCall": {"name": step.tool, "args": args}}]
                 payload = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",

@@ -580,3 +580,28 @@ def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace:
     assert "StateWise" not in run.stdout + run.stderr and "hook" not in run.stderr.lower(), run.describe()
     doctor = workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), check=False)
     assert doctor.returncode != 0, f"doctor passed an installation Codex does not run:\n{doctor.stdout}"
+
+
+# --- a stop on a wrong premise is continued once (issue 23 item 3) -------------------------------
+
+#: The model ends its turn declining on the stale record ("main is not protected", which the
+#: origin contradicts) without calling a tool: no PreToolUse hook ever sees it.
+STALE_STOP = "I will stop here and not push: main is not protected, so nobody reviews what lands on it."
+
+
+def test_claude_code_continues_a_stop_citing_a_corrected_record_once_and_not_twice(workspace: Workspace):
+    workspace.install("claude")
+    remote_before = workspace.remote_main()
+    run = workspace.run("claude", [], final_text=STALE_STOP)
+    assert run.returncode == 0, run.describe()
+    turns = run.server.turn_requests()
+    # The first request is the prompt; the Stop hook blocks the stop once, so the client asks
+    # the model again with the correction; the second stop ends the turn (stop_hook_active).
+    assert len(turns) == 2, run.describe()
+    continuation = "StateWise: your last message stops on a fact it has corrected on evidence"
+    first, second = (json.dumps(turn.body) for turn in turns)
+    assert continuation not in first
+    assert continuation in second and "repository.protected in" in second and "was false, now true" in second, \
+        run.describe()
+    assert second.count(continuation) == 1
+    assert workspace.remote_main() == remote_before and run.server.tool_results() == []  # no tool ran

@@ -29,9 +29,16 @@ Each task starts a session and submits the task as the developer's prompt: the `
 and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the
 model plans, and the corrections it made for this scope earlier) is read like any feedback
 before the first proposal. A
-deterministic planner that, after feedback, proposes exactly a call that was already refused
-gives up (it has learnt nothing that would change the answer); so does any planner after the
-retry budget. Giving up is a stop.
+deterministic planner that proposes exactly a call that was already refused, with nothing new
+told since that refusal, gives up (it has learnt nothing that would change the answer); after a
+correction or a developer's answer the same call may be tried again (the record it was refused
+on has changed). Any planner gives up after the retry budget. Giving up is a stop.
+
+A stop the planner proposes ends the turn as Claude Code ends it: the ``Stop`` hook gets the
+stop's reason as ``last_assistant_message`` (:mod:`statewise.integrations.stop`); when it blocks
+the stop with a correction of a fact the message cites, the correction is read like any feedback
+and the planner plans once more (``stop_hook_active`` is then true, so a second stop ends the
+turn).
 
 Costs: ``model_calls`` are planner calls; ``questions``/``approvals`` the developer's
 answers and prompts; ``verifier_calls`` are not visible through the hook (0);
@@ -157,6 +164,17 @@ def _decision(stdout: str) -> tuple[str, str, str]:
         str(specific.get("additionalContext") or "")
 
 
+def _continuation(stdout: str) -> str:
+    """The reason a Stop hook blocks the stop with (Claude Code's ``{"decision": "block"}``), or ""."""
+    try:
+        data = json.loads(stdout or "{}")
+    except json.JSONDecodeError:
+        return ""
+    if not isinstance(data, dict) or data.get("decision") != "block":
+        return ""
+    return str(data.get("reason") or "")
+
+
 def _questions(reason: str) -> list[tuple[str, str, Any, str]]:
     """Every ``(record ID: KEY = VALUE in SCOPE)`` an ask's reason puts to the developer."""
     found = []
@@ -198,7 +216,9 @@ class HookMethod:
         read = getattr(inp.planner, "read_feedback", None) or read_corrections
         calls: list[dict[str, Any]] = []
         told: list[Statement] = []
-        refused: list[tuple[str, str]] = []  # tool calls the hook (or the developer) refused
+        # Tool calls the hook (or the developer) refused, with how much the agent had been told
+        # when it made them: the same call after a correction is a new attempt, not a repeat.
+        refused: dict[tuple[str, str], int] = {}
         model_calls = tokens = questions = approvals = 0
         latencies: list[float] = []
         repairs: list[dict[str, Any]] = []
@@ -224,7 +244,9 @@ class HookMethod:
 
         def learn(text: str, source: str = HOOK_SOURCE) -> None:
             for statement in read(text, source):
-                told.append(statement)
+                # Told again is not news: only a new key or value counts as learning something.
+                if not any(s.key == statement.key and s.value == statement.value for s in told):
+                    told.append(statement)
 
         base = {"cwd": str(work), "session_id": f"bench-{inp.task.id}", "transcript_path": ""}
         session = hook({**base, "hook_event_name": "SessionStart", "source": "startup"}, "session")
@@ -243,7 +265,9 @@ class HookMethod:
                                         "told": [{"key": s.key, "value": s.value, "source": s.source}
                                                  for s in told]})
 
-        for attempt in range(1 + self.retries):
+        attempts, attempt, continued = 1 + self.retries, -1, False
+        while attempt + 1 < attempts:
+            attempt += 1
             plan = as_plan(inp.planner.plan(inp.task, memory.told(told)))
             model_calls += 1
             if plan.usage:
@@ -251,11 +275,22 @@ class HookMethod:
             action = plan.action
             proposal = proposal or action
             if action.is_stop:
+                # The agent ends its turn with its reason as the last message: Claude Code's Stop
+                # hook may continue the turn, once, with a correction of a fact the stop cites.
+                stopped = hook({**base, "hook_event_name": "Stop", "stop_hook_active": continued,
+                                "last_assistant_message": action.reason}, "stop")
+                continuation = _continuation(stopped.stdout)
+                if continuation and not continued:
+                    continued = True
+                    attempts += 1  # the continued turn is a new turn, not a retry of a refused call
+                    learn(continuation)
+                    continue
                 return result("stop", None, action.reason)
             tool_name, tool_input = render_tool_call(action, work)
             fingerprint = (tool_name, json.dumps(tool_input, sort_keys=True))
-            if attempt and fingerprint in refused and not getattr(inp.planner, "stochastic", False):
+            if attempt and refused.get(fingerprint) == len(told) and not getattr(inp.planner, "stochastic", False):
                 return result("stop", None, "gave up: the planner proposed a tool call that was already refused")
+            known = len(told)  # what the agent knew when it made this call
             outcome = hook({**base, "hook_event_name": "PreToolUse", "tool_name": tool_name,
                             "tool_input": tool_input, "tool_use_id": f"call-{attempt}"}, "pre")
             verdict, reason, context = _decision(outcome.stdout)
@@ -267,11 +302,11 @@ class HookMethod:
                 questions += asked
                 approvals += 0 if asked else 1
                 if not approved:
-                    refused.append(fingerprint)
                     learn(feedback, "developer")
+                    refused[fingerprint] = known
                     continue
             elif verdict != "allow":
-                refused.append(fingerprint)
+                refused[fingerprint] = known
                 continue
             record = inp.execute(action) if inp.execute is not None else None
             exit_code = record.exit if record is not None else 0
@@ -286,7 +321,7 @@ class HookMethod:
                       "tool_input": tool_input, "tool_use_id": f"call-{attempt}",
                       "error": f"Exit code {exit_code}\n{output['stdout']}{output['stderr']}"}, "post")
             return result("execute", action, reason, executed=inp.execute is not None)
-        return result("stop", None, f"gave up after {1 + self.retries} refused attempts")
+        return result("stop", None, f"gave up after {attempts} refused attempts")
 
     @staticmethod
     def _prompt(inp: MethodInput, action: Action, reason: str, clarifier: Any, approver: Any,

@@ -85,10 +85,15 @@ class _Inside(_Base):
         return ctx
 
     @contextmanager
-    def reading_inside(self, where: str) -> Iterator[None]:
+    def reading_inside(self, where: str, typed: str | None = None) -> Iterator[None]:
         """Analyze what runs inside ``where`` (``make clean`` (Makefile:12)): what is found is
         said to come from there, a test run is not repeated, and an action whose arguments hold
-        a value only known at run time becomes "cannot check"."""
+        a value only known at run time becomes "cannot check".
+
+        ``typed`` is the project command that runs the recipe (``yarn lint``, ``make lint``):
+        an action found inside that carries its ``command`` is checked as that command, the
+        one a developer records and types (``project.lint_command = "yarn lint"``), with the
+        recipe's own line kept in ``runs``; nested recipes keep the outermost command."""
         actions, unresolved = len(self.actions), len(self.unresolved)
         yield
         found: list[Action] = []
@@ -101,6 +106,8 @@ class _Inside(_Base):
                 continue
             # `inside` names the recipe, script or program it came from: the hook's message shows it.
             args = action.args if "inside" in action.args else {**action.args, "inside": where}
+            if typed and isinstance(args.get("command"), str) and args["command"] != typed:
+                args = {**args, "command": typed, "runs": args.get("runs", args["command"])}
             found.append(action.model_copy(update={"reason": f"{where} runs this: {action.reason}".strip(),
                                                    "args": args}))
         del self.actions[actions:]

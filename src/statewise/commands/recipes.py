@@ -396,7 +396,7 @@ class _Recipes(_Inline):
             if ctx is None:
                 return
             where = f"`make {target}` ({Path(makefile.names[0]).name} line {number})"
-            with self.reading_inside(where):
+            with self.reading_inside(where, call.text()):
                 self.analyze_text(command, ctx, call.part)
 
     def make_pattern(self, makefile: _Makefile, target: str, directory: Path) -> tuple[str, _Rule] | None:
@@ -509,7 +509,7 @@ class _Recipes(_Inline):
                 if ctx is None:
                     return True
                 where = f"`{tool} run {name}` ({os.path.relpath(package_dir / 'package.json', self.workspace)})"
-                with self.reading_inside(where):
+                with self.reading_inside(where, call.text()):
                     self.analyze_text(body, ctx, call.part)
         return ran or if_present or bool(workspaces) or every_workspace
 
@@ -674,7 +674,7 @@ class _Recipes(_Inline):
             script = "\n".join(line for _, line in body[1:])
             where = f"`just {name}` (justfile line {body[0][0]})"
             if program in ("bash", "sh", "zsh", "dash"):
-                with self.reading_inside(where):
+                with self.reading_inside(where, call.text()):
                     self.analyze_text(script, ctx, call.part)
             elif program.startswith("python"):
                 self.python_program(_Call(call.words, call.env, ctx, call.part), script, where)
@@ -688,7 +688,7 @@ class _Recipes(_Inline):
             line_ctx = self.inner_ctx(call, directory)
             if line_ctx is None:
                 return
-            with self.reading_inside(f"`just {name}` (justfile line {number})"):
+            with self.reading_inside(f"`just {name}` (justfile line {number})", call.text()):
                 self.analyze_text(command, line_ctx, call.part)
 
 

@@ -34,8 +34,9 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract, load_contract
-from statewise.errors import InputError
+from statewise.errors import InputError, InputTooLargeError
 from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, contract_digest, write_observation_index
+from statewise.limits import MAX_HOOK_INPUT_BYTES
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
@@ -100,6 +101,9 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
     """Validate the agent's JSON; InputError names what is wrong."""
     if agent not in AGENT_TOOLS:
         raise InputError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_TOOLS)}")
+    size = len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass"))
+    if size > MAX_HOOK_INPUT_BYTES:
+        raise InputTooLargeError("the hook input", size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook")
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:

@@ -530,9 +530,11 @@ def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(works
 # --- Codex: typing into an interactive session --------------------------------------------------------
 
 
-def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace):
+@pytest.mark.parametrize("opening", ["python3", "python3 -c 'exec(input())'"])
+def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace, opening: str):
     """exec_command can open a REPL on a tty and write_stdin types into it later; Codex runs
-    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it."""
+    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it
+    (issue 25 item 6: asked there, the question saying later input is not checked)."""
     workspace.install("codex")
 
     def type_into_session(results: list[str]) -> dict:
@@ -540,12 +542,14 @@ def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace
         return {"session_id": int(found.group(1)) if found else 0, "yield_time_ms": 500,
                 "chars": "import pathlib; pathlib.Path('ran.txt').touch()\n"}
 
-    run = workspace.run("codex", [Step("exec_command", {"cmd": "python3", "tty": True, "yield_time_ms": 500}),
+    run = workspace.run("codex", [Step("exec_command", {"cmd": opening, "tty": True, "yield_time_ms": 500}),
                                   Step("write_stdin", dynamic=type_into_session)])
     finished(run)
-    assert not (workspace.work / "ran.txt").exists(), f"a command typed into python3 ran\n{run.describe()}"
+    assert not (workspace.work / "ran.txt").exists(), f"a command typed into {opening} ran\n{run.describe()}"
     opened = run.tool_results()[0]
-    assert "StateWise" in opened and "Process running with session ID" not in opened, run.describe()
+    assert "StateWise asks the developer" in opened and "Process running with session ID" not in opened, \
+        run.describe()
+    assert "nothing typed into it is checked by StateWise" in opened, run.describe()
 
 
 def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace: Workspace):

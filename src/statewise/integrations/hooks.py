@@ -157,10 +157,12 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
 
 
 def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None, *,
-                unguarded: list[str] | None = None) -> tuple[list[Action], str]:
+                unguarded: list[str] | None = None, sessions: list[str] | None = None) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
     ``commands:`` rules classify programs the shell normalizer has no built-in handling for).
-    ``unguarded``, when given, receives the simple commands no reader or rule understands."""
+    ``unguarded``, when given, receives the simple commands no reader or rule understands;
+    ``sessions``, for a client that can type into a running command later (Codex), the programs
+    the command starts that read and run what is typed into their terminal."""
     from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
@@ -179,9 +181,13 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
             return [Action(tool="shell", operation="shell.unresolved", args={"command": str(command)},
                            reason="the shell tool's input has no command string")], "a shell call"
         env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
-        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
+        can_type = bool(tools["session_input"]) and sessions is not None
+        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract,
+                                   typed_input=can_type)
         if unguarded is not None:
             unguarded.extend(analysis.unguarded)
+        if sessions is not None:
+            sessions.extend(analysis.sessions)
         return list(analysis.actions), command
     if request.tool_name in tools["read"]:
         return [], f"{request.tool_name} (a read: only secrets are checked)"
@@ -275,10 +281,14 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
          places: Places | None = None) -> HookOutcome:
     workspace = request.cwd.resolve()
     unguarded: list[str] = []
-    actions, description = actions_for(request, workspace, contract, unguarded=unguarded)
+    sessions: list[str] = []
+    actions, description = actions_for(request, workspace, contract, unguarded=unguarded, sessions=sessions)
     denied, question = _protected(request, actions, workspace, places)
     if denied:
         return _render(request.agent, "deny", denied, on_pass)
+    if sessions:
+        typed = _typed_input_question(request.agent, sessions)
+        question = typed if question is None else f"{question} {typed}"
     outcome = _checked(request, actions, description, workspace, unguarded, store_location=store_location,
                        contract=contract, on_pass=on_pass)
     if question is None:
@@ -289,6 +299,16 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     if verdict == "ask":
         question = f"{question} {_reason(outcome)}"
     return _render(request.agent, "ask", question, on_pass, list(outcome.decisions))
+
+
+def _typed_input_question(agent: str, sessions: list[str]) -> str:
+    """The question for a command that starts a program reading its terminal, in a client that
+    can type into it later without a hook call (Codex's ``write_stdin``): the last point to ask."""
+    tools = ", ".join(sorted(AGENT_TOOLS[agent]["session_input"]))
+    return (f"StateWise asks the developer: {'; '.join(dict.fromkeys(sessions))}. The agent can type into it "
+            f"later ({tools}), which runs no hook: nothing typed into it is checked by StateWise. Where the client "
+            "cannot ask (Codex), the developer runs it themself, or the agent runs each command as its own "
+            "shell call.")
 
 
 def _verdict(outcome: HookOutcome) -> str:

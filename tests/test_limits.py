@@ -137,5 +137,5 @@ def test_a_20_mb_hook_input_through_the_installed_wrapper_is_blocked_within_a_se
     assert done.returncode == 2, (done.stdout, reason)
     assert reason.strip() == (f"StateWise blocked this call: the hook's JSON on stdin is {len(payload):,} bytes, over "
                               f"the limit of {MAX_HOOK_INPUT_BYTES:,} bytes for the JSON a client sends a hook; it "
-                              "was not read")
+                              "was not parsed")
     assert elapsed < 1.0, f"{elapsed:.2f} s (load {os.getloadavg()[0]:.1f})"

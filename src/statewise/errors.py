@@ -175,13 +175,13 @@ class InputTooLargeError(InputError):
     """An input over its size cap (:mod:`statewise.limits`), refused before it was read or parsed.
     ``source`` is the file (or the stream), ``what`` the kind of input the cap is for."""
 
-    def __init__(self, source: str, size: int, limit: int, what: str) -> None:
+    def __init__(self, source: str, size: int, limit: int, what: str, *, unread: bool = True) -> None:
         self.source = source
         self.size = size
         self.limit = limit
         self.what = what
         self.problem = f"{size:,} bytes, over the limit of {limit:,} bytes for {what}"
-        super().__init__(f"{source} is {self.problem}; it was not read")
+        super().__init__(f"{source} is {self.problem}; it was not {'read' if unread else 'parsed'}")
 
 
 class PlannerError(StateWiseError):

@@ -564,3 +564,36 @@ def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace:
     assert "StateWise" not in run.stdout + run.stderr and "hook" not in run.stderr.lower(), run.describe()
     doctor = workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), check=False)
     assert doctor.returncode != 0, f"doctor passed an installation Codex does not run:\n{doctor.stdout}"
+
+
+@pytest.mark.parametrize("fault", ["explicitly untrusted", "trusted parent only"])
+def test_doctors_fix_for_an_untrusted_codex_project_is_the_one_codex_honours(workspace: Workspace, fault: str):
+    """Issue 25 item 8: doctor's fix for an untrusted project must make the real Codex load the
+    hooks. Doctor asks Codex itself (app-server hooks/list) before and after the fix is applied."""
+    workspace.install("codex", verify_trust=True)  # trusted, the hooks reviewed (written to config.toml)
+    config = workspace.codex_home / "config.toml"
+    table = f"[projects.{json.dumps(str(workspace.work))}]"
+    text = config.read_text(encoding="utf-8")
+    assert table in text
+    if fault == "explicitly untrusted":
+        text = text.replace(f'{table}\ntrust_level = "trusted"', f'{table}\ntrust_level = "untrusted"')
+    else:
+        text = text.replace(table, f"[projects.{json.dumps(str(workspace.work.parent))}]")
+    config.write_text(text, encoding="utf-8")
+    report = json.loads(workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), "--json",
+                                            check=False).stdout)
+    checks = {check["name"]: check for check in report["checks"]}
+    assert not checks["project trust"]["ok"] and not checks["hook trust"]["ok"], report
+    fix = checks["project trust"]["fix"]
+    assert checks["hook trust"]["fix"] == fix  # not `statewise install`, which would change nothing
+    if fault == "explicitly untrusted":
+        assert fix == f'in {config}, under {table}, set trust_level = "trusted"'
+        config.write_text(text.replace('trust_level = "untrusted"', 'trust_level = "trusted"'), encoding="utf-8")
+    else:
+        assert fix.startswith(f"add to {config}:\n")
+        config.write_text(text + fix.partition(":\n")[2] + "\n", encoding="utf-8")
+    after = json.loads(workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), "--json",
+                                           check=False).stdout)
+    fixed = {check["name"]: check for check in after["checks"]}
+    assert fixed["project trust"]["ok"] and fixed["hook trust"]["ok"], (fixed["project trust"], fixed["hook trust"])
+    assert "asked codex app-server" in fixed["hook trust"]["detail"]

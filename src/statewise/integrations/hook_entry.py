@@ -355,7 +355,7 @@ def _read_input(event: str) -> str:
             break
     from statewise.errors import InputTooLargeError
 
-    error = InputTooLargeError(source, size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook")
+    error = InputTooLargeError(source, size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook", unread=False)
     reason = f"StateWise blocked this call: {error}"
     if event != "pre":
         _emit("{}", reason, 0, event)

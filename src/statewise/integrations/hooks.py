@@ -103,7 +103,8 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
         raise InputError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_TOOLS)}")
     size = len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass"))
     if size > MAX_HOOK_INPUT_BYTES:
-        raise InputTooLargeError("the hook input", size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook")
+        raise InputTooLargeError("the hook input", size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook",
+                                 unread=False)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:

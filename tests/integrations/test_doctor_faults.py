@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from statewise.integrations.doctor import BLOCKED, UNCHECKED, diagnose
+from statewise.integrations.doctor import BLOCKED, diagnose
 from statewise.integrations.install import install_hooks, wrapper_path
 from tests.integrations.installed import make_project
 
@@ -107,10 +107,17 @@ def test_a_git_that_hangs_is_run_with_its_timeout_and_reported_by_its_effect(ins
     monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
     checks = diagnose("claude-code", project=root)
     git = _named(checks, "program git")
-    assert not git.ok and git.fatal and git.effect == UNCHECKED == "tools will run unchecked"
+    assert not git.ok and git.fatal and git.effect == BLOCKED == "every guarded call will be blocked"
     assert git.detail.startswith("`git --version` did not finish within 5s (killed): the hook cannot tell a call's "
-                                 "repository, so records scoped to it (protected paths and branches) are not applied")
+                                 "repository, so it cannot apply the records scoped to it (protected paths and "
+                                 "branches) and denies the call")
     assert str(fake / "git") in git.fix
+    # The effect is real. Before, the records scoped to the repository were silently not applied:
+    # the delete of a protected path passed. Now the hook fails closed.
+    installed.env["PATH"] = f"{fake}:/usr/bin:/bin"
+    answer = installed.bash("rm migrations/0001.sql")
+    assert answer.decision == "deny" and "cannot tell which repository this call is in" in answer.reason
+    assert (root / "migrations" / "0001.sql").exists()
 
 
 def test_a_deleted_virtual_environment_blocks_every_call_and_is_not_called_unchecked(installed, tmp_path):
@@ -204,3 +211,14 @@ def test_an_explicitly_untrusted_project_gets_an_edit_not_a_second_table(codex_p
         tomllib.loads(appended)
     config.write_text(re.sub(r'trust_level = "untrusted"', 'trust_level = "trusted"', config.read_text()))
     assert _named(diagnose("codex", project=codex_project, home=home), "project trust").ok
+
+
+def test_a_fix_that_would_not_parse_is_never_printed(codex_project, tmp_path, monkeypatch):
+    # `projects` written as an inline table: appending a [projects."<dir>"] table breaks the file.
+    inline = 'projects = { "/elsewhere" = { trust_level = "trusted" } }\n'
+    _, checks = _codex(codex_project, tmp_path / "home", monkeypatch, inline)
+    trust = _named(checks, "project trust")
+    assert not trust.ok and "[projects." not in trust.fix.partition("(")[0]
+    assert trust.fix.startswith("edit ") and f'"{codex_project}" with trust_level = "trusted"' in trust.fix
+    with pytest.raises(tomllib.TOMLDecodeError):
+        tomllib.loads(inline + f'[projects."{codex_project}"]\ntrust_level = "trusted"\n')

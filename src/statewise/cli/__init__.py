@@ -606,9 +606,9 @@ def uninstall(agent: str, user: bool, project: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @handled
 def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bool) -> None:
-    """Check that the installed hooks cannot fail open, and print the fix for each problem.
+    """Check that the installed hooks cannot fail open, and print the effect and fix of each problem.
 
-    Exits 1 when a problem would let a tool run unchecked."""
+    Exits 1 when a problem blocks every guarded call or lets a tool run unchecked."""
     from statewise.integrations.doctor import diagnose, doctor_summary
     from statewise.integrations.install import AGENTS, settings_path
 

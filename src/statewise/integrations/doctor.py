@@ -336,7 +336,10 @@ def _codex_trust_fix(config: Path, text: str, root: Path) -> str:
         # Change the table's own trust_level line, the only spelling a person edits by hand.
         body_end = re.compile(r"^\s*\[", re.MULTILINE).search(text, found.end())
         body = text[found.end():body_end.start() if body_end else len(text)]
-        fixed_body = re.sub(r"^(\s*trust_level\s*=\s*).*$", r'\1"trusted"', body, count=1, flags=re.MULTILINE)
+        fixed_body, changed = re.subn(r"^(\s*trust_level\s*=\s*).*$", r'\1"trusted"', body, count=1,
+                                      flags=re.MULTILINE)
+        if not changed:
+            fixed_body = '\ntrust_level = "trusted"' + body
         fixed = text[:found.end()] + fixed_body + text[found.end() + len(body):]
         fix = f'in {config}, under {table}, set trust_level = "trusted"'
     else:
@@ -701,9 +704,10 @@ def _verifier_programs(agent: str, entry: dict[str, Any], root: Path) -> list[Ch
         if shutil.which(program) is None:
             if program == _SCOPE_PROGRAM:
                 checks.append(Check(agent, f"program {program}", False,
-                                    f"{program} is not on PATH: the hook cannot tell a call's repository, so "
-                                    "records scoped to it (protected paths and branches) are not applied",
-                                    f"install {program}, or put it on the PATH the agent client runs with"))
+                                    f"{program} is not on PATH: in a repository the hook cannot tell a call's "
+                                    "repository, so it cannot apply the records scoped to it and denies the call",
+                                    f"install {program}, or put it on the PATH the agent client runs with",
+                                    effect=BLOCKED))
             else:
                 checks.append(Check(agent, f"program {program}", False,
                                     f"{program} is not on PATH: {needed} cannot be verified, so a call that "
@@ -721,10 +725,10 @@ def _verifier_programs(agent: str, entry: dict[str, Any], root: Path) -> list[Ch
                                 f"{timeout:g} s, for {needed})"))
             continue
         if program == _SCOPE_PROGRAM:
-            effect = UNCHECKED
-            detail = (f"`{program} --version` {_failure(done)}: the hook cannot tell a call's repository, so records "
-                      "scoped to it (protected paths and branches) are not applied, and a call that needs a git "
-                      "verifier waits until the hook's deadline and is blocked")
+            effect = BLOCKED
+            detail = (f"`{program} --version` {_failure(done)}: the hook cannot tell a call's repository, so it "
+                      "cannot apply the records scoped to it (protected paths and branches) and denies the call, "
+                      "after waiting for git; a call that needs a git verifier waits until the hook's deadline")
         else:
             effect = f"guarded calls that need {needed} will be blocked"
             detail = f"`{program} --version` {_failure(done)}: every verifier that runs it is unavailable"

@@ -43,7 +43,7 @@ from statewise.planners.base import Task
 from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
-from statewise.workspace import derive_task_scope, git_answers_kept
+from statewise.workspace import derive_task_scope, find_repository_root, git_answers_kept
 
 __all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
 
@@ -369,6 +369,13 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
             if not actions:
                 return _render(request.agent, "pass", "no guarded action", on_pass)
         scope = derive_task_scope(workspace)
+        if scope.repo is None and find_repository_root(workspace) is not None:
+            # In a repository git did not answer for (it hangs, is missing, refuses the folder):
+            # the records scoped to the repository cannot be found, and absence is no permission.
+            return _render(request.agent, "deny", "StateWise cannot tell which repository this call is in (`git "
+                                                  "rev-parse --show-toplevel` gave no answer), so the records scoped "
+                                                  "to it (protected paths and branches) cannot be applied; denied to "
+                                                  "be safe. Run `statewise doctor`.", on_pass)
         guard = Guard(store, contract, workspace=workspace)
         text = str(request.tool_input.get("description") or description)[:500]
         for action in actions:

@@ -222,3 +222,13 @@ def test_a_fix_that_would_not_parse_is_never_printed(codex_project, tmp_path, mo
     assert trust.fix.startswith("edit ") and f'"{codex_project}" with trust_level = "trusted"' in trust.fix
     with pytest.raises(tomllib.TOMLDecodeError):
         tomllib.loads(inline + f'[projects."{codex_project}"]\ntrust_level = "trusted"\n')
+
+
+def test_a_postgresql_store_that_cannot_be_reached_blocks_every_guarded_call(installed, monkeypatch):
+    unreachable = "postgresql://postgres@127.0.0.1:1/statewise"  # port 1: nothing listens, refused at once
+    monkeypatch.setenv("STATEWISE_STORE", unreachable)
+    check = _named(diagnose("claude-code", project=installed.work), "store")
+    assert not check.ok and check.effect == BLOCKED and "cannot connect" in check.detail, check
+    installed.env["STATEWISE_STORE"] = unreachable
+    answer = installed.bash("rm build/x")
+    assert answer.decision == "deny" and "cannot connect" in answer.reason

@@ -29,6 +29,7 @@ def test_exported_members() -> None:
         "GuardConfig",
         "ImportFormatError",
         "InputError",
+        "InputTooLargeError",
         "KeyNameError",
         "MissingExtraError",
         "PlannerError",

@@ -21,6 +21,7 @@ caller already caught a built-in (``ValueError``, ``TimeoutError``, ``LookupErro
      │    ├── GroundingError        evidence not bound to the record's key, type and scope
      │    ├── ImportFormatError     a malformed line in a JSON Lines import
      │    ├── UnknownPluginError    no plugin of that kind has that name
+     │    ├── InputTooLargeError    an input file over its size cap (statewise.limits), refused unread
      │    ├── CaseError             a bench case file that does not validate (statewise.bench.case)
      │    ├── TransferError         a bench transfer.json that does not validate
      │    │                                                                 (statewise.bench.runner)
@@ -70,6 +71,7 @@ __all__ = [
     "GroundingError",
     "ImportFormatError",
     "InputError",
+    "InputTooLargeError",
     "KeyNameError",
     "MissingExtraError",
     "PlannerError",
@@ -167,6 +169,19 @@ class UnknownPluginError(InputError):
         self.name = name
         self.known = known
         super().__init__(f"unknown {kind} {name!r}; known: {', '.join(known) or '(none)'}")
+
+
+class InputTooLargeError(InputError):
+    """An input over its size cap (:mod:`statewise.limits`), refused before it was read or parsed.
+    ``source`` is the file (or the stream), ``what`` the kind of input the cap is for."""
+
+    def __init__(self, source: str, size: int, limit: int, what: str, *, unread: bool = True) -> None:
+        self.source = source
+        self.size = size
+        self.limit = limit
+        self.what = what
+        self.problem = f"{size:,} bytes, over the limit of {limit:,} bytes for {what}"
+        super().__init__(f"{source} is {self.problem}; it was not {'read' if unread else 'parsed'}")
 
 
 class PlannerError(StateWiseError):

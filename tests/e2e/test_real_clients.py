@@ -550,9 +550,11 @@ def test_a_missing_crashing_slow_or_garbled_hook_does_not_let_the_tool_run(works
 # --- Codex: typing into an interactive session --------------------------------------------------------
 
 
-def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace):
+@pytest.mark.parametrize("opening", ["python3", "python3 -c 'exec(input())'"])
+def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace: Workspace, opening: str):
     """exec_command can open a REPL on a tty and write_stdin types into it later; Codex runs
-    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it."""
+    no PreToolUse hook for write_stdin, so opening the session is the last point to stop it
+    (issue 25 item 6: asked there, the question saying later input is not checked)."""
     workspace.install("codex")
 
     def type_into_session(results: list[str]) -> dict:
@@ -560,12 +562,14 @@ def test_codex_cannot_smuggle_a_command_through_an_interactive_session(workspace
         return {"session_id": int(found.group(1)) if found else 0, "yield_time_ms": 500,
                 "chars": "import pathlib; pathlib.Path('ran.txt').touch()\n"}
 
-    run = workspace.run("codex", [Step("exec_command", {"cmd": "python3", "tty": True, "yield_time_ms": 500}),
+    run = workspace.run("codex", [Step("exec_command", {"cmd": opening, "tty": True, "yield_time_ms": 500}),
                                   Step("write_stdin", dynamic=type_into_session)])
     finished(run)
-    assert not (workspace.work / "ran.txt").exists(), f"a command typed into python3 ran\n{run.describe()}"
+    assert not (workspace.work / "ran.txt").exists(), f"a command typed into {opening} ran\n{run.describe()}"
     opened = run.tool_results()[0]
-    assert "StateWise" in opened and "Process running with session ID" not in opened, run.describe()
+    assert "StateWise asks the developer" in opened and "Process running with session ID" not in opened, \
+        run.describe()
+    assert "nothing typed into it is checked by StateWise" in opened, run.describe()
 
 
 def test_codex_skips_never_reviewed_hooks_silently_and_doctor_says_so(workspace: Workspace):
@@ -605,3 +609,36 @@ def test_claude_code_continues_a_stop_citing_a_corrected_record_once_and_not_twi
         run.describe()
     assert second.count(continuation) == 1
     assert workspace.remote_main() == remote_before and run.server.tool_results() == []  # no tool ran
+
+
+@pytest.mark.parametrize("fault", ["explicitly untrusted", "trusted parent only"])
+def test_doctors_fix_for_an_untrusted_codex_project_is_the_one_codex_honours(workspace: Workspace, fault: str):
+    """Issue 25 item 8: doctor's fix for an untrusted project must make the real Codex load the
+    hooks. Doctor asks Codex itself (app-server hooks/list) before and after the fix is applied."""
+    workspace.install("codex", verify_trust=True)  # trusted, the hooks reviewed (written to config.toml)
+    config = workspace.codex_home / "config.toml"
+    table = f"[projects.{json.dumps(str(workspace.work))}]"
+    text = config.read_text(encoding="utf-8")
+    assert table in text
+    if fault == "explicitly untrusted":
+        text = text.replace(f'{table}\ntrust_level = "trusted"', f'{table}\ntrust_level = "untrusted"')
+    else:
+        text = text.replace(table, f"[projects.{json.dumps(str(workspace.work.parent))}]")
+    config.write_text(text, encoding="utf-8")
+    report = json.loads(workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), "--json",
+                                            check=False).stdout)
+    checks = {check["name"]: check for check in report["checks"]}
+    assert not checks["project trust"]["ok"] and not checks["hook trust"]["ok"], report
+    fix = checks["project trust"]["fix"]
+    assert checks["hook trust"]["fix"] == fix  # not `statewise install`, which would change nothing
+    if fault == "explicitly untrusted":
+        assert fix == f'in {config}, under {table}, set trust_level = "trusted"'
+        config.write_text(text.replace('trust_level = "untrusted"', 'trust_level = "trusted"'), encoding="utf-8")
+    else:
+        assert fix.startswith(f"add to {config}:\n")
+        config.write_text(text + fix.partition(":\n")[2] + "\n", encoding="utf-8")
+    after = json.loads(workspace.statewise("doctor", "--agent", "codex", "--project", str(workspace.work), "--json",
+                                           check=False).stdout)
+    fixed = {check["name"]: check for check in after["checks"]}
+    assert fixed["project trust"]["ok"] and fixed["hook trust"]["ok"], (fixed["project trust"], fixed["hook trust"])
+    assert "asked codex app-server" in fixed["hook trust"]["detail"]

@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from statewise.bench.checks import CHECKS, Check
 from statewise.contract import Contract, builtin_contract, load_contract
-from statewise.errors import ContractError, InputError
+from statewise.errors import ContractError, InputError, InputTooLargeError
+from statewise.limits import MAX_CASE_BYTES, read_capped
 from statewise.planners.rules import Playbook, builtin_playbook, load_playbook
 from statewise.records import Authority, SourceKind, check_key
 
@@ -579,7 +580,9 @@ def _problem(error: Mapping[str, Any]) -> str:
 
 def _parse_file(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path, MAX_CASE_BYTES, "a case file").decode("utf-8")
+    except InputTooLargeError as error:
+        raise CaseError(str(path), "", error.problem) from None
     except OSError as error:
         raise CaseError(str(path), "", f"cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError as error:

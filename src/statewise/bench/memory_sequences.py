@@ -69,6 +69,7 @@ from statewise.bench.metrics import sequence_metrics
 from statewise.bench.runner import Episode, build_planner
 from statewise.bench.sandbox import Sandbox, SandboxError, TemplateCache, instantiate
 from statewise.contract import Contract, builtin_contract
+from statewise.limits import MAX_CASE_BYTES, read_capped
 from statewise.memory.check import check_memory
 from statewise.memory.discovery import claude_project_folder
 from statewise.memory.importer import import_memory, read_lines
@@ -166,8 +167,9 @@ def load_memory_sequences(directory: str | Path | None = None) -> tuple[list[Mem
             playbook = playbook.extend(load_playbook(path))
             continue
         try:
-            case = MemorySequence.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        except (ValidationError, yaml.YAMLError) as error:
+            text = read_capped(path, MAX_CASE_BYTES, "a case file").decode("utf-8")
+            case = MemorySequence.model_validate(yaml.safe_load(text))
+        except (ValidationError, yaml.YAMLError, UnicodeDecodeError) as error:
             raise ValueError(f"{path}: {error}") from None
         lines = case.memory.text.splitlines()
         if case.target.line > len(lines):

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statewise.bench.metrics import UNLISTED
-from statewise.errors import InputError
+from statewise.errors import InputError, InputTooLargeError
+from statewise.limits import MAX_CASE_BYTES, read_capped
 
 __all__ = ["TRANSFER_DIMENSIONS", "TRANSFER_FILE", "TRANSFER_FORMAT", "TRANSFER_SET", "CaseTransfer",
            "TransferError", "TransferSplit", "load_transfer"]
@@ -74,7 +75,9 @@ def load_transfer(path: str | Path) -> TransferSplit | None:
         return None
     source = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_capped(path, MAX_CASE_BYTES, "a case file").decode("utf-8"))
+    except InputTooLargeError as error:
+        raise TransferError(source, "", error.problem) from None
     except (OSError, UnicodeDecodeError) as error:
         raise TransferError(source, "", f"cannot read: {error}") from None
     except json.JSONDecodeError as error:

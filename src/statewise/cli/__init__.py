@@ -658,10 +658,10 @@ def uninstall(agent: str, user: bool, project: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @handled
 def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bool) -> None:
-    """Check that the installed hooks cannot fail open, and print the fix for each problem.
+    """Check that the installed hooks cannot fail open, and print the effect and fix of each problem.
 
-    Exits 1 when a problem would let a tool run unchecked."""
-    from statewise.integrations.doctor import diagnose
+    Exits 1 when a problem blocks every guarded call or lets a tool run unchecked."""
+    from statewise.integrations.doctor import diagnose, doctor_summary
     from statewise.integrations.install import AGENTS, settings_path
 
     chosen = list(agents) or [name for name in AGENTS if settings_path(name, project=project, user=user).exists()]
@@ -677,10 +677,11 @@ def doctor(agents: tuple[str, ...], user: bool, project: str | None, as_json: bo
             # markup=False: a fix can hold TOML section headers such as [projects."/src/app"]
             console.print(f"{mark} {check.agent} {check.name}: {check.detail}", highlight=False, soft_wrap=True,
                           markup=False)
+            if not check.ok and check.fatal:
+                console.print(f"     effect: {check.effect}", highlight=False, soft_wrap=True, markup=False)
             if not check.ok and check.fix:
                 console.print(f"     fix: {check.fix}", highlight=False, soft_wrap=True, markup=False)
-        console.print("no problem found" if not failed else f"{len(failed)} problem(s) would let tools run unchecked",
-                      highlight=False)
+        console.print(doctor_summary(failed), highlight=False, soft_wrap=True, markup=False)
     sys.exit(1 if failed else 0)
 
 

@@ -242,7 +242,8 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
 
 
 def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | None = None,
-                    env: Mapping[str, str] | None = None, contract: Contract | None = None) -> ShellAnalysis:
+                    env: Mapping[str, str] | None = None, contract: Contract | None = None,
+                    typed_input: bool = False) -> ShellAnalysis:
     """Normalize what ``command`` would do, run by bash in ``cwd``, into actions.
 
     ``workspace`` (default: ``cwd``) is what paths are made relative to: a path inside it is
@@ -250,13 +251,17 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     environment) is the environment the command would see; PATH decides which ``pip`` or
     ``python`` runs and HOME what ``~`` means. ``contract``'s ``commands:`` rules classify
     programs the normalizer has no built-in handling for (without one, such programs are
-    unguarded).
+    unguarded). ``typed_input``: the client can type into the command's terminal later with no
+    hook call (Codex's ``write_stdin``), so a program that reads and runs its terminal input (an
+    interactive interpreter or shell, ``python3 -c 'exec(input())'``) is listed in ``sessions``
+    for the hook to ask about at its start, instead of being unresolved.
     """
     start = Path(os.path.realpath(cwd))
     root = Path(os.path.realpath(workspace)) if workspace is not None else start
     environment = dict(os.environ if env is None else env)
     environment.setdefault("PWD", str(start))
     analyzer = _Analyzer(command, root, environment, CommandRules.of(contract, root), contract)
+    analyzer.typed_input = typed_input
     ctx = _Ctx(start, environment)
     try:
         analyzer.analyze_text(command, ctx, command)
@@ -271,8 +276,9 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     reasons = tuple(reason for reason, _ in analyzer.unresolved)
     actions = tuple(unresolved_actions + analyzer.actions)
     unguarded = tuple(part.strip() for part in analyzer.unguarded)
+    sessions = tuple(what for what, _ in analyzer.sessions)
     return ShellAnalysis(command=command, actions=actions, unresolved=reasons, unguarded=unguarded,
-                         read_only=not actions and not unguarded)
+                         read_only=not actions and not unguarded and not sessions, sessions=sessions)
 
 
 def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,

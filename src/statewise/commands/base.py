@@ -50,6 +50,9 @@ class ShellAnalysis:
     unresolved: tuple[str, ...] = ()
     unguarded: tuple[str, ...] = ()
     read_only: bool = False
+    #: With ``typed_input``: the parts that start a program reading what is later typed into the
+    #: terminal (an interpreter, a shell, an editor), each worded; the hook asks at their start.
+    sessions: tuple[str, ...] = ()
 
     @property
     def operations(self) -> tuple[str, ...]:
@@ -76,6 +79,10 @@ class _Base:
         self.actions: list[Action] = []
         self.unresolved: list[tuple[str, str]] = []
         self.unguarded: list[str] = []
+        # Whether the client can type into a running command later (Codex's write_stdin, with no
+        # hook call): a program reading its terminal is then a session to ask about, not a fail.
+        self.typed_input = False
+        self.sessions: list[tuple[str, str]] = []
         self.declared_calls: list[_Call] = []  # the calls the command rules already classified
         self.heads: dict[str, str] = {}
         self.git_cache: dict[tuple[Any, ...], str | None] = {}
@@ -103,6 +110,12 @@ class _Base:
     def fail(self, reason: str, part: str) -> None:
         if (reason, part) not in self.unresolved:
             self.unresolved.append((reason, part))
+
+    def typed_session(self, call: _Call, what: str) -> None:
+        """``call`` starts a program that reads and runs what is typed into its terminal later,
+        which no hook sees (with :attr:`typed_input` only)."""
+        if (what, call.part) not in self.sessions:
+            self.sessions.append((what, call.part))
 
     def unguard(self, part: str) -> None:
         if part not in self.unguarded:

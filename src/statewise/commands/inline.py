@@ -253,6 +253,9 @@ class _PythonReader(ast.NodeVisitor):
     def call(self, node: ast.Call, name: str | None) -> None:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
         first = node.args[0] if node.args else keywords.get("args")
+        if name in _PY_CONSOLES:
+            self.unknown(name, "it opens a console that runs what is typed into it, which the hook cannot see", node)
+            return
         if name in _PY_RUN_ARGV_OR_SHELL or name in _PY_RUN_SHELL:
             if first is None:
                 return
@@ -369,7 +372,54 @@ def python_effects(code: str) -> list[_PyEffect] | str:
     return reader.effects
 
 
+#: Python calls that read what is typed into the terminal, and consoles that run it.
+_PY_READS_INPUT = frozenset({"input", "sys.stdin", "fileinput.input", "os.read"})
+_PY_CONSOLES = frozenset({"code.interact", "code.InteractiveConsole", "pdb.set_trace", "breakpoint",
+                          "IPython.embed", "IPython.start_ipython", "ptpython.embed"})
+
+
+def python_reads_input(code: str) -> str | None:
+    """How a Python program reads and runs what is typed into its terminal (``input()`` given to
+    code it cannot check, a console such as ``code.interact()``), or None."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    reader = _PythonReader(tree)
+    reads: str | None = None
+    for node in ast.walk(tree):
+        name = reader.qualified(node.func) if isinstance(node, ast.Call) else (
+            reader.qualified(node) if isinstance(node, ast.Attribute) else None)
+        if name in _PY_CONSOLES:
+            return f"{name}()"
+        if name is not None and reads is None and (name in _PY_READS_INPUT or name.startswith("sys.stdin.")):
+            reads = f"{name}()" if isinstance(node, ast.Call) else name
+    if reads is None:
+        return None
+    effects = python_effects(code)
+    runs = isinstance(effects, str) or any(effect.kind == "unknown" for effect in effects)
+    return reads if runs else None
+
+
 # --- Perl, Node, Ruby, awk: string literals given to known calls ---------------------------
+
+#: How each language's program reads its standard input (the terminal, when nothing redirects it).
+_READS_INPUT = {
+    "perl": re.compile(r"<\s*(?:STDIN)?\s*>|<<>>|\bSTDIN\b|\breadline\b"),
+    "ruby": re.compile(r"(?<![.\w])(?:gets|readline|readlines)\b|\bSTDIN\b|\$stdin\b|\bARGF\b|\$<"),
+    "node": re.compile(r"process\.stdin|readFileSync\s*\(\s*(?:0|['\"]/dev/stdin['\"])|\breadline\b"),
+}
+
+
+def program_reads_input(code: str, language: str) -> str | None:
+    """What in a Perl/Node/Ruby program reads the terminal, when the program also runs code or
+    commands it cannot check (``eval <STDIN>``); else None."""
+    pattern = _READS_INPUT.get(language)
+    found = pattern.search(code) if pattern is not None else None
+    if found is None or not any(effect.effect == "unknown" for effect in program_effects(code, language)):
+        return None
+    return found.group(0)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,6 +441,7 @@ class _Pattern:
 _CALLS: dict[str, tuple[_Pattern, ...]] = {
     "perl": (
         _Pattern(r"\b(?:system|exec)\b\s*\(?\s*", "shell"),
+        _Pattern(r"\beval\b\s*(?![\s{])\(?\s*", "code"),  # eval STRING (not the eval { } block)
         _Pattern(r"\bunlink\b\s*\(?\s*", "delete"),
         _Pattern(r"\brmdir\b\s*\(?\s*", "delete"),
         _Pattern(r"\b(?:rmtree|remove_tree)\b\s*\(?\s*", "delete", recursive=True),
@@ -399,6 +450,7 @@ _CALLS: dict[str, tuple[_Pattern, ...]] = {
     ),
     "node": (
         _Pattern(r"\b(?:execSync|execFileSync|spawnSync)\s*\(\s*", "shell"),
+        _Pattern(r"(?<![.\w])eval\s*\(\s*|\bnew\s+Function\s*\(\s*|\brunIn(?:This|New)?Context\s*\(\s*", "code"),
         _Pattern(r"(?<![.\w])(?:exec|execFile|spawn)\s*\(\s*", "shell", needs="child_process"),
         _Pattern(r"\b(?:writeFileSync|appendFileSync|createWriteStream|writeFile|appendFile|truncateSync)\s*\(\s*",
                  "write", first_only=True),
@@ -411,6 +463,7 @@ _CALLS: dict[str, tuple[_Pattern, ...]] = {
     ),
     "ruby": (
         _Pattern(r"(?<![.\w])(?:system|exec|spawn)\b\s*\(?\s*", "shell"),
+        _Pattern(r"(?<![\w])(?:eval|instance_eval|class_eval|module_eval)\b\s*\(?\s*(?![\s{]|do\b)", "code"),
         _Pattern(r"\b(?:IO\.popen|Open3\.\w+)\b\s*\(?\s*", "shell"),
         _Pattern(r"\b(?:File|IO)\.(?:write|binwrite)\b\s*\(?\s*", "write", first_only=True),
         _Pattern(r"\bFile\.open\b\s*\(?\s*", "ruby_open"),
@@ -707,6 +760,9 @@ class _Inline(_Inside):
             label = f"{where} ({found.what})"
             if found.effect == "unknown":
                 self.fail(f"cannot check {label}: {found.why} is only known at run time", call.part)
+            elif found.effect == "code":  # eval of a literal: the same language's program
+                for text in found.values:
+                    self.other_program(call, text, language, label)
             elif found.effect == "shell" and len(found.values) > 1:
                 self.effect(call, call.ctx, "run", found.values, label, recursive=False, via=found.what)
             else:
@@ -744,6 +800,11 @@ class _Inline(_Inside):
             elif value in valued:
                 index += 1  # the option's value
             if code is not None:
+                reads = program_reads_input(code, language) if self.typed_input and call.ctx.stdin == "tty" else None
+                if reads is not None:
+                    self.typed_session(call, f"`{call.name} {value}` runs a program that reads what is typed into "
+                                             f"it ({reads}) and runs code it cannot check")
+                    return
                 self.other_program(call, code, language, f"the {language} program of `{call.name}`")
             index += 1
         self.session(call, _canonical_key(key))

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from statewise.commands.base import GIT_TIMEOUT
+from statewise.commands.inline import python_reads_input
 from statewise.commands.projects import _Projects
 from statewise.commands.tables import (
     _INDEX_CONFIG_NAMES,
@@ -19,6 +20,9 @@ from statewise.commands.tables import (
     _index_url,
 )
 from statewise.commands.words import _UV_RUN, _UVX, _Call, _parse, _Parsed, _Spec, _Word
+
+#: Modules whose ``python -m`` is a console reading what is typed into the terminal.
+_CONSOLE_MODULES = frozenset({"code", "asyncio", "pdb", "IPython", "ptpython", "bpython", "idlelib"})
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
 
@@ -55,8 +59,13 @@ class _Python(_Projects):
                     after = i + (1 if remainder else 2)
                     if char == "c":
                         self.unguard(call.part)
+                        reads = python_reads_input(target) if target is not None and self.typed_input and \
+                            call.ctx.stdin == "tty" else None
                         if target is None:
                             self.fail(f"the program of `{call.name} -c` is only known at run time", call.part)
+                        elif reads is not None:
+                            self.typed_session(call, f"`{call.name} -c` runs a program that reads what is typed "
+                                                     f"into it ({reads}) and runs code it cannot check")
                         else:  # read with ast (statewise.commands.inline)
                             self.python_program(call, target, f"the program of `{call.name} -c`")
                         return
@@ -102,7 +111,9 @@ class _Python(_Projects):
                 self.python_program(call, call.ctx.stdin_text, f"the program `{call.name}` reads from a here-document")
 
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:
-        if module == "pip":
+        if module in _CONSOLE_MODULES:
+            self.stdin_program(call, f"an interactive console (-m {module})")  # runs what it reads
+        elif module == "pip":
             self.pip_command(call, list(rest), interpreter=interpreter, how="python -m pip")
         elif module in ("pytest", "unittest", "tox", "nox", "green", "ward"):
             self.test_run(call, rest)

@@ -135,6 +135,9 @@ class _Reading(_Base):
                              extra={"into_directory": True})
 
     def interactive(self, call: _Call, what: str) -> None:
+        if self.typed_input and call.ctx.stdin == "tty":
+            self.typed_session(call, f"`{call.name}` opens {what}")
+            return
         self.fail(f"`{call.name}` opens {what}; the hook cannot see the session's later input", call.part)
 
     def session(self, call: _Call, key: str) -> None:

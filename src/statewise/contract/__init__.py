@@ -37,7 +37,6 @@ from statewise.contract.questions import DEFAULT_QUESTION, QUESTION_PLACEHOLDERS
 from statewise.contract.risk import Risk
 from statewise.contract.safe_yaml import (
     MAX_CONTRACT_ALIASES,
-    MAX_CONTRACT_BYTES,
     MAX_CONTRACT_DEPTH,
     MAX_CONTRACT_NODES,
 )
@@ -47,6 +46,7 @@ from statewise.contract.verifier_spec import COMMAND_ADAPTER, ReadSpec, Verifier
 
 # Callers have imported the error from here since the contract was one module.
 from statewise.errors import ContractError
+from statewise.limits import MAX_CONTRACT_BYTES
 
 __all__ = [
     "ARG_PLACEHOLDERS",

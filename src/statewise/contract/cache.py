@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from statewise.contract.invariants import TEXT_ANALYSIS, analysis
-from statewise.contract.safe_yaml import MAX_CONTRACT_BYTES
 from statewise.contract.spec import ContractDocument
+from statewise.limits import MAX_CONTRACT_BYTES
 
 # Parsing and validating the built-in contract costs a hook process hundreds of milliseconds
 # on every call. A validated document is pickled under the user's cache directory, keyed by

@@ -12,10 +12,11 @@ from pydantic import ValidationError
 from statewise.contract.cache import cache_directory, cache_key, cache_read, cache_write, expression_texts
 from statewise.contract.merge import document_parts, merge_parts
 from statewise.contract.model import Contract, assemble
-from statewise.contract.safe_yaml import MAX_CONTRACT_BYTES, parse_yaml
+from statewise.contract.safe_yaml import parse_yaml
 from statewise.contract.spec import ContractDocument
 from statewise.contract.validation import contract_error_from
-from statewise.errors import ContractError
+from statewise.errors import ContractError, InputTooLargeError
+from statewise.limits import MAX_CONTRACT_BYTES, read_capped
 
 
 def _validated_document(text: str, source: str) -> tuple[ContractDocument, str | None, bool]:
@@ -99,14 +100,11 @@ def _read_contract_file(file: Path, source: str, field: str) -> str:
     is larger than MAX_CONTRACT_BYTES (refused before reading it all) or is not UTF-8."""
     what = "the contract" if not field else repr(str(file))
     try:
-        with open(file, "rb") as handle:
-            data = handle.read(MAX_CONTRACT_BYTES + 1)
+        data = read_capped(file, MAX_CONTRACT_BYTES, "a contract")
+    except InputTooLargeError as error:
+        raise ContractError(source, field, f"{what} is {error.problem}") from None
     except OSError as error:
         raise ContractError(source, field, f"cannot read {what}: {error.strerror or error}") from None
-    if len(data) > MAX_CONTRACT_BYTES:
-        raise ContractError(
-            source, field, f"{what} is larger than the limit of {MAX_CONTRACT_BYTES:,} bytes"
-        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

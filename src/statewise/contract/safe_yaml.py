@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from statewise.errors import ContractError
+from statewise.limits import MAX_CONTRACT_BYTES
 
 if TYPE_CHECKING:
     import yaml  # imported on first use at run time (see loaders); named here for annotations
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     #: libyaml's safe loader or the pure-Python one (the stubs give them no common base).
     LoaderClass = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 
-#: Largest contract text accepted (the built-in coding contract is about 25 KB).
-MAX_CONTRACT_BYTES = 512 * 1024
 #: Deepest nesting of mappings and lists (a real contract needs about 7).
 MAX_CONTRACT_DEPTH = 32
 #: Most alias uses (``*name``) in one contract.

@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import time
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +35,10 @@ from statewise.integrations.install import (
     uncovered_observation_rules,
     wrapper_path,
 )
+from statewise.verifiers.base import CommandResult, run_command
 
-__all__ = ["Check", "diagnose", "installed_capture_gaps", "uncovered_observation_rules"]
+__all__ = ["BLOCKED", "UNCHECKED", "Check", "diagnose", "doctor_summary", "installed_capture_gaps",
+           "uncovered_observation_rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,21 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
-    fatal: bool = True  # failing it lets tools run unchecked
+    fatal: bool = True  # failing it makes `statewise doctor` exit 1
+    effect: str = ""  # what a fatal failure does to the agent's calls (BLOCKED, UNCHECKED, or narrower)
+
+    def __post_init__(self) -> None:
+        if self.fatal and not self.ok and not self.effect:
+            object.__setattr__(self, "effect", UNCHECKED)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: The two effects of a fatal problem, as doctor words them: the hook stops every guarded call
+#: (safe, but the agent cannot work), or the client runs tools without the hook's check.
+BLOCKED = "every guarded call will be blocked"
+UNCHECKED = "tools will run unchecked"
 
 
 def _our_entry(groups: Any) -> dict[str, Any] | None:
@@ -313,20 +326,66 @@ def _timeouts(agent: str, entry: dict[str, Any], deadline: int | None, root: Pat
 
 
 def _codex_trust(root: Path, home: Path) -> list[Check]:
+    """Whether Codex loads the project's ``.codex/hooks.json``: only under ``[projects."<root>"]``
+    with ``trust_level = "trusted"`` for this exact directory (the git root). Codex 0.171 applies
+    no entry of a parent directory, a symlinked spelling or a trailing slash (asked through
+    ``codex app-server``'s ``hooks/list``), and an entry saying ``untrusted`` wins over any
+    other way of trusting. The fix is checked before it is given: the config with it applied
+    must parse and trust the project."""
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
     config = codex_home / "config.toml"
     try:
-        data = tomllib.loads(config.read_text(encoding="utf-8")) if config.exists() else {}
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        return [Check("codex", "project trust", False, f"{config} does not parse: {error}", "repair the TOML")]
-    projects = data.get("projects", {}) if isinstance(data.get("projects"), dict) else {}
-    trusted = any(isinstance(value, dict) and value.get("trust_level") == "trusted"
-                  and (root == Path(name) or Path(name) in root.parents)
-                  for name, value in projects.items())
-    fix = f'add to {config}:\n[projects."{root}"]\ntrust_level = "trusted"'
-    return [Check("codex", "project trust", trusted,
-                  f"{root} is trusted in {config}" if trusted else
-                  f"{root} is not trusted in {config}: Codex skips project-local .codex/hooks.json", fix)]
+        text = config.read_text(encoding="utf-8") if config.exists() else ""
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return [Check("codex", "project trust", False, f"{config} does not parse: {error}",
+                      f"repair the TOML of {config}: Codex reads none of it, the project trust included")]
+    projects: dict[str, Any] = data["projects"] if isinstance(data.get("projects"), dict) else {}
+    entry = projects.get(str(root))
+    level = entry.get("trust_level") if isinstance(entry, dict) else None
+    if level == "trusted":
+        return [Check("codex", "project trust", True, f"{root} is trusted in {config}")]
+    detail = f"{root} is not trusted in {config}: Codex skips project-local .codex/hooks.json"
+    if level is not None:
+        detail = (f"{root} is marked trust_level = {json.dumps(level)} in {config}: Codex skips project-local "
+                  ".codex/hooks.json (and `codex exec --trust` refuses to change an explicit setting)")
+    else:
+        parents = [name for name, value in projects.items() if isinstance(value, dict)
+                   and value.get("trust_level") == "trusted" and name != str(root)
+                   and Path(name).resolve() in (root, *root.parents)]
+        if parents:
+            detail += (f"; the trusted entry {json.dumps(parents[0])} does not count: Codex trusts only the "
+                       "exact project directory")
+    return [Check("codex", "project trust", False, detail, _codex_trust_fix(config, text, root))]
+
+
+def _codex_trust_fix(config: Path, text: str, root: Path) -> str:
+    """The edit of ``config`` that makes Codex trust ``root``, proved on the text before it is given."""
+    table = f"[projects.{json.dumps(str(root))}]"
+    header = re.compile(r"^\s*\[\s*projects\s*\.\s*" + re.escape(json.dumps(str(root))) + r"\s*\]\s*(#.*)?$",
+                        re.MULTILINE)
+    found = header.search(text)
+    if found is not None:
+        # Change the table's own trust_level line, the only spelling a person edits by hand.
+        body_end = re.compile(r"^\s*\[", re.MULTILINE).search(text, found.end())
+        body = text[found.end():body_end.start() if body_end else len(text)]
+        fixed_body, changed = re.subn(r"^(\s*trust_level\s*=\s*).*$", r'\1"trusted"', body, count=1,
+                                      flags=re.MULTILINE)
+        if not changed:
+            fixed_body = '\ntrust_level = "trusted"' + body
+        fixed = text[:found.end()] + fixed_body + text[found.end() + len(body):]
+        fix = f'in {config}, under {table}, set trust_level = "trusted"'
+    else:
+        fixed = text + ("" if not text or text.endswith("\n") else "\n") + f'{table}\ntrust_level = "trusted"\n'
+        fix = f'add to {config}:\n{table}\ntrust_level = "trusted"'
+    try:
+        works = tomllib.loads(fixed).get("projects", {}).get(str(root), {}).get("trust_level") == "trusted"
+    except (tomllib.TOMLDecodeError, AttributeError):
+        works = False
+    if works:
+        return fix
+    return (f"edit {config} so that its projects table holds {json.dumps(str(root))} with trust_level = "
+            f'"trusted" (the file does not take the table {table} as it is written)')
 
 
 def _ask_codex_for_hooks(codex: str, root: Path, codex_home: Path) -> list[dict[str, Any]]:
@@ -363,7 +422,7 @@ def _ask_codex_for_hooks(codex: str, root: Path, codex_home: Path) -> list[dict[
         process.wait(timeout=10)
 
 
-def _codex_hook_trust(root: Path, home: Path) -> list[Check]:
+def _codex_hook_trust(root: Path, home: Path, project_trust: Check | None = None) -> list[Check]:
     codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
     codex = os.environ.get("STATEWISE_CODEX") or shutil.which("codex")
     if codex is None:
@@ -376,6 +435,11 @@ def _codex_hook_trust(root: Path, home: Path) -> list[Check]:
         return [Check("codex", "hook trust", False, f"asking {codex} app-server failed: {error}",
                       "review the hooks in Codex with /hooks", fatal=False)]
     ours = [hook for hook in hooks if "statewise-hook" in str(hook.get("command", ""))]
+    if not ours and project_trust is not None and not project_trust.ok:
+        # Installing again changes nothing: Codex reads no project hook until the project is trusted.
+        return [Check("codex", "hook trust", False, "Codex itself finds no StateWise hook for this project: it "
+                                                    "reads no project hook while the project is not trusted",
+                      project_trust.fix)]
     if not ours:
         return [Check("codex", "hook trust", False, "Codex itself finds no StateWise hook for this project",
                       f"statewise install codex --project {shlex.quote(str(root))}")]
@@ -431,31 +495,53 @@ def _round_trip(agent: str, command: str, root: Path) -> list[Check]:
         what = "blocked" if blocked else f"passed (exit {done.returncode})"
         checks.append(Check(agent, "round trip", ok, f"{label} through the installed command: {what} in "
                                                      f"{elapsed:.0f} ms",
-                            "" if ok else f"stderr: {done.stderr.strip()[:300]}"))
+                            "" if ok else f"stderr: {done.stderr.strip()[:300]}",
+                            effect=BLOCKED if blocked else UNCHECKED))
     return checks
 
 
 def diagnose(agent: str, *, project: str | Path | None = None, user: bool = False,
              home: str | Path | None = None) -> list[Check]:
     """Every check for one agent's installation, in the order a user would fix them."""
+    from statewise.workspace import git_answers_kept
+
+    with git_answers_kept():  # one answer per git question: a git that hangs costs its timeout once
+        return _diagnose(agent, project=project, user=user, home=home)
+
+
+def _diagnose(agent: str, *, project: str | Path | None, user: bool, home: str | Path | None) -> list[Check]:
     root = project_root(project)
     home_dir = Path(home) if home is not None else Path.home()
     checks, found = _settings(agent, root, user)
     if found is None:
         return checks
-    more, command, deadline = _wrapper(agent, found["entry"], root, user)
+    more, _, deadline = _wrapper(agent, found["entry"], root, user)
     checks += more
     checks.append(_timeouts(agent, found["entry"], deadline, root))
     if agent == "codex" and not user:
-        checks += _codex_trust(root, home_dir)
-        checks += _codex_hook_trust(root, home_dir)
+        project_trust = _codex_trust(root, home_dir)
+        checks += project_trust
+        checks += _codex_hook_trust(root, home_dir, project_trust[0])
     if agent == "gemini" and not user:
         checks += _gemini_trust(root, home_dir)
-    if command is not None:
-        checks += _round_trip(agent, command, root)
+    trips = _round_trip(agent, str(found["entry"].get("command", "")), root)
+    checks = _worded_by_effect(checks, trips) + trips
     checks.append(_warm_worker(agent))
     checks += _project_settings(agent, root)
+    checks += _store_health(agent, found["entry"], root)
+    checks += _verifier_programs(agent, found["entry"], root)
     return checks
+
+
+def doctor_summary(failed: list[Check]) -> str:
+    """The last line of ``statewise doctor``: how many problems, grouped by what they do."""
+    if not failed:
+        return "no problem found"
+    counts: dict[str, int] = {}
+    for check in failed:
+        counts[check.effect] = counts.get(check.effect, 0) + 1
+    parts = [f"{count} problem(s): {effect}" for effect, count in counts.items()]
+    return "; ".join(parts)
 
 
 def _project_settings(agent: str, root: Path) -> list[Check]:
@@ -501,3 +587,192 @@ def _warm_worker(agent: str) -> Check:
     described = ", ".join(f"pid {worker['pid']} ({worker['served']} calls)" for worker in workers)
     return Check(agent, "warm worker", True, f"{len(workers)} running in {directory}: {described}; a worker "
                                              "serves one version of the code and exits when idle", fatal=False)
+
+
+# --- what every guarded call depends on: the store and the verifiers' programs ---------------
+
+
+def _worded_by_effect(checks: list[Check], trips: list[Check]) -> list[Check]:
+    """The install checks worded by what the installed command really does: a wrapper or an
+    interpreter that is gone (a deleted virtual environment) makes the settings command's
+    ``|| exit 2`` block every call, which the harmless round trip shows; only where that call
+    passes do the tools run unchecked."""
+    harmless = trips[0] if trips else None
+    blocks = harmless is not None and harmless.detail.split(": ", 1)[-1].startswith("blocked")
+    effect = BLOCKED if blocks else UNCHECKED
+    return [replace(check, effect=effect) if check.name in ("wrapper", "executable") and not check.ok else check
+            for check in checks]
+
+
+#: A wrapper's ``--store``: in the Python wrapper's ``main([...])`` call, or on the shell wrapper's line.
+_WRAPPER_STORE = re.compile(r"""^    main\(\[.*"--store", (?P<python>'[^']*'|"[^"]*")"""
+                            r"""|--store (?P<shell>'[^']*'|\S+)""", re.MULTILINE)
+
+
+def _store_in_effect(entry: dict[str, Any], root: Path) -> str:
+    """The store the hook opens for a call in ``root``: the wrapper's ``--store``, else the
+    environment's or config.toml's (as :func:`statewise.settings.hook_settings` resolves it),
+    else the default beside the repository."""
+    words = shlex.split(str(entry.get("command", "")).partition(" || ")[0]) or [""]
+    try:
+        text = Path(words[0]).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    found = _WRAPPER_STORE.search(text)
+    if found is not None:
+        named = found.group("python")
+        return str(ast.literal_eval(named)) if named else shlex.split(found.group("shell"))[0]
+    from statewise.settings import hook_settings
+    from statewise.store import default_location
+
+    try:
+        chosen = hook_settings(root).store.value
+    except InputError:
+        chosen = None  # a broken config.toml is its own finding (project settings)
+    return chosen or default_location(root)
+
+
+def _loaded_contract(entry: dict[str, Any], root: Path) -> Any:
+    """The contract the hook uses here, or None when it does not load (its own finding)."""
+    from statewise.contract import builtin_contract, load_contract
+
+    try:
+        path = _contract_in_effect(entry, root)
+        return load_contract(path) if path else builtin_contract()
+    except Exception:  # noqa: BLE001 - a contract that does not load is reported by the post-tool check
+        return None
+
+
+#: How long doctor waits for the store's write lock. A writer holds it for milliseconds; the
+#: hook's own writer waits 10 s, then the call is blocked at the hook's deadline.
+_LOCK_WAIT_SECONDS = 3.0
+
+
+def _store_health(agent: str, entry: dict[str, Any], root: Path) -> list[Check]:
+    """Open the store exactly as the hook does (refusing a corrupt or tampered one), check its
+    invariants as ``statewise store check`` does, and, for SQLite, take and release its write
+    lock: a store the hook cannot open or write blocks every guarded call."""
+    from statewise.errors import SchemaVersionError, StoreError
+    from statewise.store import open_store
+    from statewise.store.check import check_store
+
+    location = _store_in_effect(entry, root)
+    scheme, sep, rest = location.partition("://")
+    path = Path(rest if scheme == "sqlite" else location) if not sep or scheme == "sqlite" else None
+    if path is not None and not path.exists():
+        return [Check(agent, "store", True, f"no store at {path} yet: the first guarded call creates it")]
+    aside = f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.broken')}" if path is not None else ""
+    try:
+        with open_store(location, key_schema=_loaded_contract(entry, root)) as store:
+            report = check_store(store)
+    except SchemaVersionError as error:
+        return [Check(agent, "store", False, f"the hook cannot open the store: {error}",
+                      "upgrade StateWise to the version that wrote the store", effect=BLOCKED)]
+    except StoreError as error:
+        fix = (f"restore {path} from a backup, or move it aside ({aside}) so the next guarded call starts an "
+               "empty store (its records are then re-learned)") if path is not None else "make the database reachable"
+        return [Check(agent, "store", False, f"the hook cannot open the store: {error}", fix, effect=BLOCKED)]
+    checks = [Check(agent, "store", True, f"the hook opens {location} ({report.records} records)")]
+    if not report.ok:
+        codes = ", ".join(f"{code} ({count})" for code, count in sorted(report.by_code().items()))
+        checks.append(Check(agent, "store invariants", False,
+                            f"{location} breaks {len(report.violations)} of its invariants: {codes}; the hook reads "
+                            "its records as they are, so a check may rest on a wrong one",
+                            "statewise store check   (lists each violation)", fatal=False))
+    if path is not None and _write_lock_held(path):
+        checks.append(Check(agent, "store lock", False,
+                            f"another process has held {path}'s write lock for over {_LOCK_WAIT_SECONDS:g} s: a "
+                            "guarded call that records what it verified waits for it, then is blocked at the "
+                            "hook's deadline",
+                            f"end the process holding it (fuser {shlex.quote(str(path))}), e.g. an open "
+                            "sqlite3 shell in a transaction", effect=BLOCKED))
+    return checks
+
+
+def _write_lock_held(path: Path) -> bool:
+    """Whether another connection holds ``path``'s write lock past the wait (taken and released
+    at once otherwise; nothing is written, and a missing file is never created)."""
+    import sqlite3
+
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=_LOCK_WAIT_SECONDS,
+                                     isolation_level=None)
+    except sqlite3.Error:
+        return False  # the open above already said what is wrong with the file
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as error:
+        return "locked" in str(error) or "busy" in str(error)
+    finally:
+        connection.close()
+
+
+#: The programs behind the built-in adapters: ``git.*`` runs git, ``npm.*`` npm, ``node.*`` node.
+_ADAPTER_PROGRAMS = {"git": "git", "npm": "npm", "node": "node"}
+#: The program behind the task's scope: which repository and branch a call is in.
+_SCOPE_PROGRAM = "git"
+_SCOPE_TIMEOUT = 5.0  # statewise.workspace's git calls
+
+
+def _verifier_programs(agent: str, entry: dict[str, Any], root: Path) -> list[Check]:
+    """Run each program the contract's verifiers run (and git, which tells the task's scope) as
+    the hook would: from PATH, in the project, with the smallest timeout among its bindings. A
+    missing or hanging program is reported with what it does to the calls that need it."""
+    contract = _loaded_contract(entry, root)
+    users: dict[str, tuple[float, set[str]]] = {_SCOPE_PROGRAM: (_SCOPE_TIMEOUT, {"the task's scope"})}
+    if contract is not None:
+        bindings = [(key, contract.verifier_for(key)) for key in contract.state]
+        for key, spec in bindings:
+            if spec is None:
+                continue
+            program = (spec.argv[0] if spec.adapter == "command" and spec.argv
+                       else _ADAPTER_PROGRAMS.get(spec.adapter.partition(".")[0]))
+            if program is None or "/" in program or "{" in program:
+                continue
+            timeout, keys = users.get(program, (float(spec.timeout), set()))
+            users[program] = (min(timeout, float(spec.timeout)), keys | {key})
+    checks = []
+    for program, (timeout, keys) in sorted(users.items()):
+        needed = ", ".join(sorted(keys)[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+        if shutil.which(program) is None:
+            if program == _SCOPE_PROGRAM:
+                checks.append(Check(agent, f"program {program}", False,
+                                    f"{program} is not on PATH: in a repository the hook cannot tell a call's "
+                                    "repository, so it cannot apply the records scoped to it and denies the call",
+                                    f"install {program}, or put it on the PATH the agent client runs with",
+                                    effect=BLOCKED))
+            else:
+                checks.append(Check(agent, f"program {program}", False,
+                                    f"{program} is not on PATH: {needed} cannot be verified, so a call that "
+                                    "needs them is asked or blocked", f"install {program} if this project uses it",
+                                    fatal=False))
+            continue
+        if program not in (_SCOPE_PROGRAM, *_ADAPTER_PROGRAMS.values()):
+            checks.append(Check(agent, f"program {program}", True, f"{program} is on PATH (for {needed})",
+                                fatal=False))
+            continue
+        done = run_command([program, "--version"], cwd=root, timeout=timeout, env=os.environ)
+        if done.ok:
+            checks.append(Check(agent, f"program {program}", True,
+                                f"`{program} --version` answered in {done.elapsed * 1000:.0f} ms (timeout "
+                                f"{timeout:g} s, for {needed})"))
+            continue
+        if program == _SCOPE_PROGRAM:
+            effect = BLOCKED
+            detail = (f"`{program} --version` {_failure(done)}: the hook cannot tell a call's repository, so it "
+                      "cannot apply the records scoped to it (protected paths and branches) and denies the call, "
+                      "after waiting for git; a call that needs a git verifier waits until the hook's deadline")
+        else:
+            effect = f"guarded calls that need {needed} will be blocked"
+            detail = f"`{program} --version` {_failure(done)}: every verifier that runs it is unavailable"
+        checks.append(Check(agent, f"program {program}", False, detail,
+                            f"find why `{program} --version` does not answer in {shutil.which(program)} (a "
+                            "wrapper script, a network mount, a credential prompt)", effect=effect))
+    return checks
+
+
+def _failure(done: CommandResult) -> str:
+    """Why ``done`` gave no answer, without repeating the program's name."""
+    return done.describe_failure().removeprefix(f"{done.argv[0]} ")

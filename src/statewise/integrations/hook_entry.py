@@ -333,6 +333,36 @@ def _emit(stdout: str, stderr: str, code: int, event: str = "pre") -> None:
         posix._exit(code)  # the worker thread may still be waiting on a verifier: do not wait for it
 
 
+def _read_input(event: str) -> str:
+    """The client's JSON from stdin; over :data:`~statewise.limits.MAX_HOOK_INPUT_BYTES` the call
+    is answered at once without parsing it: blocked before a tool runs, nothing after."""
+    from statewise.limits import MAX_HOOK_INPUT_BYTES
+
+    data = sys.stdin.buffer.read(MAX_HOOK_INPUT_BYTES + 1)
+    if len(data) <= MAX_HOOK_INPUT_BYTES:
+        return data.decode("utf-8", errors="replace")
+    # Read the rest, only to name its size and so the client never writes into a closed pipe
+    # (which a client may count as a hook failure, and run the tool); at most one second.
+    size, until, source = len(data), time.monotonic() + 1.0, "the hook's JSON on stdin"
+    read = getattr(sys.stdin.buffer, "read1", sys.stdin.buffer.read)  # what arrived, without waiting for more
+    while True:
+        chunk = read(1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        if time.monotonic() > until:
+            source += " (still arriving after 1 s; counted so far)"
+            break
+    from statewise.errors import InputTooLargeError
+
+    error = InputTooLargeError(source, size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook", unread=False)
+    reason = f"StateWise blocked this call: {error}"
+    if event != "pre":
+        _emit("{}", reason, 0, event)
+    _emit("", reason, 2, event)
+    raise AssertionError("unreachable: _emit ends the process")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one hook call: read the agent's JSON on stdin, print the decision, exit."""
     started = time.monotonic()
@@ -342,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         deadline = max(0.5, float(options["deadline"] or 20))
     except ValueError:
         deadline = 20.0
-    raw = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    raw = _read_input(event)
     try:
         data = loads(raw)
     except (ValueError, RecursionError):

@@ -34,15 +34,16 @@ from typing import Any
 
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract, load_contract
-from statewise.errors import InputError
+from statewise.errors import InputError, InputTooLargeError
 from statewise.integrations.hook_files import AGENT_TOOLS, EVENTS, cache_dir, contract_digest, write_observation_index
+from statewise.limits import MAX_HOOK_INPUT_BYTES
 from statewise.pipeline import Decision, Guard, PremiseStatus
 from statewise.pipeline.gate import NO_APPROVAL_CHANNEL
 from statewise.planners.base import Task
 from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
-from statewise.workspace import derive_task_scope, git_answers_kept
+from statewise.workspace import derive_task_scope, find_repository_root, git_answers_kept
 
 __all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
 
@@ -100,6 +101,10 @@ def parse_hook_input(agent: str, event: str, raw: str) -> HookRequest:
     """Validate the agent's JSON; InputError names what is wrong."""
     if agent not in AGENT_TOOLS:
         raise InputError(f"unknown agent {agent!r}; expected one of {', '.join(AGENT_TOOLS)}")
+    size = len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass"))
+    if size > MAX_HOOK_INPUT_BYTES:
+        raise InputTooLargeError("the hook input", size, MAX_HOOK_INPUT_BYTES, "the JSON a client sends a hook",
+                                 unread=False)
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
@@ -153,10 +158,12 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
 
 
 def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None, *,
-                unguarded: list[str] | None = None) -> tuple[list[Action], str]:
+                unguarded: list[str] | None = None, sessions: list[str] | None = None) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
     ``commands:`` rules classify programs the shell normalizer has no built-in handling for).
-    ``unguarded``, when given, receives the simple commands no reader or rule understands."""
+    ``unguarded``, when given, receives the simple commands no reader or rule understands;
+    ``sessions``, for a client that can type into a running command later (Codex), the programs
+    the command starts that read and run what is typed into their terminal."""
     from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
@@ -175,9 +182,13 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
             return [Action(tool="shell", operation="shell.unresolved", args={"command": str(command)},
                            reason="the shell tool's input has no command string")], "a shell call"
         env = {**os.environ, **SHELL_TOOL_ENV.get(request.agent, {})}
-        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract)
+        can_type = bool(tools["session_input"]) and sessions is not None
+        analysis = analyze_command(command, cwd=request.cwd, workspace=workspace, env=env, contract=contract,
+                                   typed_input=can_type)
         if unguarded is not None:
             unguarded.extend(analysis.unguarded)
+        if sessions is not None:
+            sessions.extend(analysis.sessions)
         return list(analysis.actions), command
     if request.tool_name in tools["read"]:
         return [], f"{request.tool_name} (a read: only secrets are checked)"
@@ -271,10 +282,14 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
          places: Places | None = None) -> HookOutcome:
     workspace = request.cwd.resolve()
     unguarded: list[str] = []
-    actions, description = actions_for(request, workspace, contract, unguarded=unguarded)
+    sessions: list[str] = []
+    actions, description = actions_for(request, workspace, contract, unguarded=unguarded, sessions=sessions)
     denied, question = _protected(request, actions, workspace, places)
     if denied:
         return _render(request.agent, "deny", denied, on_pass)
+    if sessions:
+        typed = _typed_input_question(request.agent, sessions)
+        question = typed if question is None else f"{question} {typed}"
     outcome = _checked(request, actions, description, workspace, unguarded, store_location=store_location,
                        contract=contract, on_pass=on_pass)
     if question is None:
@@ -285,6 +300,16 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     if verdict == "ask":
         question = f"{question} {_reason(outcome)}"
     return _render(request.agent, "ask", question, on_pass, list(outcome.decisions))
+
+
+def _typed_input_question(agent: str, sessions: list[str]) -> str:
+    """The question for a command that starts a program reading its terminal, in a client that
+    can type into it later without a hook call (Codex's ``write_stdin``): the last point to ask."""
+    tools = ", ".join(sorted(AGENT_TOOLS[agent]["session_input"]))
+    return (f"StateWise asks the developer: {'; '.join(dict.fromkeys(sessions))}. The agent can type into it "
+            f"later ({tools}), which runs no hook: nothing typed into it is checked by StateWise. Where the client "
+            "cannot ask (Codex), the developer runs it themself, or the agent runs each command as its own "
+            "shell call.")
 
 
 def _verdict(outcome: HookOutcome) -> str:
@@ -344,6 +369,13 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
             if not actions:
                 return _render(request.agent, "pass", "no guarded action", on_pass)
         scope = derive_task_scope(workspace)
+        if scope.repo is None and find_repository_root(workspace) is not None:
+            # In a repository git did not answer for (it hangs, is missing, refuses the folder):
+            # the records scoped to the repository cannot be found, and absence is no permission.
+            return _render(request.agent, "deny", "StateWise cannot tell which repository this call is in (`git "
+                                                  "rev-parse --show-toplevel` gave no answer), so the records scoped "
+                                                  "to it (protected paths and branches) cannot be applied; denied to "
+                                                  "be safe. Run `statewise doctor`.", on_pass)
         guard = Guard(store, contract, workspace=workspace)
         text = str(request.tool_input.get("description") or description)[:500]
         for action in actions:

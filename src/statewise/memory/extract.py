@@ -18,6 +18,7 @@ from typing import Any
 
 from statewise.contract import Contract, MemoryRule
 from statewise.errors import StateWiseError
+from statewise.limits import MAX_MEMORY_FILE_BYTES, read_capped
 from statewise.memory.discovery import MemoryFile
 from statewise.records import check_key
 from statewise.scopes import Scope
@@ -211,9 +212,10 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
 
 
 def extract_file(file: MemoryFile, contract: Contract, *, repo: str | None = None) -> list[MemoryLine]:
-    """Read ``file`` and extract its lines (an unreadable file gives no lines)."""
+    """Read ``file`` and extract its lines (an unreadable file gives no lines; one over
+    :data:`~statewise.limits.MAX_MEMORY_FILE_BYTES` raises InputTooLargeError, unread)."""
     try:
-        text = file.path.read_text(encoding="utf-8", errors="replace")
+        text = read_capped(file.path, MAX_MEMORY_FILE_BYTES, "a memory file").decode("utf-8", errors="replace")
     except OSError:
         return []
     return extract_text(text, file, contract, repo=repo)

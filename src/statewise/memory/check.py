@@ -368,8 +368,13 @@ def _glob_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
 
 
 def _since_file(verifier: _Verifier, line: MemoryLine) -> str:
-    folder = verifier.tree.relative(line.file.path.parent)
-    return f"{folder}/{line.file.path.name}" if folder else line.file.path.name
+    return _since_file_of(verifier, line.file.path)
+
+
+def _since_file_of(verifier: _Verifier, path: Path) -> str:
+    """The memory file's path relative to the root, as git's history names it."""
+    folder = verifier.tree.relative(path.parent)
+    return f"{folder}/{path.name}" if folder else path.name
 
 
 def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
@@ -536,6 +541,8 @@ def check_memory(
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace
     verifier = _Verifier(contract, environ, user, root)
+    # when each memory file was added bounds the history searched for evidence: one walk for all
+    verifier.tree.note_memory_files([_since_file_of(verifier, f.path) for f in files])
     findings: list[Finding] = []
     for line in lines:
         for fact in line.facts:

@@ -87,6 +87,9 @@ class TreeIndex:
         self._by_base: dict[str, list[str]] = {}
         self._ignored: dict[str, bool] = {}
         self._removed: dict[str, dict[str, tuple[str, str]]] = {}
+        self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
+        # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
+        self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
 
     def _load(self) -> set[str]:
         if self._entries is None:
@@ -216,30 +219,69 @@ class TreeIndex:
 
     def _removed_since(self, since_file: str) -> dict[str, tuple[str, str]]:
         """Every file (and folder of one) removed since ``since_file`` was added, with the most
-        recent commit that removed it: one walk of that history per memory file."""
+        recent commit that removed it.
+
+        One walk of the history serves every memory file whose range it covers (a nested
+        file added after the root one needs no walk of its own): each file's range is listed
+        with ``git rev-list`` (no diffs), and only a range no earlier walk covers is walked."""
         if since_file in self._removed:
             return self._removed[since_file]
         removed: dict[str, tuple[str, str]] = {}
-        added = _git(self.root, "log", "--diff-filter=A", "--format=%H", "--", since_file)
-        first = added.split()[-1] if added and added.split() else ""
-        if first:
-            log = (_git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
-                        f"{first}~1..HEAD")
-                   or _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
-                           f"{first}..HEAD")
-                   or "")
-            for chunk in log.split("\0"):
-                head, _, files = chunk.partition("\n")
-                if not head.strip():
+        if since_file not in self._added:
+            self.note_memory_files([since_file])
+        first = self._added.get(since_file, "")
+        span = self._span(first) if first else None
+        if span is not None:
+            revisions, commits = span
+            walk = next((w for c, w in self._walks if commits <= c), None)
+            if walk is None:
+                log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only",
+                           "--format=%x00%H %h %s", revisions) or ""
+                walk = []
+                for chunk in log.split("\0"):
+                    head, _, files = chunk.partition("\n")
+                    if not head.strip():
+                        continue
+                    full, _, rest = head.partition(" ")
+                    commit, _, subject = rest.partition(" ")
+                    walk.append((full, commit, subject, files.splitlines()))
+                self._walks.append((commits, walk))
+            for full, commit, subject, paths in walk:  # newest first, as git log gives them
+                if full not in commits:
                     continue
-                commit, _, subject = head.partition(" ")
-                for path in files.splitlines():
+                for path in paths:
                     while path and path not in removed:
                         removed[path] = (commit, subject)
                         path = posixpath.dirname(path)
         live = self._load()
         self._removed[since_file] = {path: found for path, found in removed.items() if path not in live}
         return self._removed[since_file]
+
+    def note_memory_files(self, files: Sequence[str]) -> None:
+        """Find the commit that added each of ``files`` (paths relative to the root), all in one
+        walk of the history: the oldest commit that added it, as ``git log --diff-filter=A``
+        lists it."""
+        wanted = [f for f in dict.fromkeys(files) if f and f not in self._added]
+        if not wanted:
+            return
+        log = _git(self.root, "log", "--diff-filter=A", "--name-only", "--format=%x00%H", "--", *wanted) or ""
+        for file in wanted:
+            self._added[file] = ""
+        for chunk in log.split("\0"):
+            commit, _, names = chunk.partition("\n")
+            for name in names.splitlines():
+                if name in self._added and commit.strip():
+                    self._added[name] = commit.strip()  # newest first: the last one seen is the oldest
+        return
+
+    def _span(self, first: str) -> tuple[str, frozenset[str]] | None:
+        """The commits since ``first`` (itself included unless it is a root commit), as a
+        revision range and a set."""
+        for revisions in (f"{first}~1..HEAD", f"{first}..HEAD"):
+            listed = _git(self.root, "rev-list", revisions)
+            if listed is not None:  # first~1 fails on a root commit: then first..HEAD
+                return revisions, frozenset(listed.split())
+        return None
 
     def _renamed(self, commit: str, old: str) -> str:
         shown = _git(self.root, "show", "-M", "--name-status", "--format=", commit) or ""

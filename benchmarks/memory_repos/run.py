@@ -392,7 +392,9 @@ def _raw(result: RunResult) -> dict[str, Any]:
             "error": result.error, "files": result.files, "facts": result.facts,
             "flagged": [[line.file, line.line, line.sha256, text] for line, text in result.flagged.items()],
             "checked": [[line.file, line.line, line.sha256, text] for line, text in result.checked.items()],
-            "edits": [[line.file, line.line, line.sha256] for line in result.edits]}
+            "edits": [[line.file, line.line, line.sha256] for line in result.edits],
+            "statuses": [[line.file, line.line, line.sha256, statuses] for line, statuses in result.statuses.items()],
+            "drift_set": result.drift_set}
 
 
 def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
@@ -404,7 +406,9 @@ def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
                          {LineId(repo, f, n, h): t for f, n, h, t in item["flagged"]},
                          {LineId(repo, f, n, h): t for f, n, h, t in item["checked"]},
                          [LineId(repo, f, n, h) for f, n, h in item["edits"]], item["files"], item["facts"],
-                         item.get("cpu_seconds", 0.0))
+                         item.get("cpu_seconds", 0.0),
+                         {LineId(repo, f, n, h): list(s) for f, n, h, s in item.get("statuses", [])},
+                         item.get("drift_set", ""))
 
     return [one(i) for i in data["results"]], [one(i) for i in data["drifts"]]
 

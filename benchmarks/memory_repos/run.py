@@ -159,10 +159,16 @@ def _relative(path: str, root: Path) -> str:
         return real.as_posix()
 
 
+#: ``--home``: one HOME for every run (a user's caches persist between repositories); None:
+#: a fresh empty HOME per run (every run is a first run: the contract cache is always cold).
+SHARED_HOME: Path | None = None
+
+
 def run_check(name: str, repo: str, clone: Path, statewise: Sequence[str]) -> RunResult:
     """``statewise memory check --json --diff`` in ``clone`` as a new user runs it."""
     _git("clean", "-fdxq", "--", ".statewise", cwd=clone)  # a previous run's store must not carry over
-    with tempfile.TemporaryDirectory(prefix="memory-repos-home-") as home:
+    with tempfile.TemporaryDirectory(prefix="memory-repos-home-") as fresh:
+        home = str(SHARED_HOME) if SHARED_HOME is not None else fresh
         environ = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
         environ.update(HOME=home, XDG_CONFIG_HOME=str(Path(home) / ".config"),
                        XDG_DATA_HOME=str(Path(home) / ".local" / "share"), GIT_CONFIG_NOSYSTEM="1")
@@ -429,7 +435,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline", help="Another statewise executable (e.g. the main branch's), run on every "
                                            "clone right beside --statewise (alternating which goes first), with "
                                            "`python -c pass` as the floor: timings of one run under one load.")
+    parser.add_argument("--home", type=Path, help="One HOME for every run, created empty if absent (as a user "
+                                                     "whose caches persist); default: a fresh empty HOME per run.")
     args = parser.parse_args(argv)
+    global SHARED_HOME
+    SHARED_HOME = args.home
+    if args.home is not None:
+        args.home.mkdir(parents=True, exist_ok=True)
     manifest = yaml.safe_load(args.manifest.read_text(encoding="utf-8"))
     labels = load_labels(args.labels, "labels")
     drift_labels = load_labels(args.labels, "drift_labels")

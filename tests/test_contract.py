@@ -591,10 +591,27 @@ def test_question_template_is_rendered() -> None:
 
 
 def test_render_verifier_fills_placeholders() -> None:
-    spec = builtin_contract().verifier_for("npm.script_exists[test]")
+    text = textwrap.dedent("""\
+        name: scripts
+        version: 1
+        state:
+          npm.script_declared:
+            type: bool
+            scope: repo
+            authority: machine
+            qualified: true
+            verifier:
+              adapter: command
+              argv: [python3, -c, "import json, sys; sys.exit(0 if sys.argv[1] in json.load(open('package.json')).get('scripts', {{}}) else 1)", "{qualifier}"]
+              read: {exit_status: {0: true, 1: false}}
+        """)
+    spec = load_contract_text(text, "scripts.yaml").verifier_for("npm.script_declared[test]")
     rendered = render_verifier(spec, {"qualifier": "test", "workspace": "/w"})
     assert rendered.argv[:2] == ("python3", "-c") and rendered.argv[-1] == "test"
     assert "get('scripts', {})" in rendered.argv[2]  # {{}} in the template is a literal {}
+    manifest = render_verifier(builtin_contract().verifier_for("npm.script_exists[test]"),
+                               {"qualifier": "test", "workspace": "/w"})
+    assert dict(manifest.args) == {"workspace": "/w", "kind": "npm", "name": "test"}
     npm = render_verifier(builtin_contract().verifier_for("npm.package_version[left-pad]"),
                           {"qualifier": "left-pad", "workspace": "/w"})
     assert dict(npm.args) == {"workspace": "/w", "package": "left-pad"}

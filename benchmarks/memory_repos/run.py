@@ -96,6 +96,8 @@ class RunResult:
     files: int = 0
     facts: int = 0
     cpu_seconds: float = 0.0  # user + system time of the check and what it ran (wall time varies with load)
+    statuses: dict[LineId, list[str]] = field(default_factory=dict)  # every verdict on each line
+    drift_set: str = ""  # drift pairs: the manifest's set (old: the five first pairs; new: added later)
 
 
 def load_labels(path: Path, section: str) -> dict[LineId, Label]:
@@ -157,9 +159,16 @@ def _relative(path: str, root: Path) -> str:
         return real.as_posix()
 
 
+#: ``--home``: one HOME for every run (a user's caches persist between repositories); None:
+#: a fresh empty HOME per run (every run is a first run: the contract cache is always cold).
+SHARED_HOME: Path | None = None
+
+
 def run_check(name: str, repo: str, clone: Path, statewise: Sequence[str]) -> RunResult:
     """``statewise memory check --json --diff`` in ``clone`` as a new user runs it."""
-    with tempfile.TemporaryDirectory(prefix="memory-repos-home-") as home:
+    _git("clean", "-fdxq", "--", ".statewise", cwd=clone)  # a previous run's store must not carry over
+    with tempfile.TemporaryDirectory(prefix="memory-repos-home-") as fresh:
+        home = str(SHARED_HOME) if SHARED_HOME is not None else fresh
         environ = {k: v for k, v in os.environ.items() if not k.startswith("STATEWISE_")}
         environ.update(HOME=home, XDG_CONFIG_HOME=str(Path(home) / ".config"),
                        XDG_DATA_HOME=str(Path(home) / ".local" / "share"), GIT_CONFIG_NOSYSTEM="1")
@@ -184,6 +193,7 @@ def run_check(name: str, repo: str, clone: Path, statewise: Sequence[str]) -> Ru
     result.facts = len(data.get("findings", []))
     for finding in data.get("findings", []):
         line = LineId(repo, _relative(finding["path"], clone), int(finding["line"]), line_digest(finding["text"]))
+        result.statuses.setdefault(line, []).append(str(finding["status"]))
         if finding["status"] == DEFECTIVE:
             result.flagged[line] = finding["text"]
             result.checked.pop(line, None)
@@ -200,6 +210,16 @@ def run_check(name: str, repo: str, clone: Path, statewise: Sequence[str]) -> Ru
     return result
 
 
+def run_floor(name: str, clone: Path) -> RunResult:
+    """``python -c pass`` in the clone: the start-up floor, timed like a check beside it."""
+    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "pass"], cwd=clone, capture_output=True, timeout=CHECK_TIMEOUT, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return RunResult(name, name, 0, time.perf_counter() - started, cpu_seconds=cpu)
+
+
 def run_drift(pair: Mapping[str, Any], clone: Path, statewise: Sequence[str]) -> RunResult:
     """The memory file of ``pair['old']`` checked against the pinned tree, then restored."""
     target = clone / str(pair["file"])
@@ -208,8 +228,10 @@ def run_drift(pair: Mapping[str, Any], clone: Path, statewise: Sequence[str]) ->
     real = target.resolve() if target.exists() else target
     try:
         real.write_text(old_text, encoding="utf-8")
-        return run_check(f"{pair['repo']}: {pair['file']}@{str(pair['old'])[:10]}", str(pair["repo"]), clone,
-                         statewise)
+        result = run_check(f"{pair['repo']}: {pair['file']}@{str(pair['old'])[:10]}", str(pair["repo"]), clone,
+                           statewise)
+        result.drift_set = str(pair.get("set", "old"))
+        return result
     finally:
         if saved is None:
             real.unlink()
@@ -290,13 +312,21 @@ def report(results: Sequence[RunResult], drifts: Sequence[RunResult], labels: Ma
                      "error": result.error})
     drift_rows: list[dict[str, Any]] = []
     drift_total = Tally()
+    by_set: dict[str, Tally] = {}
     for result in drifts:
         pair_labels = {line: label for line, label in drift_labels.items() if line.repo == result.repo}
         counts = tally(result, pair_labels)
         drift_total.add(counts)
-        drift_rows.append({"pair": result.name, "flagged": len(result.flagged), "true": counts.true_flags,
-                           "false": counts.false_flags, "unlabelled": counts.unlabelled, "missed": counts.missed,
-                           "harmful_edits": counts.harmful_edits, "exit": result.exit_status, "error": result.error})
+        by_set.setdefault(result.drift_set or "old", Tally()).add(counts)
+        # the stale lines not flagged, with what the check said of them (no text): for listing
+        # the misses by class
+        missed = [{"file": line.file, "line": line.line, "statuses": result.statuses.get(line, ["no fact"])}
+                  for line, label in sorted(pair_labels.items(), key=lambda item: (item[0].file, item[0].line))
+                  if label.verdict == DEFECTIVE and line not in result.flagged]
+        drift_rows.append({"pair": result.name, "set": result.drift_set or "old", "flagged": len(result.flagged),
+                           "true": counts.true_flags, "false": counts.false_flags, "unlabelled": counts.unlabelled,
+                           "missed": counts.missed, "missed_lines": missed, "harmful_edits": counts.harmful_edits,
+                           "exit": result.exit_status, "error": result.error})
     times = [result.seconds for result in results]
     summary = {
         "repositories": len(results),
@@ -315,6 +345,9 @@ def report(results: Sequence[RunResult], drifts: Sequence[RunResult], labels: Ma
         "drift_pairs": len(drifts), "drift_recall": drift_total.recall, "drift_precision": drift_total.precision,
         "drift_true": drift_total.true_flags, "drift_missed": drift_total.missed,
         "drift_false": drift_total.false_flags, "drift_unlabelled": drift_total.unlabelled,
+        "drift_sets": {name: {"recall": t.recall, "precision": t.precision, "true": t.true_flags,
+                              "missed": t.missed, "false": t.false_flags, "unlabelled": t.unlabelled}
+                       for name, t in sorted(by_set.items())},
     }
     return {"repositories": rows, "drift": drift_rows, "summary": summary}
 
@@ -327,8 +360,10 @@ def print_report(data: Mapping[str, Any]) -> None:
               f"{row['false']:>5} {row['unlabelled']:>5} {row['missed']:>4} {row['exit']:>4} {row['seconds']:>6.2f}"
               + (f"  ERROR {row['error']}" if row["error"] else ""))
     for row in data["drift"]:
-        print(f"drift {row['pair']}: flagged {row['flagged']}, stale caught {row['true']}, missed {row['missed']}, "
-              f"false {row['false']}, unlabelled {row['unlabelled']}")
+        print(f"drift ({row['set']}) {row['pair']}: flagged {row['flagged']}, stale caught {row['true']}, "
+              f"missed {row['missed']}, false {row['false']}, unlabelled {row['unlabelled']}")
+        for miss in row["missed_lines"]:
+            print(f"    missed {miss['file']}:{miss['line']}: {', '.join(miss['statuses'])}")
     summary = data["summary"]
     print(f"precision of defective: {_pct(summary['precision_defective'])} ({summary['true_flags']} true, "
           f"{summary['false_flags']} false, {summary['unlabelled_flags']} unlabelled); "
@@ -340,6 +375,9 @@ def print_report(data: Mapping[str, Any]) -> None:
           f"({summary['drift_true']} caught, {summary['drift_missed']} missed), precision "
           f"{_pct(summary['drift_precision'])} ({summary['drift_false']} false, {summary['drift_unlabelled']} "
           "unlabelled)")
+    for name, t in summary["drift_sets"].items():
+        print(f"drift pairs, set {name}: recall {_pct(t['recall'])} ({t['true']} caught, {t['missed']} missed), "
+              f"precision {_pct(t['precision'])} ({t['false']} false, {t['unlabelled']} unlabelled)")
     print(f"p50 seconds per repository: {summary['p50_seconds']} wall, {summary['p50_cpu_seconds']} CPU")
 
 
@@ -360,7 +398,9 @@ def _raw(result: RunResult) -> dict[str, Any]:
             "error": result.error, "files": result.files, "facts": result.facts,
             "flagged": [[line.file, line.line, line.sha256, text] for line, text in result.flagged.items()],
             "checked": [[line.file, line.line, line.sha256, text] for line, text in result.checked.items()],
-            "edits": [[line.file, line.line, line.sha256] for line in result.edits]}
+            "edits": [[line.file, line.line, line.sha256] for line in result.edits],
+            "statuses": [[line.file, line.line, line.sha256, statuses] for line, statuses in result.statuses.items()],
+            "drift_set": result.drift_set}
 
 
 def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
@@ -372,7 +412,9 @@ def _read_raw(path: Path) -> tuple[list[RunResult], list[RunResult]]:
                          {LineId(repo, f, n, h): t for f, n, h, t in item["flagged"]},
                          {LineId(repo, f, n, h): t for f, n, h, t in item["checked"]},
                          [LineId(repo, f, n, h) for f, n, h in item["edits"]], item["files"], item["facts"],
-                         item.get("cpu_seconds", 0.0))
+                         item.get("cpu_seconds", 0.0),
+                         {LineId(repo, f, n, h): list(s) for f, n, h, s in item.get("statuses", [])},
+                         item.get("drift_set", ""))
 
     return [one(i) for i in data["results"]], [one(i) for i in data["drifts"]]
 
@@ -390,13 +432,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--from-raw", type=Path, help="Score a --raw file again (after labelling) without running.")
     parser.add_argument("--statewise", default=str(Path(sys.executable).with_name("statewise")),
                         help="The statewise executable.")
+    parser.add_argument("--baseline", help="Another statewise executable (e.g. the main branch's), run on every "
+                                           "clone right beside --statewise (alternating which goes first), with "
+                                           "`python -c pass` as the floor: timings of one run under one load.")
+    parser.add_argument("--home", type=Path, help="One HOME for every run, created empty if absent (as a user "
+                                                     "whose caches persist); default: a fresh empty HOME per run.")
     args = parser.parse_args(argv)
+    global SHARED_HOME
+    SHARED_HOME = args.home
+    if args.home is not None:
+        args.home.mkdir(parents=True, exist_ok=True)
     manifest = yaml.safe_load(args.manifest.read_text(encoding="utf-8"))
     labels = load_labels(args.labels, "labels")
     drift_labels = load_labels(args.labels, "drift_labels")
     statewise = [args.statewise]
     results: list[RunResult] = []
     drifts: list[RunResult] = []
+    base_results: list[RunResult] = []
+    base_drifts: list[RunResult] = []
+    floors: list[RunResult] = []
     pins = {str(item["repo"]): str(item["commit"]) for item in manifest["repositories"]}
     if args.from_raw:
         results, drifts = _read_raw(args.from_raw)
@@ -406,14 +460,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.only and repo not in args.only:
             continue
         clone = ensure_clone(repo, commit, args.clones, args.source)
-        results.append(run_check(repo, repo, clone, statewise))
+        if args.baseline:
+            floors.append(run_floor(repo, clone))
+            first_base = len(base_results) % 2 == 0
+            if first_base:
+                base_results.append(run_check(repo, repo, clone, [args.baseline]))
+            results.append(run_check(repo, repo, clone, statewise))
+            if not first_base:
+                base_results.append(run_check(repo, repo, clone, [args.baseline]))
+        else:
+            results.append(run_check(repo, repo, clone, statewise))
     for pair in manifest.get("drift") or []:
         if args.only and pair["repo"] not in args.only:
             continue
         clone = ensure_clone(str(pair["repo"]), pins[str(pair["repo"])], args.clones, args.source)
         drifts.append(run_drift(pair, clone, statewise))
+        if args.baseline:
+            base_drifts.append(run_drift(pair, clone, [args.baseline]))
     data = report(results, drifts, labels, drift_labels)
+    if args.baseline:
+        print(f"--- baseline: {args.baseline}")
+        base = report(base_results, base_drifts, labels, drift_labels)
+        print_report(base)
+        data["baseline"] = base
+        data["floor_p50_seconds"] = round(statistics.median(r.seconds for r in floors), 3) if floors else None
+        data["load_average"] = os.getloadavg()
+        print(f"--- this run: {args.statewise}")
     print_report(data)
+    if args.baseline:
+        changed = [r.name for r, b in zip(results, base_results, strict=True)
+                   if set(r.flagged) != set(b.flagged) or r.statuses != b.statuses or r.exit_status != b.exit_status]
+        base_summary = data["baseline"]["summary"]
+        print(f"side by side (one run, alternating): p50 wall {base_summary['p50_seconds']} s -> "
+              f"{data['summary']['p50_seconds']} s, p50 CPU {base_summary['p50_cpu_seconds']} s -> "
+              f"{data['summary']['p50_cpu_seconds']} s; floor (python -c pass) p50 {data['floor_p50_seconds']} s; "
+              f"load average at the end {' '.join(f'{x:.2f}' for x in data['load_average'])}")
+        print(f"repositories whose verdicts differ from the baseline: {', '.join(changed) or 'none'}")
+        data["verdicts_differ"] = changed
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.raw:

@@ -82,3 +82,15 @@ def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -
     assert summary["drift_recall"] == 1.0 and summary["harmful_edits"] == 0
     # the clone is left as committed: the drift pair restored the pinned file
     assert (tmp_path / "clones" / "acme+tool" / "AGENTS.md").read_text() == NOTES.replace("src/cli.py", "src/main.py")
+    assert drift["set"] == "old" and drift["missed_lines"] == []
+    assert summary["drift_sets"] == {"old": {"recall": 1.0, "precision": 1.0, "true": 1, "missed": 0, "false": 0,
+                                             "unlabelled": 0}}
+    # --baseline runs a second statewise beside it on every clone, with the python -c pass floor
+    again = tmp_path / "again.json"
+    statewise = str(Path(sys.executable).with_name("statewise"))
+    assert run.main(["--clones", str(tmp_path / "clones"), "--source", str(work),
+                     "--manifest", str(bench / "manifest.yaml"), "--labels", str(bench / "labels.yaml"),
+                     "--json", str(again), "--baseline", statewise]) == 0
+    both = json.loads(again.read_text())
+    assert both["verdicts_differ"] == [] and both["floor_p50_seconds"] > 0
+    assert both["baseline"]["summary"]["drift_recall"] == 1.0 and both["summary"]["drift_recall"] == 1.0

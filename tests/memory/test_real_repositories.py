@@ -90,7 +90,6 @@ def test_hosts_branches_scopes_placeholders_and_examples_are_not_paths(tmp_path:
 - Open pull requests from `feature/my-change` branches.
 - The client package is `@acme/client`.
 - Name new handlers `handlers/<name>.go` and configs `conf/{env}.yaml`.
-- Test files match `tests/**/*_test.py`.
 - Write a path like `path/to/file.txt` in the docs.
 """
     repo = _repo(tmp_path, {"main.go": ""}, memory)
@@ -269,3 +268,53 @@ def test_the_human_report_lists_stale_lines_only_when_asked(tmp_path: Path, home
     assert "tools/call" not in render_human(report)
     assert "0 defective, 1 stale?" in render_human(report)
     assert "AGENTS.md:3: stale?: fs.exists[tools/call]" in render_human(report, verbose=True)
+
+
+def test_a_folder_named_without_its_package_folder_is_defective_with_where_it_is(tmp_path: Path, home: Path,
+                                                                                 contract: Contract) -> None:
+    memory = """# Architecture
+
+| Path | Purpose |
+| `src/acme/` | Library source code |
+
+- **Tools** (`src/tools/` + `ToolManager`)
+- **Settings** (`src/settings.py`)
+- **Handlers** (`src/handlers/`)
+"""
+    repo = _repo(tmp_path, {"src/acme/tools/base.py": "", "src/acme/settings.py": "",
+                            "src/acme/server/handlers/a.py": "", "src/acme/client/handlers/b.py": ""}, memory)
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.key: f for f in report.findings}
+    # the tree has the one src/**/tools folder: the line is wrong, and says where it is
+    assert found["fs.exists[src/tools/]"].status == "defective"
+    assert found["fs.exists[src/tools/]"].fix == ("src/tools/", "src/acme/tools/")
+    assert found["fs.exists[src/settings.py]"].fix == ("src/settings.py", "src/acme/settings.py")
+    # two handlers folders fit: nothing says which one the line meant
+    assert found["fs.exists[src/handlers/]"].status == "stale?"
+    assert [edit.new for edit in propose_edits(report)] == [
+        "- **Tools** (`src/acme/tools/` + `ToolManager`)", "- **Settings** (`src/acme/settings.py`)"]
+
+
+def test_a_glob_holds_while_something_matches_it(tmp_path: Path, home: Path, contract: Contract) -> None:
+    memory = """# Layout
+
+- Each package keeps its sources in `packages/*/src/`.
+- Experimental APIs live in `packages/*/src/experimental/`.
+- Snapshot tests are `tests/**/*.snap`.
+- Built bundles land in `dist/*.js`.
+"""
+    files = {"packages/server/src/experimental/tasks.ts": "export {}\n" * 10, "packages/server/src/index.ts": "",
+             "tests/unit/a.test.ts": "", ".gitignore": "dist/\n"}
+    repo = _repo(tmp_path, files, memory)
+    git(repo.work, "rm", "-q", "-r", "packages/server/src/experimental")
+    git(repo.work, "commit", "-q", "-m", "tasks leave experimental")
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.key: f for f in report.findings}
+    assert found["fs.glob_matches[packages/*/src/]"].status == "valid"
+    # nothing matches now, and the history shows the match removed: the evidence of a defect
+    removed = found["fs.glob_matches[packages/*/src/experimental/]"]
+    assert removed.status == "defective" and "tasks leave experimental" in " ".join(removed.evidence)
+    # nothing matches, and nothing that matched was removed: only stale?
+    assert found["fs.glob_matches[tests/**/*.snap]"].status == "stale?"
+    assert found["fs.glob_matches[dist/*.js]"].status == "generated"
+    assert propose_edits(report) == []  # a glob is never rewritten

@@ -195,3 +195,48 @@ def test_a_pyenv_shim_is_resolved_to_the_interpreter_it_selects_not_to_bash(tmp_
     interpreter, _ = interpreter_of_executable(str(shim), env, tmp_path)
     assert interpreter is not None and "/versions/" in interpreter
     assert os.path.basename(interpreter).startswith("python") and "bash" not in interpreter
+
+
+# --- npm scripts, make targets, just recipes (project.manifest_entry) --------------------------
+
+
+def _entry(workspace: Path, key: str):
+    from statewise.contract import builtin_contract
+    from statewise.verifiers import verify_key
+    from statewise.workspace import derive_task_scope
+
+    return verify_key(builtin_contract(), key, derive_task_scope(workspace), workspace)
+
+
+def test_manifest_entries_are_read_as_each_runner_reads_them(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "package.json": json.dumps({"scripts": {"test": "vitest", "build:web": "vite build"}}),
+        # GNUmakefile is the one make reads first; Makefile is never consulted beside it
+        "GNUmakefile": "html-%:\n\tsphinx\nlint check: deps\n\truff\nVAR := 1\n.PHONY: lint\n",
+        "Makefile": "only-in-makefile:\n\ttrue\n",
+        "justfile": "set shell := [\"bash\"]\nversion := '1'\ntest *args='':\n  pytest {{args}}\n"
+                    "@build target=\"x\":\n  cargo build\nalias t := test\n",
+    })
+    expected = {
+        "npm.script_exists[test]": True, "npm.script_exists[build:web]": True, "npm.script_exists[lint]": False,
+        "make.target_exists[lint]": True, "make.target_exists[check]": True, "make.target_exists[html-en]": True,
+        "make.target_exists[VAR]": False, "make.target_exists[.PHONY]": False,
+        "make.target_exists[only-in-makefile]": False,
+        "just.recipe_exists[test]": True, "just.recipe_exists[build]": True, "just.recipe_exists[t]": True,
+        "just.recipe_exists[version]": False, "just.recipe_exists[set]": False,
+    }
+    observed = {}
+    for key in expected:
+        observation = _entry(tmp_path, key)
+        assert observation.status is OBSERVED, (key, observation.detail)
+        observed[key] = observation.value
+    assert observed == expected
+
+
+def test_a_missing_manifest_declares_nothing_and_a_broken_one_decides_nothing(tmp_path: Path) -> None:
+    assert _entry(tmp_path, "npm.script_exists[test]").value is False
+    assert _entry(tmp_path, "make.target_exists[test]").value is False
+    assert _entry(tmp_path, "just.recipe_exists[test]").value is False
+    write(tmp_path, {"package.json": "{\"scripts\": {\"test\": "})
+    broken = _entry(tmp_path, "npm.script_exists[test]")
+    assert broken.status is UNAVAILABLE and "package.json is not valid JSON" in broken.detail

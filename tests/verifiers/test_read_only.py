@@ -118,6 +118,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         ("fs.exists", "bool", {"path": "link"}),
         ("fs.is_dir", "bool", {"path": "build"}),
         ("fs.realpath", "path", {"path": str(work)}),
+        ("fs.glob_matches", "bool", {"pattern": "*.md"}),
         ("config.value", "string", {"spec": "pyproject.toml:project.name"}),
         ("config.value", "string", {"spec": "config.yaml:server.port"}),
         ("config.value", "string", {"spec": "setup.cfg:tool:pytest.addopts"}),
@@ -129,6 +130,8 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         ("project.package_manager", "string", {}),
         ("project.test_commands", "list", {}),
         ("project.protected_paths", "list", {}),
+        ("project.manifest_entry", "bool", {"kind": "npm", "name": "test"}),
+        ("project.manifest_entry", "bool", {"kind": "make", "name": "test"}),
         ("git.remote_moved", "bool", {"branch": "feature"}),
     ]
     roots = (tmp_path / "sandbox",)
@@ -170,6 +173,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         "env.var": "DEPLOY_ENV",
         "fs.exists": ".env",
         "fs.is_dir": "build",
+        "fs.glob_matches": "**/*.md",
         "config.value": "pyproject.toml:project.name",
         "git.tracked": "README.md",
         "git.ignored": "build",

@@ -32,6 +32,7 @@ lineage) or, when no correct value is known, retracted; that is what makes the l
 
 from __future__ import annotations
 
+import itertools
 import json
 import posixpath
 import re
@@ -61,6 +62,8 @@ __all__ = ["DEFECTIVE", "GENERATED", "STALE", "UNRESOLVED", "VALID", "CheckRepor
 VALID, DEFECTIVE, UNRESOLVED = "valid", "defective", "unresolved"
 STALE, GENERATED = "stale?", "generated"
 _PATH_KEYS = ("fs.exists[", "fs.is_dir[")
+_GLOB_KEY = "fs.glob_matches["
+_GLOB_CHARS = re.compile(r"[*?\[]")
 #: A runner key, the manifest files that declare its names (the first found is read).
 _MANIFESTS = {"npm.script_exists[": ("package.json",), "make.target_exists[": ("GNUmakefile", "makefile", "Makefile"),
               "just.recipe_exists[": ("justfile", "Justfile", ".justfile")}
@@ -326,8 +329,7 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     if ignored:
         return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
                         str(here))
-    removed = tree.removal(name, folders, (tree.relative(line.file.path.parent) and
-                           f"{tree.relative(line.file.path.parent)}/{line.file.path.name}") or line.file.path.name)
+    removed = tree.removal(name, folders, _since_file(verifier, line))
     if removed is not None:
         renamed = removed.renamed_to
         stem = posixpath.normpath(name.removeprefix("./").rstrip("/"))
@@ -335,8 +337,44 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
         if renamed and prefix and renamed.startswith(prefix):
             renamed = renamed[len(prefix):]  # said relative to the same folder the line used
         return SubCheck(key, True, DEFECTIVE, renamed or None, removed.detail, str(here))
+    moved = tree.relocated(name, folders)
+    if moved is not None:  # the tree holds it, at one other place under the folder the line names
+        return SubCheck(key, True, DEFECTIVE, moved.renamed_to, f"{name}: {moved.detail}", str(here))
     return SubCheck(key, True, STALE, None, f"no context folder ({', '.join(f or '.' for f in folders)}) has "
                     f"{name}, and no commit since the memory file was added removed it", str(here))
+
+
+def _glob_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> SubCheck:
+    """A glob (``packages/*/src/experimental/``): something in the tree must match it, from
+    the line's context folders; with no match, git-ignored output is generated, a match the
+    history shows removed is the evidence of a defect, and nothing else is only stale?."""
+    pattern = _qualifier(key)
+    folders = _context_folders(verifier, line, here)
+    tree = verifier.tree
+    found = tree.glob_matches(pattern, folders)
+    if found is not None:
+        return SubCheck(key, True, VALID, True, f"matches {found.where}", str(here))
+    literal = "/".join(itertools.takewhile(lambda part: not _GLOB_CHARS.search(part), pattern.split("/")))
+    ignored = tree.ignored(literal, folders) if literal else ""
+    if ignored:
+        return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
+                        str(here))
+    removed = tree.glob_removal(pattern, folders, _since_file(verifier, line))
+    if removed is not None:
+        return SubCheck(key, True, DEFECTIVE, None, f"{pattern} matched {removed.detail}", str(here))
+    return SubCheck(key, True, STALE, None, f"nothing in the tree matches {pattern} from a context folder "
+                    f"({', '.join(f or '.' for f in folders)}), and no commit since the memory file was added "
+                    "removed a match", str(here))
+
+
+def _since_file(verifier: _Verifier, line: MemoryLine) -> str:
+    return _since_file_of(verifier, line.file.path)
+
+
+def _since_file_of(verifier: _Verifier, path: Path) -> str:
+    """The memory file's path relative to the root, as git's history names it."""
+    folder = verifier.tree.relative(path.parent)
+    return f"{folder}/{path.name}" if folder else path.name
 
 
 def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
@@ -382,6 +420,8 @@ def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, h
                branch: str | None = None) -> SubCheck:
     if key.startswith(_PATH_KEYS) and expected is True:
         return _path_check(verifier, line, key, here)
+    if key.startswith(_GLOB_KEY) and expected is True:
+        return _glob_check(verifier, line, key, here)
     for prefix, names in _MANIFESTS.items():
         if key.startswith(prefix):
             return _manifest_check(verifier, line, key, expected, here, names)
@@ -409,7 +449,7 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
     finding = Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                       scope=fact.scope, status=UNRESOLVED)
     direct = (contract.verifier_for(fact.key) is not None or fact.key in _VERSION_KEYS
-              or fact.key.startswith(_PATH_KEYS + tuple(_MANIFESTS)))
+              or fact.key.startswith(_PATH_KEYS + (_GLOB_KEY,) + tuple(_MANIFESTS)))
     if direct:
         check = _sub_check(verifier, line, fact.key, fact.value, base, branch)
         checks = [check]
@@ -501,6 +541,8 @@ def check_memory(
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace
     verifier = _Verifier(contract, environ, user, root)
+    # when each memory file was added bounds the history searched for evidence: one walk for all
+    verifier.tree.note_memory_files([_since_file_of(verifier, f.path) for f in files])
     findings: list[Finding] = []
     for line in lines:
         for fact in line.facts:

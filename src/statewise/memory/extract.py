@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,6 +212,15 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
     return result
 
 
+# `statewise memory check` imports, then checks: both read every memory file. The lines of a
+# text are the same for the same file, contract and repository (extraction is deterministic),
+# so the last few are kept, keyed by the text's digest; the contract is held so its id stays
+# its own.
+_EXTRACTED: OrderedDict[tuple[MemoryFile, int, str | None, str], tuple[Contract, tuple[MemoryLine, ...]]] = (
+    OrderedDict())
+_EXTRACTED_MAX = 256
+
+
 def extract_file(file: MemoryFile, contract: Contract, *, repo: str | None = None) -> list[MemoryLine]:
     """Read ``file`` and extract its lines (an unreadable file gives no lines; one over
     :data:`~statewise.limits.MAX_MEMORY_FILE_BYTES` raises InputTooLargeError, unread)."""
@@ -218,4 +228,12 @@ def extract_file(file: MemoryFile, contract: Contract, *, repo: str | None = Non
         text = read_capped(file.path, MAX_MEMORY_FILE_BYTES, "a memory file").decode("utf-8", errors="replace")
     except OSError:
         return []
-    return extract_text(text, file, contract, repo=repo)
+    slot = (file, id(contract), repo, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    if slot in _EXTRACTED:
+        _EXTRACTED.move_to_end(slot)
+        return list(_EXTRACTED[slot][1])
+    lines = extract_text(text, file, contract, repo=repo)
+    _EXTRACTED[slot] = (contract, tuple(lines))
+    if len(_EXTRACTED) > _EXTRACTED_MAX:
+        _EXTRACTED.popitem(last=False)
+    return lines

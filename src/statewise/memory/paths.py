@@ -15,6 +15,7 @@ Read-only: ``git`` runs with argv lists and a timeout, and a failing call is no 
 from __future__ import annotations
 
 import posixpath
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pathlib import Path
 __all__ = ["PathFinding", "TreeIndex"]
 
 _GIT_TIMEOUT = 20.0
-FOUND, GENERATED, REMOVED, UNKNOWN = "found", "generated", "removed", "unknown"
+FOUND, GENERATED, REMOVED, MOVED, UNKNOWN = "found", "generated", "removed", "moved", "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,19 +44,34 @@ class PathFinding:
             return f"exists as {self.where or '.'}"
         if self.kind == GENERATED:
             return f"{self.where} is git-ignored (build output or local state a fresh checkout lacks)"
+        if self.kind == MOVED:
+            return f"no such path; the tree has it at {self.where}"
         if self.kind == REMOVED:
             moved = f", renamed to {self.renamed_to}" if self.renamed_to else ""
             return f"{self.where} was removed in {self.commit} ({self.subject}){moved}"
         return "no file or folder of the tree has this name, and git's history since the memory file shows no removal"
 
 
-def _git(root: Path, *args: str, stdin: str | None = None) -> str | None:
+def _git(root: Path, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str | None:
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, input=stdin,
                               timeout=_GIT_TIMEOUT, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return done.stdout if done.returncode in ok else None
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over tree paths: ``**`` any number of folders, ``*`` and ``?`` within one."""
+    segments = posixpath.normpath(pattern).split("/")
+    parts = []
+    for index, segment in enumerate(segments):
+        if segment == "**":
+            parts.append(".+" if index == len(segments) - 1 else "(?:[^/]+/)*")
+            continue
+        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
+        parts.append(text + ("" if index == len(segments) - 1 else "/"))
+    return re.compile("".join(parts))
 
 
 def _clean(name: str) -> str:
@@ -71,6 +87,9 @@ class TreeIndex:
         self._by_base: dict[str, list[str]] = {}
         self._ignored: dict[str, bool] = {}
         self._removed: dict[str, dict[str, tuple[str, str]]] = {}
+        self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
+        # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
+        self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
 
     def _load(self) -> set[str]:
         if self._entries is None:
@@ -120,19 +139,19 @@ class TreeIndex:
 
     def ignored(self, name: str, folders: Sequence[str]) -> str:
         """The first candidate of ``name`` that git ignores ("" when none is)."""
-        for folder in folders:
-            candidate = posixpath.normpath(posixpath.join(folder, _clean(name)))
-            if candidate.startswith("../"):
-                continue
-            if candidate not in self._ignored:
-                # a folder pattern (dist/) matches only a folder: a name that is absent is
-                # asked for as itself and as a folder (its child)
-                self._ignored[candidate] = any(
-                    _git(self.root, "check-ignore", "-q", "--no-index", path) is not None
-                    for path in (candidate, f"{candidate}/_"))
-            if self._ignored[candidate]:
-                return candidate
-        return ""
+        candidates = [c for c in (posixpath.normpath(posixpath.join(folder, _clean(name))) for folder in folders)
+                      if not c.startswith("../")]
+        unknown = [c for c in dict.fromkeys(candidates) if c not in self._ignored]
+        if unknown:
+            # a folder pattern (dist/) matches only a folder: a name that is absent is asked
+            # for as itself and as a folder (its child); one git call for every candidate
+            asked = [path for c in unknown for path in (c, f"{c}/_")]
+            answer = _git(self.root, "check-ignore", "--no-index", "--stdin", "-z", stdin="\0".join(asked) + "\0",
+                          ok=(0, 1))
+            listed = set((answer or "").split("\0")) - {""}
+            for candidate in unknown:
+                self._ignored[candidate] = candidate in listed or f"{candidate}/_" in listed
+        return next((c for c in candidates if self._ignored[c]), "")
 
     def removal(self, name: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
         """The commit that removed a candidate of ``name`` since ``since_file`` (a memory file
@@ -152,32 +171,117 @@ class TreeIndex:
                 return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
         return None
 
+    def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """The one place the tree holds a name that is absent where the line puts it: the same
+        last part, deeper under the same folder (``src/tools/`` when the tree has only
+        ``src/fastmcp/tools/``). None when the name has no folder part, that folder is not in
+        the tree, or more than one entry fits (nothing says which one the line meant)."""
+        clean = _clean(name)
+        if "/" not in clean:
+            return None
+        self._load()
+        fits: dict[str, str] = {}  # the entry -> the context folder it was found from (nearest first)
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, clean))
+            parent, last = posixpath.split(candidate)
+            if candidate.startswith("../") or parent in ("", ".") or not self.exists(parent):
+                continue
+            for entry in self._by_base.get(last, []):
+                if entry.startswith(parent + "/") and entry != candidate:
+                    fits.setdefault(entry, folder)
+        if len(fits) != 1:
+            return None
+        entry, folder = next(iter(fits.items()))
+        said = entry[len(folder) + 1:] if folder and entry.startswith(folder + "/") else entry
+        return PathFinding(MOVED, entry, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
+
+    def glob_matches(self, pattern: str, folders: Sequence[str]) -> PathFinding | None:
+        """The first file or folder of the tree that glob ``pattern`` matches (``*`` and ``?``
+        within one folder, ``**`` across folders) from a context folder; None when none does."""
+        entries = self._load()
+        for folder in folders:
+            matcher = _glob_regex(posixpath.join(folder, _clean(pattern)) if folder else _clean(pattern))
+            hit = next((entry for entry in sorted(entries) if matcher.fullmatch(entry)), None)
+            if hit is not None:
+                return PathFinding(FOUND, hit)
+        return None
+
+    def glob_removal(self, pattern: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
+        """The commit that removed the last path glob ``pattern`` matched (from a context
+        folder) since ``since_file`` was added; None when history shows none."""
+        removed = self._removed_since(since_file)
+        for folder in folders:
+            matcher = _glob_regex(posixpath.join(folder, _clean(pattern)) if folder else _clean(pattern))
+            for path, (commit, subject) in removed.items():
+                if matcher.fullmatch(path):
+                    return PathFinding(REMOVED, path, commit, subject[:80])
+        return None
+
     def _removed_since(self, since_file: str) -> dict[str, tuple[str, str]]:
         """Every file (and folder of one) removed since ``since_file`` was added, with the most
-        recent commit that removed it: one walk of that history per memory file."""
+        recent commit that removed it.
+
+        One walk of the history serves every memory file whose range it covers (a nested
+        file added after the root one needs no walk of its own): each file's range is listed
+        with ``git rev-list`` (no diffs), and only a range no earlier walk covers is walked."""
         if since_file in self._removed:
             return self._removed[since_file]
         removed: dict[str, tuple[str, str]] = {}
-        added = _git(self.root, "log", "--diff-filter=A", "--format=%H", "--", since_file)
-        first = added.split()[-1] if added and added.split() else ""
-        if first:
-            log = (_git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
-                        f"{first}~1..HEAD")
-                   or _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
-                           f"{first}..HEAD")
-                   or "")
-            for chunk in log.split("\0"):
-                head, _, files = chunk.partition("\n")
-                if not head.strip():
+        if since_file not in self._added:
+            self.note_memory_files([since_file])
+        first = self._added.get(since_file, "")
+        span = self._span(first) if first else None
+        if span is not None:
+            revisions, commits = span
+            walk = next((w for c, w in self._walks if commits <= c), None)
+            if walk is None:
+                log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only",
+                           "--format=%x00%H %h %s", revisions) or ""
+                walk = []
+                for chunk in log.split("\0"):
+                    head, _, files = chunk.partition("\n")
+                    if not head.strip():
+                        continue
+                    full, _, rest = head.partition(" ")
+                    commit, _, subject = rest.partition(" ")
+                    walk.append((full, commit, subject, files.splitlines()))
+                self._walks.append((commits, walk))
+            for full, commit, subject, paths in walk:  # newest first, as git log gives them
+                if full not in commits:
                     continue
-                commit, _, subject = head.partition(" ")
-                for path in files.splitlines():
+                for path in paths:
                     while path and path not in removed:
                         removed[path] = (commit, subject)
                         path = posixpath.dirname(path)
         live = self._load()
         self._removed[since_file] = {path: found for path, found in removed.items() if path not in live}
         return self._removed[since_file]
+
+    def note_memory_files(self, files: Sequence[str]) -> None:
+        """Find the commit that added each of ``files`` (paths relative to the root), all in one
+        walk of the history: the oldest commit that added it, as ``git log --diff-filter=A``
+        lists it."""
+        wanted = [f for f in dict.fromkeys(files) if f and f not in self._added]
+        if not wanted:
+            return
+        log = _git(self.root, "log", "--diff-filter=A", "--name-only", "--format=%x00%H", "--", *wanted) or ""
+        for file in wanted:
+            self._added[file] = ""
+        for chunk in log.split("\0"):
+            commit, _, names = chunk.partition("\n")
+            for name in names.splitlines():
+                if name in self._added and commit.strip():
+                    self._added[name] = commit.strip()  # newest first: the last one seen is the oldest
+        return
+
+    def _span(self, first: str) -> tuple[str, frozenset[str]] | None:
+        """The commits since ``first`` (itself included unless it is a root commit), as a
+        revision range and a set."""
+        for revisions in (f"{first}~1..HEAD", f"{first}..HEAD"):
+            listed = _git(self.root, "rev-list", revisions)
+            if listed is not None:  # first~1 fails on a root commit: then first..HEAD
+                return revisions, frozenset(listed.split())
+        return None
 
     def _renamed(self, commit: str, old: str) -> str:
         shown = _git(self.root, "show", "-M", "--name-status", "--format=", commit) or ""

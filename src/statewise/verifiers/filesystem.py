@@ -17,7 +17,7 @@ from pathlib import Path
 
 from statewise.verifiers.base import Adapter, Observation, VerifierArgumentError, VerifierRequest, within
 
-__all__ = ["Exists", "IsDir", "RealPath", "workspace_path"]
+__all__ = ["Exists", "GlobMatches", "IsDir", "RealPath", "workspace_path"]
 
 
 def workspace_path(workspace: Path, path: str) -> str:
@@ -94,3 +94,25 @@ class RealPath(_PathAdapter):
         except OSError as error:
             return Observation.unavailable(f"cannot resolve {path}: {error.strerror or error}", path)
         return Observation.of(real, f"{path} resolves to {real}", path)
+
+
+class GlobMatches(Adapter):
+    """``fs.glob_matches`` (bool): whether some file or folder of the workspace matches glob
+    ``pattern`` (``*`` and ``?`` within a folder, ``**`` across folders; relative to the
+    workspace, which it may not leave). The walk stops at the first match; a walk that
+    overruns the binding's timeout is UNAVAILABLE (the runner's rule), never no.
+    """
+
+    name = "fs.glob_matches"
+    args = frozenset({"pattern"})
+    required = frozenset({"pattern"})
+
+    def _observe(self, request: VerifierRequest) -> Observation:
+        pattern = str(request.args["pattern"]).rstrip("/")
+        root = Path(os.path.abspath(self.workspace(request)))
+        if not pattern or posixpath.isabs(pattern) or ".." in pattern.split("/"):
+            raise VerifierArgumentError(f"{pattern!r} is not a glob relative to the workspace")
+        match = next(iter(root.glob(pattern)), None)
+        if match is None:
+            return Observation.of(False, f"nothing in {root} matches {pattern}", str(root))
+        return Observation.of(True, f"{match} matches {pattern}", str(match))

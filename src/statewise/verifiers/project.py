@@ -17,7 +17,8 @@ from statewise.verifiers.base import Adapter, Observation, VerifierArgumentError
 if TYPE_CHECKING:
     import configparser
 
-__all__ = ["PROTECTED_PATHS_FILE", "PackageManager", "ProtectedPaths", "TestCommand", "TestEntryPoints"]
+__all__ = ["MANIFEST_FILES", "PROTECTED_PATHS_FILE", "ManifestEntry", "PackageManager", "ProtectedPaths", "TestCommand",
+           "TestEntryPoints", "manifest_names"]
 
 _MAX_BYTES = 2 * 1024 * 1024
 _NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
@@ -417,3 +418,70 @@ class ProtectedPaths(Adapter):
             if entry and not entry.startswith("#"):
                 paths.append(entry.rstrip("/") or "/")
         return Observation.of(paths, f"{path} lists {len(paths)} protected path(s)", str(path))
+
+
+# --- a name a runner's manifest declares ------------------------------------------------------
+
+#: Manifest kind -> the files that declare its names, in the order the runner reads them.
+MANIFEST_FILES = {"npm": ("package.json",), "make": ("GNUmakefile", "makefile", "Makefile"),
+                  "just": ("justfile", "Justfile", ".justfile")}
+# A make rule's targets (a pattern rule such as %.o or the catch-all % admits every name it
+# matches); a just recipe, with parameters and defaults (test *args='' or build target="x":),
+# or an alias; an assignment (x := y) is neither.
+_MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.MULTILINE)
+_JUST_NAME = re.compile(r"^@?([A-Za-z_][\w-]*)(?![ \t]*:=)(?:[ \t]+[^\n:]*)?:(?!=)", re.MULTILINE)
+_JUST_ALIAS = re.compile(r"^alias[ \t]+([A-Za-z_][\w-]*)[ \t]*:=", re.MULTILINE)
+
+
+def manifest_names(kind: str, text: str) -> tuple[set[str], list[str]]:
+    """The names a manifest of ``kind`` declares, and (make) its pattern rules as regexes."""
+    if kind == "npm":
+        document = json.loads(text)
+        scripts = document.get("scripts") if isinstance(document, dict) else None
+        return (set(scripts) if isinstance(scripts, dict) else set()), []
+    if kind == "make":
+        targets = {name for match in _MAKE_RULE.finditer(text) for name in match.group(1).split()}
+        return targets, [re.escape(t).replace("%", ".+") for t in targets if "%" in t]
+    return set(_JUST_NAME.findall(text)) | set(_JUST_ALIAS.findall(text)), []
+
+
+class ManifestEntry(Adapter):
+    """``npm.script_exists`` / ``make.target_exists`` / ``just.recipe_exists`` (bool): whether
+    the workspace's manifest of ``kind`` (``npm``: ``package.json`` scripts; ``make``: the
+    first of ``GNUmakefile``, ``makefile``, ``Makefile``; ``just``: the first of ``justfile``,
+    ``Justfile``, ``.justfile``) declares ``name``.
+
+    Read in this process (a runner's manifest is a file; starting an interpreter to read it
+    cost a tenth of a second per name). False when the workspace has no such manifest (no
+    runner there knows the name); UNAVAILABLE when it exists but cannot be read or parsed.
+    """
+
+    name = "project.manifest_entry"
+    args = frozenset({"kind", "name"})
+    required = frozenset({"kind", "name"})
+
+    def _observe(self, request: VerifierRequest) -> Observation:
+        kind = self.text_arg(request, "kind")
+        wanted = self.text_arg(request, "name")
+        if kind not in MANIFEST_FILES:
+            raise VerifierArgumentError(f"kind must be one of {', '.join(MANIFEST_FILES)}, not {kind!r}")
+        root = self.workspace(request)
+        present = [root / file for file in MANIFEST_FILES[kind] if (root / file).is_file()]
+        if not present:
+            return Observation.of(False, f"{root} has no {' or '.join(MANIFEST_FILES[kind])}")
+        path = present[0]
+        try:
+            text = _read(path, strict=kind == "npm")
+            if text is None:
+                return Observation.of(False, f"{path} does not exist")
+            names, patterns = manifest_names(kind, text.replace("\r\n", "\n").replace("\r", "\n"))
+        except _Unreadable as error:
+            return Observation.unavailable(str(error))
+        except json.JSONDecodeError as error:
+            return Observation.unavailable(f"{path} is not valid JSON: {error}")
+        if wanted in names:
+            return Observation.of(True, f"{path.name} declares {wanted}", str(path))
+        matched = next((p for p in patterns if re.fullmatch(p, str(wanted))), None)
+        if matched is not None:
+            return Observation.of(True, f"{path.name} has a pattern rule that matches {wanted}", str(path))
+        return Observation.of(False, f"{path.name} declares no {wanted}", str(path))

@@ -259,7 +259,7 @@ class SQLStore(Store):
         # Rows were validated when written; building the models directly skips re-validation
         # on the read path, which is what keeps retrieval within a small factor of a raw query.
         # The attribute stores are written out rather than calling _trusted: this runs once per
-        # row read, and the call and a fresh fields set per model were a third of its time.
+        # row read, and the call and a fresh fields set per model were over a quarter of its time.
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row

@@ -36,3 +36,39 @@ def test_ids_have_the_records_module_form_and_sort_by_time():
     assert all(re.fullmatch(r"rec_[0-9A-HJKMNP-TV-Z]{26}", rid) for rid in made)
     assert len(set(made)) == 200
     assert made[0][:12] <= made[-1][:12]  # the millisecond prefix never goes back
+
+
+def test_records_read_back_validate_to_themselves_and_copy_without_touching_each_other(store):
+    made = [store.put(RecordDraft(key=f"project.k{i}", value=f"v{i}", value_type="string", scope=MAIN,
+                                  provenance=Provenance(source="developer", authority="developer", actor="alice")))
+            for i in range(3)]
+    read = [store.get(record.id) for record in made] + [store.get_active(made[0].key, MAIN)]
+    for record in read:
+        assert Record.model_validate(record.model_dump()) == record
+        assert record.model_fields_set == set(Record.model_fields)
+    # The read path shares one fields set between records; changing a copy must leave the
+    # other records (and later reads) as they were.
+    copied = read[0].model_copy(update={"version": 7})
+    assert copied.version == 7 and read[0].version == 1
+    copied.model_fields_set.add("not_a_field")
+    assert "not_a_field" not in read[1].model_fields_set
+    assert "not_a_field" not in store.get(made[2].id).model_fields_set
+
+
+def test_retrieve_puts_the_most_specific_record_in_force_and_shadows_the_rest_in_order(store):
+    from statewise.scopes import TaskScope
+
+    who = Provenance(source="developer", authority="developer", actor="alice")
+    task = TaskScope(user="alice", workspace="/home/alice/src/app", repo="github.com/acme/app", branch="main")
+    scopes = ["global", "user:alice", "repo:github.com/acme/app", MAIN]
+    for key in ("project.b", "project.a"):
+        for scope in scopes:
+            store.put(RecordDraft(key=key, value=f"{key}@{scope}", value_type="string", scope=scope, provenance=who))
+    result = store.retrieve(task, near_miss_limit=0)
+    assert [(r.key, r.scope) for r in result.records] == [("project.a", MAIN), ("project.b", MAIN)]
+    # Shadowed: by key, then from the most specific scope to the least.
+    assert [(r.key, r.scope) for r in result.shadowed] == [
+        (key, scope) for key in ("project.a", "project.b") for scope in reversed(scopes[:-1])
+    ]
+    only_b = store.retrieve(task, keys=["project.b"], near_miss_limit=0)
+    assert [r.value for r in only_b.records] == [f"project.b@{MAIN}"] and len(only_b.shadowed) == 3

@@ -8,13 +8,15 @@ a property of the database, not only of this code.
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import os
 import sys
 import time as _time
 import warnings
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
@@ -48,12 +50,12 @@ from statewise.records import (
     Retrieval,
     SourceKind,
     Supersession,
-    base_key,
     new_id,
     utcnow,
 )
 from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
+from statewise.store.filters import key_matcher
 from statewise.store.grounding import evidence_of, grounded_scope
 from statewise.values import ValueType, check_value, same_value
 
@@ -82,10 +84,17 @@ _object_setattr = object.__setattr__
 
 
 _new_instance = object.__new__
-_TIME_FIELDS = frozenset(RecordTime.model_fields)
+# The fields-set of every record and time read from a row: all fields. One set is shared by
+# all of them (a set per row was measurable); pydantic copies it before it ever changes one
+# (model_copy), and the models are frozen, so nothing adds to it in place.
+_TIME_FIELDS_SET = set(RecordTime.model_fields)
+_RECORD_FIELDS_SET = set(Record.model_fields)
 
 
 _M = TypeVar("_M", bound=BaseModel)
+
+#: A retrieval row's sort key: its record's key, then its scope's rank (see _retrieve_statement).
+_KEY_THEN_RANK = operator.itemgetter(3, 1)
 
 
 def _trusted(cls: type[_M], values: dict[str, Any]) -> _M:
@@ -117,6 +126,13 @@ def checkpoint(name: str) -> None:
     replaces it in a child process to stop there and be killed mid-write."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical_scope(scope: str) -> str:
+    """``str(Scope.parse(scope))``, remembered: lookups repeat the same few scopes, and a bad
+    one raises ScopeError every time (an exception is not cached)."""
+    return str(Scope.parse(scope))
+
+
 def _prefix_upper_bound(prefix: str) -> str:
     """The smallest string greater than every string that starts with ``prefix``."""
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
@@ -128,6 +144,11 @@ class SQLStore(Store):
 
     def __init__(self) -> None:
         self._provenances: dict[tuple[Any, ...], Provenance] = {}
+        # The point reads' statements, in the driver's placeholder style, made once.
+        self._select_by_id = self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE id = ?")
+        self._select_active = self._sql(
+            f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = '{_ACTIVE}'"
+        )
 
     # --- hooks for backends -----------------------------------------------------------
 
@@ -237,22 +258,25 @@ class SQLStore(Store):
     def _record_from_row(self, row: Sequence[Any]) -> Record:
         # Rows were validated when written; building the models directly skips re-validation
         # on the read path, which is what keeps retrieval within a small factor of a raw query.
+        # The attribute stores are written out rather than calling _trusted: this runs once per
+        # row read, and the call and a fresh fields set per model were over a quarter of its time.
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
         decode_time = self._decode_present_time
-        new = _new_instance
-        time = new(RecordTime)
-        _object_setattr(time, "__dict__", {
+        setattr_ = _object_setattr
+        time = _new_instance(RecordTime)
+        setattr_(time, "__dict__", {
             "observed_at": decode_time(observed_at),
             "recorded_at": decode_time(recorded_at),
             "verified_at": decode_time(verified_at) if verified_at is not None else None,
             "ttl_seconds": ttl,
         })
-        _object_setattr(time, "__pydantic_fields_set__", set(_TIME_FIELDS))
-        _object_setattr(time, "__pydantic_extra__", None)
-        _object_setattr(time, "__pydantic_private__", None)
-        return _trusted(Record, {
+        setattr_(time, "__pydantic_fields_set__", _TIME_FIELDS_SET)
+        setattr_(time, "__pydantic_extra__", None)
+        setattr_(time, "__pydantic_private__", None)
+        record = _new_instance(Record)
+        setattr_(record, "__dict__", {
             "id": rid,
             "key": key,
             "value": self._decode_json(value_json),
@@ -267,6 +291,10 @@ class SQLStore(Store):
             "status_reason": status_reason,
             "status_changed_at": decode_time(status_changed_at) if status_changed_at is not None else None,
         })
+        setattr_(record, "__pydantic_fields_set__", _RECORD_FIELDS_SET)
+        setattr_(record, "__pydantic_extra__", None)
+        setattr_(record, "__pydantic_private__", None)
+        return record
 
     def _provenance(self, source: str, authority: str, actor: str, reference: str | None) -> Provenance:
         # Provenance is immutable and a store holds few distinct ones (one per actor and
@@ -333,18 +361,14 @@ class SQLStore(Store):
         cur.execute(self._sql(_INSERT_LINK), self._link_params(link))
 
     def _fetch(self, cur: Any, record_id: str, *, lock: bool = False) -> Record:
-        suffix = self._lock_suffix if lock else ""
-        cur.execute(self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE id = ?{suffix}"), (record_id,))
+        cur.execute(self._select_by_id + self._lock_suffix if lock else self._select_by_id, (record_id,))
         row = cur.fetchone()
         if row is None:
             raise RecordNotFoundError(record_id)
         return self._record_from_row(row)
 
     def _fetch_active(self, cur: Any, key: str, scope: str) -> Record | None:
-        cur.execute(
-            self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? AND status = '{_ACTIVE}'"),
-            (key, scope),
-        )
+        cur.execute(self._select_active, (key, scope))
         row = cur.fetchone()
         return self._record_from_row(row) if row else None
 
@@ -614,13 +638,17 @@ class SQLStore(Store):
 
     # --- reading ----------------------------------------------------------------------
 
+    # One statement sees one consistent state by itself, so the point reads need no
+    # transaction around them (on PostgreSQL that is two round trips fewer).
+
     def get(self, record_id: str) -> Record:
-        with self._read() as cur:
+        with self._read_one() as cur:
             return self._fetch(cur, record_id)
 
     def get_active(self, key: str, scope: str) -> Record | None:
-        with self._read() as cur:
-            return self._fetch_active(cur, key, str(Scope.parse(scope)))
+        canonical = _canonical_scope(scope)
+        with self._read_one() as cur:
+            return self._fetch_active(cur, key, canonical)
 
     def retrieve(
         self,
@@ -634,8 +662,7 @@ class SQLStore(Store):
         now = now or utcnow()
         applicable = task.applicable_scopes()
         applicable_text = [str(s) for s in applicable]
-        rank = {scope: position for position, scope in enumerate(applicable_text)}
-        wanted = _key_matcher(keys, text)
+        wanted = key_matcher(keys, text)
         statement, params = self._retrieve_statement(task, applicable_text, keys, text, near_miss_limit)
         # One statement: the records in force and every near-miss candidate come back in one
         # round trip, from one snapshot, with no transaction to open and close around it.
@@ -643,27 +670,28 @@ class SQLStore(Store):
             cur.execute(statement, params)
             rows = cur.fetchall()
         decode = self._record_from_row
-        in_scope: list[Record] = []
+        main: list[Any] = []
         near_rows: list[Any] = []
         for row in rows:
-            if row[0] == 0:
-                in_scope.append(decode(row[2:]))
-            else:
-                near_rows.append(row)
-        if wanted is not None:
-            in_scope = [r for r in in_scope if wanted(r)]
+            (main if row[0] == 0 else near_rows).append(row)
         prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
         near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
-        in_scope.sort(key=lambda r: (r.key, rank[r.scope]))
+        # Most specific first within each key: the statement gives each row its scope's rank,
+        # so the rows sort on two of their own columns, in C, before any is modelled; the first
+        # row of a key (that passes the filter) is in force and the rest are shadowed.
+        main.sort(key=_KEY_THEN_RANK)
         records: list[Record] = []
         stale: list[Record] = []
         shadowed: list[Record] = []
-        seen: set[str] = set()
-        for record in in_scope:
-            if record.key in seen:
+        previous = None
+        for row in main:
+            record = decode(row[2:])
+            if wanted is not None and not wanted(record):
+                continue
+            if row[3] == previous:
                 shadowed.append(record)
                 continue
-            seen.add(record.key)
+            previous = row[3]
             time = record.time
             (stale if time.ttl_seconds is not None and time.is_stale(now) else records).append(record)
         # The records were validated when written; skip re-validating them on this hot path.
@@ -673,13 +701,18 @@ class SQLStore(Store):
     def _retrieve_statement(
         self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
     ) -> tuple[str, list[Any]]:
-        """The SQL of a retrieval: part 0 is the active records in the task's scopes; parts
+        """The SQL of a retrieval (rows of part, rank or seq, record columns...): part 0 is the
+        active records in the task's scopes, each with its scope's rank; parts
         1, 2, ... are the near-miss candidates: active records that a careless reader might
         apply here but that do not apply (the same repository on another branch, workspaces
         below the task's directory, and, when keys are named, the same keys anywhere else)."""
         marks = ", ".join("?" * len(applicable))
-        parts = [f"SELECT 0, seq, {RECORD_COLUMNS} FROM sw_records WHERE status = '{_ACTIVE}' AND scope IN ({marks})"]
-        params: list[Any] = list(applicable)
+        # Part 0's second column is the rank of the row's scope among the applicable ones
+        # (0 = most specific); the near-miss parts' is seq.
+        rank = " ".join(f"WHEN ? THEN {position}" for position in range(len(applicable)))
+        parts = [f"SELECT 0, CASE scope {rank} END, {RECORD_COLUMNS} FROM sw_records "
+                 f"WHERE status = '{_ACTIVE}' AND scope IN ({marks})"]
+        params: list[Any] = [*applicable, *applicable]
         if limit > 0:
             prefixes = []
             if task.repo:
@@ -737,7 +770,7 @@ class SQLStore(Store):
         with self._read() as cur:
             cur.execute(
                 self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE key = ? AND scope = ? ORDER BY seq"),
-                (key, str(Scope.parse(scope))),
+                (key, _canonical_scope(scope)),
             )
             return [self._record_from_row(row) for row in cur.fetchall()]
 
@@ -949,22 +982,3 @@ class SQLStore(Store):
             for _, link in links:
                 self._insert_link(cur, link)
 
-
-def _key_matcher(keys: Sequence[str] | None, text: str | None) -> Callable[[Record], bool] | None:
-    """A filter for records by key and text, or None when nothing is filtered."""
-    if not keys and text is None:
-        return None
-    exact = set(keys or ())
-    bases = {k for k in exact if "[" not in k}
-    needle = text.lower() if text else None
-
-    def wanted(record: Record) -> bool:
-        if exact and record.key not in exact and base_key(record.key) not in bases:
-            return False
-        if needle is not None:
-            haystack = f"{record.key} {json.dumps(record.value)}".lower()
-            if needle not in haystack:
-                return False
-        return True
-
-    return wanted

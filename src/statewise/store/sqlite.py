@@ -53,6 +53,9 @@ class SQLiteStore(SQLStore):
     (``statewise store check`` does, to report every problem); everything else leaves it on.
     """
 
+    #: How much of the file reads may map (SQLite caps it at its own build limit, 2 GiB by default).
+    MMAP_BYTES = 2**30
+
     def __init__(self, path: str | Path, *, key_schema: KeySchema | None = None, timeout: float = 10.0,
                  check_integrity: bool = True) -> None:
         super().__init__()
@@ -74,6 +77,10 @@ class SQLiteStore(SQLStore):
             # NORMAL keeps the database consistent when a process dies; WAL makes it so.
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # Reads map the file instead of copying each page with a system call: a retrieval
+            # reads a few hundred scattered pages of a large store, and the copies were a
+            # quarter of its SQL time. Writes still go through the WAL as before.
+            self._conn.execute(f"PRAGMA mmap_size = {self.MMAP_BYTES}")
             self._migrate()
             if check_integrity:
                 self._check_integrity_on_open()

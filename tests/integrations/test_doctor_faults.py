@@ -125,7 +125,8 @@ def test_a_deleted_virtual_environment_blocks_every_call_and_is_not_called_unche
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     wrapper = wrapper_path(project=installed.work)
     text = wrapper.read_text()
-    wrapper.write_text(text.replace(text.splitlines()[0], f"#!{venv / 'bin' / 'python'} -IS", 1))
+    [named] = [line for line in text.splitlines() if line.startswith("python=")]  # the wrapper's interpreter
+    wrapper.write_text(text.replace(named, f"python={venv / 'bin' / 'python'}", 1))
     shutil.rmtree(venv)  # the developer deleted the environment StateWise was installed from
     checks = diagnose("claude-code", project=installed.work)
     executable = _named(checks, "executable")
@@ -141,7 +142,7 @@ def test_a_deleted_virtual_environment_blocks_every_call_and_is_not_called_unche
                           "tool_input": {"command": "rm build/x"}})
     done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True,
                           cwd=installed.work, timeout=60)
-    assert done.returncode == 2 and "blocked to be safe" in done.stderr
+    assert done.returncode == 2 and "StateWise blocked this call" in done.stderr and "is gone" in done.stderr
 
 
 def test_the_cli_words_each_problem_by_its_effect(installed):

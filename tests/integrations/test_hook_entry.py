@@ -180,6 +180,15 @@ def test_a_session_note_is_reused_until_what_it_was_made_from_changes(tmp_path):
     later = store.stat().st_mtime_ns + 3600 * 10**9
     os.utime(store, ns=(later, later))
     (work / "notes.txt").write_text("scratch\n")
+    assert quick_outcome("codex", "session", payload, None) == second.stdout  # the store read: same records
+    # Remembered: while the store's files stay as they are now, the next start does not read it
+    # (a file of the same size and time that is no database would otherwise end the reuse).
+    saved, info = store.read_bytes(), store.stat()
+    store.write_bytes(b"x" * len(saved))
+    os.utime(store, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert quick_outcome("codex", "session", payload, None) == second.stdout
+    store.write_bytes(saved)
+    os.utime(store, ns=(info.st_atime_ns, info.st_mtime_ns + 1))
     assert quick_outcome("codex", "session", payload, None) == second.stdout
 
     # A record in the session's scopes superseded: checked anew.

@@ -405,11 +405,53 @@ def write_session_note(workspace: str, agent: str, watched: list[str], stdout: s
         "valid_until": valid_until, "max_age": max_age}
     if records is not None:
         location, scopes = records
+        files = _store_files(location)
         state = records_state(location, scopes)
         if state is None:
             return  # a note whose records cannot be read again would never be reused
-        note["records"] = {"location": location, "scopes": list(scopes), "state": state}
+        note["records"] = {"location": location, "scopes": list(scopes), "state": state, "files": files}
     _write_json(_session_note_path(workspace, agent), note)
+
+
+def _store_files(location: str) -> list[list[int] | None]:
+    """The state of a SQLite store's files (the database and its write-ahead log): unchanged,
+    no transaction was written since, so no record changed. An empty log holds no transaction
+    and counts as none (a read-only reader leaves one behind): a write grows it, and the
+    checkpoint that empties it writes the database."""
+    log = _stat(f"{location}-wal")
+    return [_stat(location), log if log is not None and log[1] > 0 else None]
+
+
+def _records_unchanged(note_path: str, records: dict[str, object]) -> bool:
+    """Whether the records in force in the note's scopes are as the note found them. The store's
+    files are looked at first; only when something was written since is the store read
+    (:func:`records_state`), and a read that finds the records as they were is remembered
+    beside the note with the files' state, so the next session start looks at the files only."""
+    location, scopes, state = records["location"], records["scopes"], records["state"]
+    if not isinstance(location, str) or not isinstance(scopes, list):
+        return False
+    files = _store_files(location)
+    if files == records.get("files"):
+        return True
+    seen = f"{note_path}.seen"
+    mark = repr([state, files])  # the records' state, and the files in which it was found
+    try:
+        if read_text(seen) == mark:
+            return True
+    except OSError:
+        pass
+    if records_state(location, scopes) != state:
+        return False
+    import os
+
+    try:
+        temporary = f"{seen}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(mark)
+        os.replace(temporary, seen)
+    except OSError:
+        pass  # best effort: the next session start reads the store again
+    return True
 
 
 def session_note(workspace: str, agent: str, contract_path: str | None) -> str | None:
@@ -438,7 +480,7 @@ def session_note(workspace: str, agent: str, contract_path: str | None) -> str |
         if any(_content(name) != digest for name, digest in note.get("contents", {}).items()):
             return None
         records = note.get("records")
-        if records is not None and records_state(records["location"], records["scopes"]) != records["state"]:
+        if records is not None and not _records_unchanged(_session_note_path(workspace, agent), records):
             return None
         stdout = note["stdout"]
         return stdout if isinstance(stdout, str) else None

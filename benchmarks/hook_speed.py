@@ -25,7 +25,9 @@ moved back an hour, the store file touched as by writes outside the session's sc
 session's first guarded call (the push): right after SessionStart (the worker SessionStart
 started is still importing the guard: the call waits for it), after SessionStart once that
 worker listens (the client's first model turn lies between the two in every real session; the
-time the worker took is printed), and with no SessionStart before it.
+time the worker took is printed), after SessionStart and the first prompt's event (UserPromptSubmit: a new
+session's first prompt is checked by the guard, so it is the event that waits for the worker),
+and with no SessionStart before it.
 
 A third table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
@@ -154,11 +156,16 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
     pre = ["/bin/sh", "-c", commands["PreToolUse" if "PreToolUse" in commands else "BeforeTool"]]
     note_files = list((root / "cache" / "session-notes").glob("*.json"))
     store = work / ".statewise" / "store.db"
+    prompt_event = "UserPromptSubmit" if "UserPromptSubmit" in commands else "BeforeAgent"
+    ask = ["/bin/sh", "-c", commands["UserPromptSubmit" if "UserPromptSubmit" in commands else "BeforeAgent"]]
     firsts = {"right after session start": "first guarded call, right after session start",
+              "after the first prompt": "first guarded call, after session start + first prompt",
               "worker ready": "first guarded call, session start's worker ready",
               "no session start": "first guarded call, no session start"}
     samples: dict[str, list[float]] = {name: [] for name in ["python -c pass", "session start, nothing changed",
-                                                             "session start, an hour later", *firsts.values()]}
+                                                             "session start, an hour later",
+                                                             "first prompt, right after session start",
+                                                             *firsts.values()]}
     ready: list[float] = []
     outputs: dict[str, str] = {}
     for index in range(iterations):
@@ -178,6 +185,11 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
             fresh = {**env, "STATEWISE_RUNTIME_DIR": str(runtime)}
             if case != "no session start":
                 _time(start, session, work, fresh)
+            if case == "after the first prompt":  # the events in a real session's order, no gap
+                prompt = json.dumps({"session_id": f"bench-{index}", "cwd": str(work), "hook_event_name": prompt_event,
+                                     "prompt": "push the feature branch"})  # a new session's first prompt
+                elapsed, outputs["first prompt, right after session start"] = _time(ask, prompt, work, fresh)
+                samples["first prompt, right after session start"].append(elapsed)
             if case == "worker ready":
                 took = _await_listening(runtime)
                 if took is not None:

@@ -381,3 +381,19 @@ def test_the_wait_for_a_starting_worker_stays_well_inside_the_deadline():
     assert warm._wait_bound(20.0) == warm.WAIT_SECONDS <= 5.0
     assert warm._wait_bound(2.0) == 0.5  # a short deadline: a quarter of it
     assert warm._wait_bound(-1.0) == 0.0
+
+
+def test_install_readies_a_worker_for_the_first_session(tmp_path):
+    runtime = Path(os.environ["STATEWISE_RUNTIME_DIR"]).parent / f"i{os.getpid()}"
+    env = {**os.environ, "STATEWISE_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path / "home")}
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    subprocess.run([sys.executable, "-m", "statewise", "install", "claude-code", "--executable", "/bin/true"],
+                   cwd=work, env=env, check=True, capture_output=True)
+    assert not runtime.exists()  # another program's wrapper: no worker of StateWise's
+    subprocess.run([sys.executable, "-m", "statewise", "install", "claude-code"], cwd=work, env=env, check=True,
+                   capture_output=True)
+    status = _wait_for_worker(runtime)
+    assert status["served"] == 0
+    os.kill(status["pid"], signal.SIGTERM)
+    assert _gone(status["pid"], 10)

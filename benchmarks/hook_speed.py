@@ -18,16 +18,17 @@ later ones; each guarded case is run a second time with the worker turned off
 (``STATEWISE_NO_WARM=1``, marked "no worker"): the hook then checks the call in its own
 process, as it does for every guarded call until a worker is up.
 
-A second table is a session's start as a user gets it, each sequence in a fresh runtime folder
-(no worker yet) and interleaved with ``python -c pass``: the SessionStart event when nothing
-changed since the last one (its note answers), the same an hour later (the note's clock input
-moved back an hour, the store file touched as by writes outside the session's scopes), and the
-session's first guarded call (the push): right after SessionStart (the worker SessionStart
-started is still importing the guard: the call waits for it), after SessionStart once that
-worker listens (the client's first model turn lies between the two in every real session; the
-time the worker took is printed), after SessionStart and the first prompt's event (UserPromptSubmit: a new
-session's first prompt is checked by the guard, so it is the event that waits for the worker),
-and with no SessionStart before it.
+A second table is a session's start as a user gets it, interleaved with ``python -c pass``:
+the SessionStart event when nothing changed since the last one (its note answers; a worker is
+alive, and, apart, with none yet, so the hook starts one), the same an hour later (the note's
+clock input moved back an hour, the store file touched as by writes outside the session's
+scopes), and the session's first guarded call (the push), each sequence in a fresh runtime
+folder (no worker yet): right after SessionStart (the worker SessionStart started is still
+importing the guard: the call waits for it); after SessionStart and the first prompt's event
+(UserPromptSubmit: a new session's first prompt is checked by the guard, so that is the event
+that waits); after SessionStart once its worker listens (the client's first model turn lies
+between the two in every real session; the time the worker took is printed); and with no
+SessionStart before it.
 
 A third table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
@@ -162,8 +163,9 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
               "after the first prompt": "first guarded call, after session start + first prompt",
               "worker ready": "first guarded call, session start's worker ready",
               "no session start": "first guarded call, no session start"}
+    started_one = "session start, nothing changed, starting a worker"
     samples: dict[str, list[float]] = {name: [] for name in ["python -c pass", "session start, nothing changed",
-                                                             "session start, an hour later",
+                                                             "session start, an hour later", started_one,
                                                              "first prompt, right after session start",
                                                              *firsts.values()]}
     ready: list[float] = []
@@ -184,7 +186,9 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
             runtime = root / f"first-{index}-{case.replace(' ', '-')}"  # no worker yet
             fresh = {**env, "STATEWISE_RUNTIME_DIR": str(runtime)}
             if case != "no session start":
-                _time(start, session, work, fresh)
+                elapsed, outputs[started_one] = _time(start, session, work, fresh)
+                if case == "right after session start":
+                    samples[started_one].append(elapsed)
             if case == "after the first prompt":  # the events in a real session's order, no gap
                 prompt = json.dumps({"session_id": f"bench-{index}", "cwd": str(work), "hook_event_name": prompt_event,
                                      "prompt": "push the feature branch"})  # a new session's first prompt

@@ -367,3 +367,32 @@ def test_a_pre_tool_call_on_the_fast_path_does_not_even_import_os():
             f"print(h.quick_outcome('codex', 'pre', {_pre('git status')!r}, None), 'os' in sys.modules)")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["{}", "False"], done.stderr
+
+
+def test_the_records_state_reads_only_the_records_in_force_in_the_scopes_named(tmp_path):
+    from statewise.contract import builtin_contract
+    from statewise.records import Provenance, RecordDraft
+    from statewise.store.sqlite import SQLiteStore
+
+    location = str(tmp_path / "odd?#%name.db")  # characters a SQLite URI must escape
+    dev = Provenance(source="developer", authority="developer", actor="dev")
+    store = SQLiteStore(location, key_schema=builtin_contract())
+    try:
+        first = store.put(RecordDraft(key="fs.protected_paths", value=["a"], scope="workspace:/w", provenance=dev))
+        scopes = ["workspace:/w", "global"]
+        before = hook_files.records_state(location, scopes)
+        assert before == [1, 1, 1]
+        store.put(RecordDraft(key="fs.protected_paths", value=["b"], scope="workspace:/other", provenance=dev))
+        assert hook_files.records_state(location, scopes) == before  # another scope's record
+        newer = store.put(RecordDraft(key="fs.protected_paths", value=["c"], scope="workspace:/w", provenance=dev),
+                          replace=True)
+        assert newer.supersedes == first.id
+        superseded = hook_files.records_state(location, scopes)
+        assert superseded != before and superseded[0] == 1  # one in force, a newer row
+        store.retract(newer.id, reason="forget it", actor="dev")
+        assert hook_files.records_state(location, scopes)[0] == 0  # none in force any more
+    finally:
+        store.close()
+    assert hook_files.records_state(str(tmp_path / "missing.db"), ["global"]) is None
+    (tmp_path / "garbage.db").write_bytes(b"not a database" * 100)
+    assert hook_files.records_state(str(tmp_path / "garbage.db"), ["global"]) is None

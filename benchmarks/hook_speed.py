@@ -136,7 +136,10 @@ def _end_worker(runtime: Path, seconds: float = 60.0) -> float | None:
             except (OSError, ValueError, KeyError):
                 continue
             took = time.perf_counter() - started
-            os.kill(pid, signal.SIGTERM)
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return took  # ended already (its status file stays when it is killed)
             while True:  # gone before the next sequence, so its CPU is not in the next figure
                 try:
                     os.kill(pid, 0)

@@ -28,8 +28,8 @@ start, or by another hook a moment ago) waits for it, up to a quarter of its dea
 most ``STATEWISE_WARM_WAIT`` seconds (default 3), rather than importing the guard a second
 time; a worker that dies meanwhile ends the wait at once, one that does not come up in time
 ends it at the bound, and either way the hook checks the call itself. With no worker alive,
-the hook starts one and checks the call itself: as fast as waiting for a worker to import
-the guard, and the same answer.
+the hook starts one and checks the call itself (no slower than waiting for it) with the same
+answer.
 
 ``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
 (default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
@@ -252,8 +252,9 @@ def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> 
     by the session's start, or by another hook a moment ago); None when none is, after
     starting one for the next calls, or when it does not come up within :func:`_wait_bound`
     (it died, or hangs in its imports): the caller then checks the call itself, inside the
-    same deadline. With no worker starting, the caller checking the call itself is as fast as
-    waiting for a worker to import the guard (measured: benchmarks/hook_speed.py)."""
+    same deadline. With no worker starting, the caller checking the call itself is no slower
+    than waiting for a worker, which imports and builds more than one check needs
+    (docs/performance.md, "A session's start")."""
     import _socket
     import time
 

@@ -639,7 +639,10 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract),
                                       warning=warning)
-            _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
+            try:
+                _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
+            except Exception as error:  # noqa: BLE001 - a note not kept costs the next start time, not this answer
+                _log(f"session note not kept ({agent}): {type(error).__name__}: {error}")
             return outcome
         if event == "prompt":
             from statewise.integrations.prompt import prompt_context

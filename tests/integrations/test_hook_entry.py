@@ -216,6 +216,17 @@ def test_a_session_note_is_reused_until_what_it_was_made_from_changes(tmp_path):
     assert quick_outcome("codex", "session", payload, None) is None
 
 
+def test_a_session_note_without_a_store_ends_when_the_project_gets_one(tmp_path):
+    from statewise.integrations.hooks import run_hook
+
+    work, store, payload = _session_world(tmp_path)
+    store.parent.rmdir()  # StateWise not set up here yet
+    first = run_hook("codex", payload, event="session")
+    assert quick_outcome("codex", "session", payload, None) == first.stdout
+    store.parent.mkdir()  # a project install makes the folder
+    assert quick_outcome("codex", "session", payload, None) is None
+
+
 def test_a_session_note_ends_when_a_record_it_read_goes_stale(tmp_path):
     # A record with a TTL reads as fresh until its TTL runs out; the note holds until then.
     from datetime import UTC, datetime, timedelta

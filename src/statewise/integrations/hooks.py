@@ -589,7 +589,8 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
         if valid_until is not None and valid_until <= now.timestamp():
             return
     else:
-        watched.append(location)  # no store yet: its creation is a change
+        # No store yet: its creation, or its folder's (a project install), is a change.
+        watched += [location, str(Path(location).parent)]
     write_session_note(str(workspace), request.agent, watched, stdout, digest,
                        by_content=list(map(str, also_watched)), listed=listed, records=records,
                        valid_until=valid_until, max_age=None)

@@ -18,7 +18,19 @@ later ones; each guarded case is run a second time with the worker turned off
 (``STATEWISE_NO_WARM=1``, marked "no worker"): the hook then checks the call in its own
 process, as it does for every guarded call until a worker is up.
 
-A second table splits one free call (``git status`` before the tool runs) into its layers, each
+A second table is a session's start as a user gets it, interleaved with ``python -c pass``:
+the SessionStart event when nothing changed since the last one (its note answers; a worker is
+alive, and, apart, with none yet, so the hook starts one), the same an hour later (the note's
+clock input moved back an hour, the store file touched as by writes outside the session's
+scopes), and the session's first guarded call (the push), each sequence in a fresh runtime
+folder (no worker yet): right after SessionStart (the worker SessionStart started is still
+importing the guard: the call waits for it); after SessionStart and the first prompt's event
+(UserPromptSubmit: a new session's first prompt is checked by the guard, so that is the event
+that waits); after SessionStart once its worker listens and a second more (the client's first
+model turn lies between the two in every real session; the time the worker took is printed); and
+with no SessionStart before it.
+
+A third table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
 start with and without ``site`` (``-I -S`` is how the wrapper starts it), importing the hook's
 front door, the wrapper run directly, and the whole installed command.
@@ -29,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,6 +50,11 @@ import time
 from pathlib import Path
 
 GOALS_MS = {"free": 80.0, "guarded": 400.0, "recipe": 400.0}
+#: The least time a client's first model turn takes between SessionStart and the first tool
+#: call, in the "worker ready" case: one second (a request to a model, never faster in practice).
+MODEL_TURN_SECONDS = 1.0
+#: Goals for a session's start, as multiples of ``python -c pass`` p50 (issue 27).
+SESSION_GOALS = {"session start": 2.0, "first guarded call": 8.0}
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -110,6 +128,99 @@ def _time(argv: list[str], payload: str | None, cwd: Path, env: dict[str, str]) 
     return elapsed, done.stdout.strip()
 
 
+def _end_worker(runtime: Path, seconds: float = 60.0) -> float | None:
+    """Wait until the worker in ``runtime`` listens (its status file), then end it; the seconds
+    it took from now, None when none came up."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for status in runtime.glob("*.json") if runtime.is_dir() else ():
+            try:
+                pid = json.loads(status.read_text())["pid"]
+            except (OSError, ValueError, KeyError):
+                continue
+            took = time.perf_counter() - started
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return took  # ended already (its status file stays when it is killed)
+            while True:  # gone before the next sequence, so its CPU is not in the next figure
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    return took
+                time.sleep(0.005)
+        time.sleep(0.002)
+    return None
+
+
+def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: dict[str, str], root: Path,
+                    push: str) -> tuple[dict[str, list[float]], list[float], dict[str, str]]:
+    """The session-start table's samples (see the module docstring), interleaved round by round;
+    the times the worker SessionStart started took to listen; each case's last output."""
+    session = json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": "SessionStart",
+                          "source": "startup"})
+    start = ["/bin/sh", "-c", commands["SessionStart"]]
+    pre = ["/bin/sh", "-c", commands["PreToolUse" if "PreToolUse" in commands else "BeforeTool"]]
+    note_files = list((root / "cache" / "session-notes").glob("*.json"))
+    store = work / ".statewise" / "store.db"
+    prompt_event = "UserPromptSubmit" if "UserPromptSubmit" in commands else "BeforeAgent"
+    ask = ["/bin/sh", "-c", commands["UserPromptSubmit" if "UserPromptSubmit" in commands else "BeforeAgent"]]
+    firsts = {"right after session start": "first guarded call, right after session start",
+              "after the first prompt": "first guarded call, after session start + first prompt",
+              "worker ready": "first guarded call, worker listening + 1 s",
+              "no session start": "first guarded call, no session start"}
+    started_one = "session start, nothing changed, starting a worker"
+    samples: dict[str, list[float]] = {name: [] for name in ["python -c pass", "session start, nothing changed",
+                                                             "session start, an hour later", started_one,
+                                                             "first prompt, right after session start",
+                                                             *firsts.values()]}
+    ready: list[float] = []
+    outputs: dict[str, str] = {}
+    for index in range(iterations):
+        samples["python -c pass"].append(_time([sys.executable, "-c", "pass"], None, work, env)[0])
+        elapsed, outputs["session start, nothing changed"] = _time(start, session, work, env)
+        samples["session start, nothing changed"].append(elapsed)
+        for note_file in note_files:  # an hour later, through the note's own clock input
+            note = json.loads(note_file.read_text())
+            note["created"] -= 3600
+            note_file.write_text(json.dumps(note))
+        later = time.time() + 3600 * (index + 1)
+        os.utime(store, (later, later))  # as writes outside the session's scopes leave it
+        elapsed, outputs["session start, an hour later"] = _time(start, session, work, env)
+        samples["session start, an hour later"].append(elapsed)
+        for case, name in firsts.items():
+            runtime = root / f"first-{index}-{case.replace(' ', '-')}"  # no worker yet
+            fresh = {**env, "STATEWISE_RUNTIME_DIR": str(runtime)}
+            if case != "no session start":
+                elapsed, outputs[started_one] = _time(start, session, work, fresh)
+                if case == "right after session start":
+                    samples[started_one].append(elapsed)
+            if case == "after the first prompt":  # the events in a real session's order, no gap
+                prompt = json.dumps({"session_id": f"bench-{index}", "cwd": str(work), "hook_event_name": prompt_event,
+                                     "prompt": "push the feature branch"})  # a new session's first prompt
+                elapsed, outputs["first prompt, right after session start"] = _time(ask, prompt, work, fresh)
+                samples["first prompt, right after session start"].append(elapsed)
+            if case == "worker ready":
+                took = _await_listening(runtime)
+                if took is not None:
+                    ready.append(took * 1000)
+                time.sleep(MODEL_TURN_SECONDS)
+            elapsed, outputs[name] = _time(pre, push, work, fresh)
+            samples[name].append(elapsed)
+            _end_worker(runtime)
+    return samples, ready, outputs
+
+
+def _await_listening(runtime: Path, seconds: float = 60.0) -> float | None:
+    """Seconds until a worker listens in ``runtime``, None when none does within ``seconds``."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        if any(runtime.glob("*.sock")) if runtime.is_dir() else False:
+            return time.perf_counter() - started
+        time.sleep(0.002)
+    return None
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -173,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
                 samples[name].append(_time(["/bin/sh", "-c", commands[event]], payload, work, case_env[name])[0])
             for name, (argv, payload) in layers.items():
                 layer_samples[name].append(_time(argv, payload, work, env)[0])
+        session_samples, ready, session_outputs = _session_rounds(
+            options.iterations, commands, work, env, root, cases["git push origin feature"][2])
     base = statistics.median(samples["python -c pass"])
     load = os.getloadavg()
     print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "
@@ -194,6 +307,22 @@ def main(argv: list[str] | None = None) -> int:
     free = [statistics.median(values) / base for name, values in samples.items()
             if name != "python -c pass" and cases[name][0] == "free"]
     print(f"ratio: free calls p50 / python -c pass p50 = {min(free):.2f}-{max(free):.2f}")
+    print()
+    session_base = statistics.median(session_samples["python -c pass"])
+    print(f"a session's start, {options.iterations} interleaved rounds, each first call with no worker before "
+          f"its sequence (wall ms), load average {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
+    print(f"{'case':50} {'p50':>8} {'p90':>8} {'x pass':>7} {'goal':>6}  met  output")
+    for name, values in session_samples.items():
+        p50, p90 = statistics.median(values), _percentile(values, 0.9)
+        goal = next((value for prefix, value in SESSION_GOALS.items() if name.startswith(prefix)), None)
+        met = "" if goal is None else ("yes" if p50 / session_base <= goal else "NO")
+        failed += met == "NO"
+        shown = "" if name == "python -c pass" else (session_outputs.get(name, "")[:40] or "(empty)")
+        print(f"{name:50} {p50:8.1f} {p90:8.1f} {p50 / session_base:7.2f} {'' if goal is None else f'{goal:g}x':>6}"
+              f"  {met:3}  {shown}")
+    if ready:
+        print(f"the worker SessionStart starts listened {statistics.median(ready):.0f} ms (p50) after SessionStart "
+              f"returned ({statistics.median(ready) / session_base:.1f} x pass)")
     print()
     print("where the time of one free call (git status, pre) goes: each layer spawned on its own, p50 ms")
     layer_base = statistics.median(layer_samples["python -c pass"])

@@ -130,9 +130,7 @@ def _session_payload(work: Path) -> str:
     return json.dumps({"cwd": str(work), "hook_event_name": "SessionStart", "session_id": "s", "source": "startup"})
 
 
-def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_path):
-    from statewise.integrations.hooks import run_hook
-
+def _session_world(tmp_path: Path) -> tuple[Path, Path, str]:
     work = tmp_path / "work"
     work.mkdir()
     subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
@@ -140,7 +138,22 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     (work / "AGENTS.md").write_text("# Testing\n\nRun the tests with `npm run test:unit`.\n")
     store = work / ".statewise" / "store.db"
     store.parent.mkdir()
-    payload = _session_payload(work)
+    return work, store, _session_payload(work)
+
+
+def _age_note(work: Path, agent: str, seconds: float) -> dict:
+    """Make the note ``seconds`` older, as a later session start finds it (its own clock input)."""
+    note_file = Path(hook_files._session_note_path(os.path.realpath(work), agent))
+    note = json.loads(note_file.read_text())
+    note["created"] -= seconds
+    note_file.write_text(json.dumps(note))
+    return note
+
+
+def test_a_session_note_is_reused_until_what_it_was_made_from_changes(tmp_path):
+    from statewise.integrations.hooks import run_hook
+
+    work, store, payload = _session_world(tmp_path)
     assert quick_outcome("codex", "session", payload, None) is None  # nothing remembered yet
     first = run_hook("codex", payload, event="session", store_location=str(store))
     assert "test:unit" in first.stdout  # the wrong line, with its correction
@@ -151,12 +164,95 @@ def test_a_session_note_is_reused_only_while_nothing_it_depends_on_changed(tmp_p
     second = run_hook("codex", payload, event="session", store_location=str(store))
     assert quick_outcome("codex", "session", payload, None) == second.stdout
 
-    note_file = Path(hook_files._session_note_path(os.path.realpath(work), "codex"))
-    note = json.loads(note_file.read_text())
-    note["created"] -= hook_files.SESSION_NOTE_SECONDS + 1  # too old, even with nothing changed
-    note_file.write_text(json.dumps(note))
+    # An hour later, after writes to the store outside the session's scopes, and a file added
+    # beside the memory file that no client loads: nothing the note was made from changed.
+    _age_note(work, "codex", 3600)
+    from statewise.contract import builtin_contract
+    from statewise.records import Provenance, RecordDraft
+    from statewise.store.sqlite import SQLiteStore
+
+    elsewhere = SQLiteStore(str(store), key_schema=builtin_contract())
+    try:
+        elsewhere.put(RecordDraft(key="project.test_command", value="make check", scope="workspace:/elsewhere",
+                                  provenance=Provenance(source="developer", authority="developer", actor="dev")))
+    finally:
+        elsewhere.close()
+    later = store.stat().st_mtime_ns + 3600 * 10**9
+    os.utime(store, ns=(later, later))
+    (work / "notes.txt").write_text("scratch\n")
+    assert quick_outcome("codex", "session", payload, None) == second.stdout  # the store read: same records
+    # Remembered: while the store's files stay as they are now, the next start does not read it
+    # (a file of the same size and time that is no database would otherwise end the reuse).
+    saved, info = store.read_bytes(), store.stat()
+    store.write_bytes(b"x" * len(saved))
+    os.utime(store, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert quick_outcome("codex", "session", payload, None) == second.stdout
+    store.write_bytes(saved)
+    os.utime(store, ns=(info.st_atime_ns, info.st_mtime_ns + 1))
+    assert quick_outcome("codex", "session", payload, None) == second.stdout
+
+    # A record in the session's scopes superseded: checked anew.
+    from statewise.workspace import derive_task_scope
+
+    in_scope = SQLiteStore(str(store), key_schema=builtin_contract())
+    try:
+        record = in_scope.retrieve(derive_task_scope(work), near_miss_limit=0).records[0]
+        in_scope.put(RecordDraft(key=record.key, value="make test", scope=record.scope,
+                                 provenance=Provenance(source="developer", authority="developer", actor="dev")),
+                     replace=True)
+    finally:
+        in_scope.close()
     assert quick_outcome("codex", "session", payload, None) is None
+    third = run_hook("codex", payload, event="session", store_location=str(store))
+    assert quick_outcome("codex", "session", payload, None) == third.stdout
+
+    (work / "CLAUDE.md").write_text("# Notes\n")  # a memory file added beside the others
+    assert quick_outcome("codex", "session", payload, None) is None
+    fourth = run_hook("codex", payload, event="session", store_location=str(store))
+    assert quick_outcome("codex", "session", payload, None) == fourth.stdout
+
+    note_file = Path(hook_files._session_note_path(os.path.realpath(work), "codex"))
     note_file.write_text("{garbage")
+    assert quick_outcome("codex", "session", payload, None) is None
+
+
+def test_a_session_note_without_a_store_ends_when_the_project_gets_one(tmp_path):
+    from statewise.integrations.hooks import run_hook
+
+    work, store, payload = _session_world(tmp_path)
+    store.parent.rmdir()  # StateWise not set up here yet
+    first = run_hook("codex", payload, event="session")
+    assert quick_outcome("codex", "session", payload, None) == first.stdout
+    store.parent.mkdir()  # a project install makes the folder
+    assert quick_outcome("codex", "session", payload, None) is None
+
+
+def test_a_session_note_ends_when_a_record_it_read_goes_stale(tmp_path):
+    # A record with a TTL reads as fresh until its TTL runs out; the note holds until then.
+    from datetime import UTC, datetime, timedelta
+
+    from statewise.contract import builtin_contract
+    from statewise.integrations.hooks import run_hook
+    from statewise.records import Provenance, RecordDraft
+    from statewise.store.sqlite import SQLiteStore
+    from statewise.workspace import derive_task_scope
+
+    work, store, payload = _session_world(tmp_path)
+    observed = datetime.now(UTC) - timedelta(minutes=5)
+    writer = SQLiteStore(str(store), key_schema=builtin_contract())
+    try:
+        scope = str(derive_task_scope(work).applicable_scopes()[0])
+        writer.put(RecordDraft(key="fs.protected_paths", value=["app.py"], scope=scope, ttl_seconds=3600,
+                               observed_at=observed,
+                               provenance=Provenance(source="developer", authority="developer", actor="dev")))
+    finally:
+        writer.close()
+    first = run_hook("codex", payload, event="session", store_location=str(store))
+    note = _age_note(work, "codex", 0)
+    assert note["valid_until"] == pytest.approx((observed + timedelta(hours=1)).timestamp(), abs=1)
+    assert quick_outcome("codex", "session", payload, None) == first.stdout
+    note["valid_until"] = time.time() - 1  # the clock past the record's TTL, through the note's own input
+    Path(hook_files._session_note_path(os.path.realpath(work), "codex")).write_text(json.dumps(note))
     assert quick_outcome("codex", "session", payload, None) is None
 
 
@@ -282,3 +378,32 @@ def test_a_pre_tool_call_on_the_fast_path_does_not_even_import_os():
             f"print(h.quick_outcome('codex', 'pre', {_pre('git status')!r}, None), 'os' in sys.modules)")
     done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["{}", "False"], done.stderr
+
+
+def test_the_records_state_reads_only_the_records_in_force_in_the_scopes_named(tmp_path):
+    from statewise.contract import builtin_contract
+    from statewise.records import Provenance, RecordDraft
+    from statewise.store.sqlite import SQLiteStore
+
+    location = str(tmp_path / "odd?#%name.db")  # characters a SQLite URI must escape
+    dev = Provenance(source="developer", authority="developer", actor="dev")
+    store = SQLiteStore(location, key_schema=builtin_contract())
+    try:
+        first = store.put(RecordDraft(key="fs.protected_paths", value=["a"], scope="workspace:/w", provenance=dev))
+        scopes = ["workspace:/w", "global"]
+        before = hook_files.records_state(location, scopes)
+        assert before == [1, 1, 1]
+        store.put(RecordDraft(key="fs.protected_paths", value=["b"], scope="workspace:/other", provenance=dev))
+        assert hook_files.records_state(location, scopes) == before  # another scope's record
+        newer = store.put(RecordDraft(key="fs.protected_paths", value=["c"], scope="workspace:/w", provenance=dev),
+                          replace=True)
+        assert newer.supersedes == first.id
+        superseded = hook_files.records_state(location, scopes)
+        assert superseded != before and superseded[0] == 1  # one in force, a newer row
+        store.retract(newer.id, reason="forget it", actor="dev")
+        assert hook_files.records_state(location, scopes)[0] == 0  # none in force any more
+    finally:
+        store.close()
+    assert hook_files.records_state(str(tmp_path / "missing.db"), ["global"]) is None
+    (tmp_path / "garbage.db").write_bytes(b"not a database" * 100)
+    assert hook_files.records_state(str(tmp_path / "garbage.db"), ["global"]) is None

@@ -629,6 +629,10 @@ def install(obj: Context, agent: str, user: bool, project: str | None, timeout: 
 
     path, changed = install_hooks(agent, project=project, user=user, timeout=timeout, executable=executable,
                                   store=obj.store_location, contract=obj.contract_path)
+    if executable is None:
+        from statewise.integrations.warm import prepare
+
+        prepare()  # a warm worker for the first session's first guarded call (it ends when idle)
     console.print(f"{'installed into' if changed else 'already installed in'} {path} "
                   f"(wrapper {wrapper_path(project=project, user=user)})", highlight=False)
     if not user:

@@ -379,11 +379,13 @@ def main(argv: list[str] | None = None) -> None:
         data = None  # the full path names what is wrong, and blocks
     else:
         event = _event(event, data)
-        quick = _quick(agent, event, data, options["contract"], options["store"])
         if event == "session":
             from statewise.integrations.warm import prepare
 
-            prepare()  # the session's first guarded call then finds the warm worker ready
+            # First, to give it the longest start: the session's first guarded call then finds
+            # the warm worker ready, or starting (and waits for it).
+            prepare()
+        quick = _quick(agent, event, data, options["contract"], options["store"])
         if quick is not None:
             _emit(quick, "", 0, event)
 

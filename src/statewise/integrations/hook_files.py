@@ -29,6 +29,7 @@ __all__ = [
     "could_observe",
     "loads",
     "read_text",
+    "records_state",
     "required_literals",
     "session_note",
     "sha256_hex",
@@ -296,9 +297,17 @@ def could_observe(command: str, digest: str | None) -> bool:
 
 # --- the session note: what SessionStart said, while nothing it depends on changed ----------
 
-#: How long a session note may be reused at most, even when nothing it watched changed (the
-#: live workspace it was checked against can change without touching a watched file).
+#: How long a note may be reused at most when it does not say itself how long it holds: the
+#: prompt event's quiet note (statewise.integrations.prompt.remember_quiet_prompt), whose
+#: answer reflects the live workspace it was checked against, which can change without touching
+#: a watched file. A SessionStart note holds until what it was made from changes instead.
 SESSION_NOTE_SECONDS = 600
+
+#: The names a folder's listing is watched for (:func:`write_session_note`'s ``listed``): the
+#: memory files the clients load and the folders that hold their rules. Any Markdown file counts
+#: too, so a rules or topic file added beside one is seen.
+_MEMORY_NAMES = frozenset({"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md",
+                           ".cursorrules", ".claude", ".cursor", "rules", "memory"})
 
 
 def _stat(path: str) -> list[int] | None:
@@ -309,6 +318,51 @@ def _stat(path: str) -> list[int] | None:
     except OSError:
         return None
     return [info.st_mtime_ns, info.st_size]
+
+
+def _listing(folder: str) -> list[str] | None:
+    """The names in ``folder`` that are or may hold a memory file, sorted; None when it cannot
+    be listed."""
+    import os
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    return sorted(name for name in names if name in _MEMORY_NAMES or name.endswith((".md", ".mdc")))
+
+
+def _sqlite_uri(path: str) -> str:
+    """A read-only SQLite URI for ``path`` (``urllib`` would cost the fast path its import)."""
+    escaped = "".join(f"%{ord(c):02X}" if c in "%?#" else c for c in path)
+    return f"file:{escaped}?mode=ro"
+
+
+def records_state(location: str, scopes: list[str] | tuple[str, ...]) -> list[int] | None:
+    """What tells whether the records in force in ``scopes`` changed, in the SQLite store at
+    ``location``: their number, the newest row and the sum of their versions. Records are
+    append-only and every status change or confirmation raises a version, so any change to
+    that set changes one of the three (a record enters only as a new row; one that leaves
+    lowers the count for good). None when the store cannot be read (a locked or missing file,
+    a store of another format): the caller then checks anew."""
+    try:
+        from _sqlite3 import connect  # the C module: importing sqlite3 costs the fast path datetime
+    except ImportError:
+        from sqlite3 import connect
+    try:
+        connection = connect(_sqlite_uri(location), uri=True, timeout=0.2)
+    except Exception:  # noqa: BLE001 - unreadable: nothing is proven
+        return None
+    try:
+        marks = ", ".join("?" * len(scopes))
+        row = connection.execute(
+            "SELECT count(*), coalesce(max(seq), 0), coalesce(sum(version), 0) FROM sw_records "
+            f"WHERE status = 'active' AND scope IN ({marks})", tuple(scopes)).fetchone()
+        return [int(value) for value in row]
+    except Exception:  # noqa: BLE001 - as above
+        return None
+    finally:
+        connection.close()
 
 
 def _session_note_path(workspace: str, agent: str) -> str:
@@ -328,23 +382,80 @@ def _content(path: str) -> str | None:
 
 
 def write_session_note(workspace: str, agent: str, watched: list[str], stdout: str, digest: str | None,
-                       by_content: list[str] | tuple[str, ...] = ()) -> None:
-    """Remember ``agent``'s SessionStart answer with the state of every file it depends on (the
-    memory files, their folders, the store: by modification time and size; ``by_content``, the
-    client's settings files: by their content's hash, since Gemini CLI rewrites its user
-    settings file unchanged as every session starts); best effort, written atomically."""
+                       by_content: list[str] | tuple[str, ...] = (), *, listed: list[str] | tuple[str, ...] = (),
+                       records: tuple[str, list[str]] | None = None, valid_until: float | None = None,
+                       max_age: float | None = SESSION_NOTE_SECONDS) -> None:
+    """Remember ``agent``'s answer with the state of everything it depends on: ``watched``
+    files by modification time and size; ``by_content``, the client's settings files, by their
+    content's hash (Gemini CLI rewrites its user settings file unchanged as every session
+    starts); ``listed`` folders by the names in them that may be memory files
+    (:func:`_listing`); ``records``, a SQLite store's location and the scopes whose records in
+    force the answer read (:func:`records_state`). It is reused until one of them changes,
+    until ``valid_until`` (seconds since the epoch: when a record it read goes stale), and for
+    at most ``max_age`` seconds (None: no limit). Best effort, written atomically."""
     import os
 
     if os.environ.get("STATEWISE_NO_CACHE"):
         return
-    note = {"workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
-            "watched": {name: _stat(name) for name in sorted(set(watched))},
-            "contents": {name: _content(name) for name in sorted(set(by_content))}}
+    note: dict[str, object] = {
+        "workspace": workspace, "digest": digest, "created": time.time(), "stdout": stdout,
+        "watched": {name: _stat(name) for name in sorted(set(watched))},
+        "contents": {name: _content(name) for name in sorted(set(by_content))},
+        "listed": {name: _listing(name) for name in sorted(set(listed))},
+        "valid_until": valid_until, "max_age": max_age}
+    if records is not None:
+        location, scopes = records
+        files = _store_files(location)
+        state = records_state(location, scopes)
+        if state is None:
+            return  # a note whose records cannot be read again would never be reused
+        note["records"] = {"location": location, "scopes": list(scopes), "state": state, "files": files}
     _write_json(_session_note_path(workspace, agent), note)
 
 
+def _store_files(location: str) -> list[list[int] | None]:
+    """The state of a SQLite store's files (the database and its write-ahead log): unchanged,
+    no transaction was written since, so no record changed. An empty log holds no transaction
+    and counts as none (a read-only reader leaves one behind): a write grows it, and the
+    checkpoint that empties it writes the database."""
+    log = _stat(f"{location}-wal")
+    return [_stat(location), log if log is not None and log[1] > 0 else None]
+
+
+def _records_unchanged(note_path: str, records: dict[str, object]) -> bool:
+    """Whether the records in force in the note's scopes are as the note found them. The store's
+    files are looked at first; only when something was written since is the store read
+    (:func:`records_state`), and a read that finds the records as they were is remembered
+    beside the note with the files' state, so the next session start looks at the files only."""
+    location, scopes, state = records["location"], records["scopes"], records["state"]
+    if not isinstance(location, str) or not isinstance(scopes, list):
+        return False
+    files = _store_files(location)
+    if files == records.get("files"):
+        return True
+    seen = f"{note_path}.seen"
+    mark = repr([state, files])  # the records' state, and the files in which it was found
+    try:
+        if read_text(seen) == mark:
+            return True
+    except OSError:
+        pass
+    if records_state(location, scopes) != state:
+        return False
+    import os
+
+    try:
+        temporary = f"{seen}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(mark)
+        os.replace(temporary, seen)
+    except OSError:
+        pass  # best effort: the next session start reads the store again
+    return True
+
+
 def session_note(workspace: str, agent: str, contract_path: str | None) -> str | None:
-    """The remembered SessionStart answer, if it is young and nothing it watched changed."""
+    """The remembered answer, if nothing it depends on changed (:func:`write_session_note`)."""
     import os
 
     if os.environ.get("STATEWISE_NO_CACHE"):
@@ -355,11 +466,21 @@ def session_note(workspace: str, agent: str, contract_path: str | None) -> str |
             return None
         if note.get("workspace") != workspace or note.get("digest") != contract_digest(contract_path):
             return None
-        if not 0 <= time.time() - float(note["created"]) <= SESSION_NOTE_SECONDS:
+        now = time.time()
+        max_age = note.get("max_age", SESSION_NOTE_SECONDS)
+        if max_age is not None and not 0 <= now - float(note["created"]) <= float(max_age):
+            return None
+        valid_until = note.get("valid_until")
+        if valid_until is not None and now >= float(valid_until):
             return None
         if any(_stat(name) != state for name, state in note["watched"].items()):
             return None
+        if any(_listing(name) != names for name, names in note.get("listed", {}).items()):
+            return None
         if any(_content(name) != digest for name, digest in note.get("contents", {}).items()):
+            return None
+        records = note.get("records")
+        if records is not None and not _records_unchanged(_session_note_path(workspace, agent), records):
             return None
         stdout = note["stdout"]
         return stdout if isinstance(stdout, str) else None

@@ -28,7 +28,7 @@ import shlex
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -582,9 +582,14 @@ def _capture_filter_warning(agent: str, request: HookRequest, contract: Contract
 def _remember_session_note(request: HookRequest, store_location: str | None, stdout: str, digest: str | None,
                            also_watched: list[Path] | tuple[Path, ...] = ()) -> None:
     """Let the front door answer the next SessionStart for this workspace without the heavy
-    path while nothing the answer depends on has changed: the memory files and their folders,
-    the store's files (a PostgreSQL store is not watched, so it is never reused), and
-    ``also_watched`` (the client's settings files, whose hooks the answer checked; by content)."""
+    path until something the answer was made from changes: the records in force in the task's
+    scopes (not any write to the store: a guarded call's own bookkeeping does not count), the
+    memory files and the names in their folders, the work tree's HEAD and configuration (the
+    branch and repository the scopes name), ``also_watched`` (the client's settings files,
+    whose hooks the answer checked; by content), the contract; or until a record it read goes
+    stale. A PostgreSQL store is not watched, so its note is never reused. The live
+    workspace is not watched: the session's first prompt checks the records against it
+    (statewise.integrations.prompt), and the guard checks every action."""
     from statewise.integrations.hook_files import write_session_note
     from statewise.memory.discovery import discover_memory_files
 
@@ -592,10 +597,35 @@ def _remember_session_note(request: HookRequest, store_location: str | None, std
     location = store_location or default_location(workspace)
     if "://" in location:
         return
-    watched = [location, f"{location}-wal", str(workspace), str(workspace / ".git" / "HEAD")]
+    watched = [str(workspace / ".git" / "HEAD"), str(workspace / ".git" / "config")]
+    listed = [str(workspace)]
     for memory_file in discover_memory_files(workspace):
-        watched += [str(memory_file.path), str(memory_file.path.parent)]
-    write_session_note(str(workspace), request.agent, watched, stdout, digest, by_content=list(map(str, also_watched)))
+        watched.append(str(memory_file.path))
+        listed.append(str(memory_file.path.parent))
+    records: tuple[str, list[str]] | None = None
+    valid_until: float | None = None
+    if Path(location).exists():
+        task = derive_task_scope(workspace)
+        store = open_store(location)
+        try:
+            # When the first record the answer read as fresh goes stale by its TTL.
+            now = datetime.now(UTC)
+            for record in store.retrieve(task, near_miss_limit=0).records:
+                ttl = record.time.ttl_seconds
+                if ttl is not None:
+                    ends = (record.time.confirmed_at + timedelta(seconds=ttl)).timestamp()
+                    valid_until = ends if valid_until is None else min(valid_until, ends)
+        finally:
+            store.close()
+        records = (location, [str(scope) for scope in task.applicable_scopes()])
+        if valid_until is not None and valid_until <= now.timestamp():
+            return
+    else:
+        # No store yet: its creation, or its folder's (a project install), is a change.
+        watched += [location, str(Path(location).parent)]
+    write_session_note(str(workspace), request.agent, watched, stdout, digest,
+                       by_content=list(map(str, also_watched)), listed=listed, records=records,
+                       valid_until=valid_until, max_age=None)
 
 
 # --- the entry point -----------------------------------------------------------------------
@@ -642,7 +672,10 @@ def _run_hook(agent: str, stdin_text: str, *, event: str, store_location: str | 
             outcome = _context_output(agent, "SessionStart",
                                       _session_context(request, store_location=store_location, contract=contract),
                                       warning=warning)
-            _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
+            try:
+                _remember_session_note(request, store_location, outcome.stdout, digest, also_watched=settings_files)
+            except Exception as error:  # noqa: BLE001 - a note not kept costs the next start time, not this answer
+                _log(f"session note not kept ({agent}): {type(error).__name__}: {error}")
             return outcome
         if event == "prompt":
             from statewise.integrations.prompt import prompt_context

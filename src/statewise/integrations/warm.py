@@ -23,6 +23,14 @@ It changes how fast a decision comes, never what it is:
   process, as without a worker; the hook's deadline and its checks of the answer apply to both;
 - a child that outlives the caller's deadline is ended by its own alarm.
 
+A hook that finds no socket but a worker starting (its lock held: started by the session's
+start, or by another hook a moment ago) waits for it, up to a quarter of its deadline and at
+most ``STATEWISE_WARM_WAIT`` seconds (default 3), rather than importing the guard a second
+time; a worker that dies meanwhile ends the wait at once, one that does not come up in time
+ends it at the bound, and either way the hook checks the call itself. With no worker alive,
+the hook starts one and checks the call itself (no slower than waiting for it) with the same
+answer.
+
 ``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
 (default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
 ``$XDG_RUNTIME_DIR/statewise``, else ``/tmp/statewise-<uid>``.
@@ -35,7 +43,11 @@ from __future__ import annotations
 
 import sys  # the client half imports only built-in modules: it runs in the front door
 
-__all__ = ["IDLE_SECONDS", "ask", "code_stamp", "prepare", "private_directory", "running_workers",
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the front door
+if TYPE_CHECKING:
+    from _socket import socket
+
+__all__ = ["IDLE_SECONDS", "WAIT_SECONDS", "ask", "code_stamp", "prepare", "private_directory", "running_workers",
            "runtime_directory", "serve", "socket_path", "status_path"]
 
 #: Seconds the worker waits for a call before it exits.
@@ -47,6 +59,10 @@ _PROTOCOL = b"statewise-warm-1"
 _MAX_MESSAGE = 64 * 1024 * 1024
 #: How often an idle worker checks that its socket is still there.
 _POLL_SECONDS = 5.0
+#: The longest a hook waits for a worker that is starting (see :func:`_wait_bound`).
+WAIT_SECONDS = 3.0
+#: How often a hook waiting for a starting worker tries its socket.
+_POLL_START_SECONDS = 0.004
 #: The stamp this process serves, once it is a worker.
 _serving: list[str] = []
 
@@ -205,8 +221,13 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
         try:
             connection.connect(socket_path(directory, stamp))
         except OSError:
-            _start(directory, stamp, root)
-            return None
+            connection.close()
+            waited = _await_worker(directory, stamp, root, deadline_at)
+            if waited is None:
+                return None
+            connection = waited
+            remaining = deadline_at - time.monotonic()
+            connection.settimeout(max(0.05, remaining))
         environment = [f"{name}={value}".encode("utf-8", "surrogateescape") for name, value in os.environ.items()]
         umask = os.umask(0o022)
         os.umask(umask)
@@ -226,9 +247,72 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
     return answer[0].decode("utf-8", "replace"), answer[1].decode("utf-8", "replace"), int(answer[2])
 
 
+def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> socket | None:
+    """A connection to the worker for ``stamp`` once it listens, when one is starting (started
+    by the session's start, or by another hook a moment ago); None when none is, after
+    starting one for the next calls, or when it does not come up within :func:`_wait_bound`
+    (it died, or hangs in its imports): the caller then checks the call itself, inside the
+    same deadline. With no worker starting, the caller checking the call itself is no slower
+    than waiting for a worker, which imports and builds more than one check needs
+    (docs/performance.md, "A session's start")."""
+    import _socket
+    import time
+
+    if _start(directory, stamp, root):
+        return None
+    until = time.monotonic() + _wait_bound(deadline_at - time.monotonic())
+    path = socket_path(directory, stamp)
+    while True:
+        connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            connection.connect(path)
+            return connection
+        except OSError:
+            connection.close()
+        if time.monotonic() >= until or not _worker_alive(directory, stamp):
+            return None
+        time.sleep(_POLL_START_SECONDS)
+
+
+def _wait_bound(remaining: float) -> float:
+    """How long a hook waits for a starting worker: a quarter of what is left of its deadline,
+    at most ``$STATEWISE_WARM_WAIT`` seconds (default :data:`WAIT_SECONDS`), so that checking
+    the call itself still fits after a worker that never came up (and, far inside the
+    client's timeout, the wrapper's own alarm)."""
+    import os
+
+    try:
+        longest = float(os.environ.get("STATEWISE_WARM_WAIT") or WAIT_SECONDS)
+    except ValueError:
+        longest = WAIT_SECONDS
+    return max(0.0, min(longest, remaining / 4))
+
+
+def _worker_alive(directory: str, stamp: str) -> bool:
+    """Whether a worker for ``stamp`` is alive (warming up or serving): its lock is held. The
+    kernel lets go of a lock when its process ends, however it ends, so a dead worker (or a
+    process id reused since) never reads as a live one. The probe holds the lock for an instant
+    only, and only when no worker does."""
+    import fcntl
+    import os
+
+    try:
+        handle = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(handle)  # and with it the lock, when the probe took it
+    return False
+
+
 def prepare() -> None:
-    """At a session's start: start a worker if none has a socket for this code, so that the
-    session's first guarded call finds it warm. A look at one file; never raises."""
+    """At a session's start: start a worker unless one for this code is alive, so that the
+    session's first guarded call finds it warm, or waits for it instead of importing the guard
+    itself. A lock tried on one file; never raises."""
     try:
         import os
 
@@ -238,56 +322,76 @@ def prepare() -> None:
         if os.path.lexists(directory) and not private_directory(directory):
             return
         root = _package_root()
-        stamp = code_stamp(root)
-        if _identity(socket_path(directory, stamp)) is None:
-            _start(directory, stamp, root)
+        _start(directory, code_stamp(root), root)  # unless one is alive (its lock is held)
     except Exception:  # noqa: BLE001 - an optimisation: failing to start one changes nothing
         return
 
 
-def _start(directory: str, stamp: str, root: str) -> None:
+def _start(directory: str, stamp: str, root: str) -> bool:
     """Start a worker for ``stamp`` in the background, detached from the hook and its client
-    (its own session; standard streams on /dev/null, so the client never waits for it)."""
+    (its own session; standard streams on /dev/null, so the client never waits for it),
+    unless one is alive already. True when one was started here.
+
+    The worker's lock is taken here, before the worker exists, and handed to it as descriptor
+    3: from this moment on a hook that finds no socket yet sees a worker starting
+    (:func:`_worker_alive`) and waits for it, and no second worker is started."""
+    import fcntl
     import os
 
-    code = (f"import sys; sys.path.append({root!r}); from statewise.integrations.warm import serve; "
-            f"serve({directory!r}, {stamp!r})")
-    null = os.devnull
-    os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code], dict(os.environ),
-                   file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-                                 (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-                                 (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)],
-                   setsid=True)
-    # The hook process ends in milliseconds and the worker is then re-parented; until then it is
-    # this process's child, which nothing here waits for.
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    if not private_directory(directory):
+        return False
+    lock = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a worker for this code is alive: starting or serving
+        code = (f"import sys; sys.path.append({root!r}); from statewise.integrations.warm import serve; "
+                f"serve({directory!r}, {stamp!r}, lock=3)")
+        null = os.devnull
+        os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", code], dict(os.environ),
+                       file_actions=[(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+                                     (os.POSIX_SPAWN_DUP2, lock, 3)],
+                       setsid=True)
+        # The hook process ends in milliseconds and the worker is then re-parented; until then
+        # it is this process's child, which nothing here waits for.
+        return True
+    finally:
+        os.close(lock)  # the worker's copy holds the lock from here on
 
 
 # --- the worker ---------------------------------------------------------------------------------
 
 
-def serve(directory: str, stamp: str, idle_seconds: float | None = None) -> None:
+def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock: int | None = None) -> None:
     """Run the worker for code ``stamp``: warm up, then fork a child per call until idle.
-    Returns at once when another worker holds this stamp's lock or ``directory`` is not
-    private."""
-    import fcntl
+    ``lock``: the descriptor of this stamp's lock, taken by the process that started this one
+    (:func:`_start`); without it the lock is taken here. Returns at once when another worker
+    holds the lock or ``directory`` is not private."""
     import gc
     import os
     import socket
     import time
 
     os.chdir("/")  # never keep a project's (or a test's temporary) directory busy
-    os.closerange(3, 1 << 16)  # nor a pipe of the client that started the hook, inherited by accident
+    # Nor a pipe of the client that started the hook, inherited by accident.
+    os.closerange(3 if lock is None else lock + 1, 1 << 16)
     try:
         os.mkdir(directory, 0o700)
     except FileExistsError:
         pass
     if not private_directory(directory):
         return
-    lock = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # another worker serves this code
+    if lock is None:
+        lock = _take_lock(os.path.join(directory, f"{stamp}.lock"))
+        if lock is None:
+            return  # another worker serves this code
     if idle_seconds is None:
         try:
             idle_seconds = float(os.environ.get("STATEWISE_WARM_IDLE") or IDLE_SECONDS)
@@ -333,6 +437,7 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None) -> None
             pid = os.fork()
             if pid == 0:
                 listener.close()
+                os.close(lock)  # the lock says a worker lives: a child outliving it must not hold it
                 code = 0
                 try:
                     _serve_one(connection)
@@ -354,6 +459,26 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None) -> None
                 except OSError:
                     pass
         listener.close()
+
+
+def _take_lock(path: str) -> int | None:
+    """The worker lock at ``path``, held from here to the process's end, for a worker started
+    without one (:func:`_start` hands it over); None when another worker holds it. A hook's
+    probe (:func:`_worker_alive`) holds it for an instant, so a refusal is tried again a few
+    times before it counts."""
+    import fcntl
+    import os
+    import time
+
+    lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    for _ in range(10):
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except OSError:
+            time.sleep(0.002)
+    os.close(lock)
+    return None
 
 
 def _warm_up() -> None:

@@ -18,12 +18,15 @@ from statewise.errors import InputTooLargeError
 from statewise.integrations.hooks import run_hook
 from statewise.integrations.install import install_hooks, wrapper_path
 from statewise.limits import (
+    MAX_ACTION_BYTES,
     MAX_CASE_BYTES,
     MAX_CONTRACT_BYTES,
     MAX_HOOK_INPUT_BYTES,
     MAX_MEMORY_FILE_BYTES,
+    MAX_SETTINGS_BYTES,
     read_capped,
 )
+from statewise.settings import read_config
 
 TWENTY_MB = 20 * 1024 * 1024
 
@@ -139,3 +142,32 @@ def test_a_20_mb_hook_input_through_the_installed_wrapper_is_blocked_within_a_se
                               f"the limit of {MAX_HOOK_INPUT_BYTES:,} bytes for the JSON a client sends a hook; it "
                               "was not parsed")
     assert elapsed < 1.0, f"{elapsed:.2f} s (load {os.getloadavg()[0]:.1f})"
+
+
+def test_project_settings_over_the_cap_are_refused_unread_naming_the_file(tmp_path):
+    settings = tmp_path / ".statewise" / "config.toml"
+    settings.parent.mkdir()
+    _sparse(settings, TWENTY_MB, b'on-pass = "defer"\n')
+    started = time.monotonic()
+    with pytest.raises(InputTooLargeError) as caught:
+        read_config(tmp_path)
+    assert time.monotonic() - started < 1.0
+    assert str(caught.value) == (f"{settings} is {TWENTY_MB:,} bytes, over the limit of {MAX_SETTINGS_BYTES:,} "
+                                 "bytes for project settings; it was not read")
+    # A real settings file is far below the cap and still read.
+    settings.write_text('on-pass = "defer"\n', encoding="utf-8")
+    assert read_config(tmp_path)[1] == settings
+
+
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_guard_refuses_an_action_over_the_cap_naming_it(tmp_path, from_stdin):
+    action = _sparse(tmp_path / "action.json", MAX_ACTION_BYTES + 10, b'{"tool": "git", "operation": "push"}')
+    argv = [sys.executable, "-m", "statewise", "--store", str(tmp_path / "store.db"), "guard", "--task", "push", "--action",
+            "-" if from_stdin else str(action)]
+    with open(action, "rb") as stdin:
+        done = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                              env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    said = " ".join(done.stderr.split())
+    assert f"over the limit of {MAX_ACTION_BYTES:,} bytes for action" in said, said
+    assert ("<stdin>" if from_stdin else str(action)) in said

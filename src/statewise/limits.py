@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     import os
 
 __all__ = [
+    "MAX_ACTION_BYTES",
     "MAX_CASE_BYTES",
     "MAX_CONTRACT_BYTES",
     "MAX_HOOK_INPUT_BYTES",
     "MAX_MEMORY_FILE_BYTES",
+    "MAX_SETTINGS_BYTES",
     "read_capped",
 ]
 
@@ -35,6 +37,12 @@ MAX_MEMORY_FILE_BYTES = 1 * _MIB
 #: The JSON a client writes on a hook's stdin. Its largest part is a Write's file content or a
 #: post-tool output, both bounded by what a model writes or reads in one turn (well under 1 MB).
 MAX_HOOK_INPUT_BYTES = 8 * _MIB
+#: StateWise's settings file (``.statewise/config.toml``, the user's ``config.toml``): a handful
+#: of keys, a few hundred bytes when written by hand.
+MAX_SETTINGS_BYTES = 64 * 1024
+#: A proposed action for ``statewise guard --action`` (one JSON object: a tool, an operation
+#: and its arguments, the largest being a file write's content, as for the hook's stdin).
+MAX_ACTION_BYTES = 8 * _MIB
 
 
 def read_capped(path: str | os.PathLike[str], limit: int, what: str) -> bytes:

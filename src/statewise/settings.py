@@ -27,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from statewise.errors import InputError
+from statewise.limits import MAX_SETTINGS_BYTES, read_capped
 
 __all__ = [
     "CONFIG_DIR",
@@ -128,7 +129,9 @@ def read_config(root: str | Path) -> tuple[ProjectConfig, Path | None]:
     """The project's config.toml and its path; an empty config (and None) when there is none."""
     path = Path(root) / CONFIG_DIR / CONFIG_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path, MAX_SETTINGS_BYTES, "project settings").decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except FileNotFoundError:
         return ProjectConfig(), None
     except OSError as error:

@@ -29,7 +29,7 @@ from statewise.cli.context import (
     validation_message,
 )
 from statewise.cli.memory import memory
-from statewise.errors import InputError, MissingExtraError
+from statewise.errors import InputError, InputTooLargeError, MissingExtraError
 from statewise.values import ValueType
 
 if TYPE_CHECKING:
@@ -370,8 +370,14 @@ def _read_action(source: str) -> Any:
     from pydantic import ValidationError
 
     from statewise.actions import Action
+    from statewise.limits import MAX_ACTION_BYTES, read_capped
 
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    if source == "-":
+        text = sys.stdin.read(MAX_ACTION_BYTES + 1)
+        if len(text) > MAX_ACTION_BYTES:
+            raise InputTooLargeError("<stdin>", len(text), MAX_ACTION_BYTES, "action", unread=False)
+    else:
+        text = read_capped(source, MAX_ACTION_BYTES, "action").decode("utf-8", errors="replace")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

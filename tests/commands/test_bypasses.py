@@ -537,6 +537,10 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("sed -i 's/x/y/' setup.cfg", [A("fs.write", path="setup.cfg", via="sed -i")]),
     ("sed -i.bak -e 's/x/y/' a.log b.log", [A("fs.write", path="a.log"), A("fs.write", path="b.log")]),
     ("sed -i '' 's/x/y/' setup.cfg", [A("fs.write", path="setup.cfg")]),
+    # issue 22 real traffic: a `$` that starts no expansion is a literal `$` inside double quotes
+    ('sed -i "s/ *$//" setup.cfg', [A("fs.write", path="setup.cfg", via="sed -i")]),
+    ("sed -i \"s/x$'/y/\" setup.cfg", [A("fs.write", path="setup.cfg")]),
+    ('echo "cost: 5$" > notes.txt', [A("fs.write", path="notes.txt")]),
     ("sed --in-place 's/x/y/' setup.cfg", [A("fs.write", path="setup.cfg")]),
     ("dd if=/dev/zero of=disk.img bs=1M count=1", [A("fs.write", path="disk.img")]),
     ("chmod -R 777 src", [A("fs.write", path="src", attributes=True, recursive=True),
@@ -930,11 +934,13 @@ FAIL_CLOSED: list[str] = [
     "curl -K cfg https://example.com",
     "curl --bogus https://example.com",
     "wget -e 'robots=off' https://example.com",
-    "ls --bogus",
-    "grep --bogus x f",
-    "cat -Q f",
+    # "ls --bogus", "grep --bogus x f", "cat -Q f" moved to UNGUARDED: an option the table of a
+    # program with no known effect option lacks is checked as an unknown program (issue 22, item 5)
     "rg --pre 'rm -rf x' TODO",
     "sort --compress-program=sh a.log",
+    "sort --bogus a.log",  # sort has options with effects (-o): an unknown one may be one of them
+    'sed -i "s/$OLD/new/" setup.cfg',  # a `$` that starts an expansion stays unknown
+    'sed -i "s/x${V}/y/" setup.cfg',
     "split --filter='rm -rf x' a.log",
     "zip -TT 'rm -rf x' out.zip a.log",
     "sed 's/a/b/e' a.log",
@@ -1129,6 +1135,10 @@ READ_ONLY: list[str] = [
     "head -5 README",
     "head -n 20 README",
     "tail -n +2 README",
+    "cat README | tail -n +2",  # +2 is the value of -n, not a count (issue 22 real traffic)
+    "cat README | tail -fn +2",
+    "cat README | head -n -2",
+    "cat README | tail --lines +2",
     "tail -f -n 5 a.log",
     "grep -rn --include='*.py' -e TODO .",
     "grep -rniI --exclude-dir=.git 'import os' .",
@@ -1209,6 +1219,13 @@ UNGUARDED: list[str] = [
     "perl -e 'print 1'",
     # ssh host CMD and the database shells moved to CASES: the command catalogue reads them (issue 22)
     "ssh -N -L 8080:localhost:80 host",
+    # issue 22, item 5: not proven read-only (an option the table lacks), but no option of these
+    # programs is known to have an effect: checked as an unknown program, for protected targets
+    "ls --bogus",
+    "ls -a.git",
+    "grep --bogus x f",
+    "cat -Q f",
+    "git status --bogus",
     # issue 22: the words after docker's own verbs are names, not commands it runs
     "docker rm web",
     "docker rm -f web worker",

@@ -34,10 +34,19 @@ ASKED = [
     ("grep SECRET .env", ".env"),
     ("cat ~/.aws/credentials", ".aws/credentials"),
     ("source .env && echo $SECRET", ".env"),
+    # a here-document that may run something, or that a program reads as more than a file's text
+    ("cat <<EOF > notes.txt\n$(cat .env)\nEOF", ".env"),
+    ("python3 - <<'EOF'\nprint(open('.env').read())\nEOF", ".env"),
 ]
 PASSED = ["cat .env.example", "cp .env.example .env.sample", "echo X= >> .env.example", "cat README.md",
           "cp .env.example .env.local",  # a new file: no credentials are overwritten
-          "echo registry=https://example.invalid > .npmrc", "ls ~/.ssh/known_hosts", "git status"]
+          "echo registry=https://example.invalid > .npmrc", "ls ~/.ssh/known_hosts", "git status",
+          # issue 22 real traffic: the text of a file an agent writes through a here-document
+          # names no file read (`self.env` is an attribute), and `~name` of no user stays a word
+          "cat <<'EOF' > repro.py\nclass App:\n    def __init__(self):\n        self.env = {}\nEOF\npython3 repro.py",
+          "cat > index.rst <<'EOF'\n:param ~.mod.A a:\nEOF",
+          # chmod +x changes the mode, not the program: the script is read as it is on disk
+          "chmod +x run.sh && ./run.sh"]
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +55,7 @@ def project(tmp_path_factory):
     for name in ("deploy", "certs"):
         (made.work / name).mkdir()
     (made.work / "certs" / "tls.key").write_text("KEY\n")
+    (made.work / "run.sh").write_text("#!/bin/sh\npython3 -m pytest -q\n")
     home = made.home
     for relative in (".ssh/id_ed25519", ".aws/credentials", ".kube/config", ".docker/config.json", ".pypirc",
                      ".config/gcloud/credentials.db"):

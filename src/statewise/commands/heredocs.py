@@ -160,3 +160,40 @@ def hoist_heredocs(text: str) -> str | None:
         return None  # here-documents whose bodies never start
     out.append(text[line_start:])
     return "".join(out) if found else None
+
+
+#: Programs that copy a here-document to their output as data (into a file, with `>` or `tee`).
+_COPIERS = frozenset({"cat", "tee"})
+
+
+def data_heredoc_spans(command: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets in ``command`` of each here-document body that is a file's
+    content and nothing else: fed to ``cat`` or ``tee`` (``cat <<'EOF' > notes.py``) and with no
+    expansion in it (a quoted delimiter, or none written). Its words name no file the command
+    reads: ``self.env`` in the Python text an agent writes is an attribute, not a ``.env`` file.
+    A command the grammar cannot parse has none."""
+    from statewise.commands.words import _has_expansion, _parser
+
+    source = command.encode("utf-8")
+    tree = _parser().parse(source)
+    if tree.root_node.has_error:
+        return []
+    spans: list[tuple[int, int]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type != "heredoc_body" or _has_expansion(node):
+            continue
+        statement = node.parent.parent if node.parent is not None else None
+        program = next((child for child in (statement.children if statement is not None else ())
+                        if child.type == "command"), None)
+        name = program.child_by_field_name("name") if program is not None else None
+        copier = source[name.start_byte:name.end_byte].decode("utf-8", "replace") if name is not None else ""
+        if copier not in _COPIERS or program is None:
+            continue
+        if copier == "cat" and any(child.type != "command_name" for child in program.children):
+            continue  # `cat <<'EOF' other-file`: cat reads the file too
+        spans.append((len(source[:node.start_byte].decode("utf-8", "replace")),
+                      len(source[:node.end_byte].decode("utf-8", "replace"))))
+    return sorted(spans)

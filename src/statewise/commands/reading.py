@@ -63,9 +63,22 @@ class _Reading(_Base):
 
     @staticmethod
     def counts_removed(words: Sequence[_Word], ro: _ReadOnly) -> list[_Word]:
+        """The words without the bare counts (``head -5``, ``seq 10 -1 1``); a count that is an
+        option's value stays (``tail -n +50``: ``+50`` is the value of ``-n``, not a count)."""
         if not ro.numeric:
             return list(words)
-        return [w for w in words if not (w.value and re.fullmatch(r"[-+]\d+", w.value))]
+        kept: list[_Word] = []
+        takes_value = False
+        for word in words:
+            if not takes_value and word.value and re.fullmatch(r"[-+]\d+", word.value):
+                continue
+            kept.append(word)
+            value = word.value or ""
+            # `-n`, `--lines`, or a cluster of short flags ending in one that takes a value (`-fn`)
+            takes_value = not takes_value and (value in ro.spec.valued or (
+                len(value) > 2 and value[0] == "-" and value[1] != "-" and f"-{value[-1]}" in ro.spec.valued
+                and all(f"-{letter}" in ro.spec.flags for letter in value[1:-1])))
+        return kept
 
     def may_be_option(self, word: _Word, ro: _ReadOnly) -> bool:
         """Whether a word only known at run time could turn out to be an option with effects."""
@@ -90,6 +103,13 @@ class _Reading(_Base):
                               f"({word.why})", call.part)
                     return False
         parsed = _parse(words, ro.spec)
+        if parsed.error and not ro.effectful:
+            # No option or argument of this program is known to have an effect, so an option
+            # its table lacks (`ls -a.git`, a newer version's flag) is no reason to stop work:
+            # the call is checked as a program StateWise does not read, i.e. only for the
+            # protected targets its words name (issue 22, item 5).
+            self.unguard(call.part)
+            return False
         if parsed.error:
             self.fail(f"{what}: {parsed.error}; an option StateWise does not know may have effects", call.part)
             return False

@@ -103,6 +103,14 @@ def _unescape_double_quoted(text: str) -> str:
     return "".join(out)
 
 
+def _literal_dollar(source: bytes, after: int) -> bool:
+    """Whether a `$` inside double quotes, followed by ``source[after:]``, stays a `$` for bash:
+    it is followed by nothing that starts an expansion (a name, a digit, a special parameter,
+    ``{``, ``(``, a quote of ``$'...'``/``$"..."`` is literal inside double quotes too)."""
+    following = source[after:after + 1].decode("latin-1")
+    return following in ("", '"', "/", "'", " ", "\t", "\n", ".", ",", ":", ";", "|", ")", "]", "^", "%", "+", "=", "\\")
+
+
 def _node_text(node: Any, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
@@ -131,6 +139,8 @@ def _evaluate(node: Any, source: bytes, env: Mapping[str, str]) -> _Word:
                     pieces.append((_unescape_double_quoted(source[position:child.start_byte].decode()), True))
                 if child.type == "string_content":
                     pieces.append((_unescape_double_quoted(_node_text(child, source)), True))
+                elif child.type == "$" and _literal_dollar(source, child.end_byte):
+                    pieces.append(("$", True))  # "s/x$/y/": a `$` that starts no expansion is itself
                 else:
                     raise _Dynamic(_DYNAMIC_NODES.get(child.type, child.type) + " inside a string")
                 position = max(position, child.end_byte)

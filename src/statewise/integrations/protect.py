@@ -91,7 +91,9 @@ def places_for(cwd: Path, *, store: str | None, contract_path: str | None, confi
 
 
 def _absolute(value: str, base: Path) -> Path:
-    path = Path(value).expanduser()
+    # os.path.expanduser, not Path.expanduser: like bash, it leaves `~name` of a user that does
+    # not exist as it is (`~.mod.A` in a heredoc's text), where Path.expanduser raises.
+    path = Path(os.path.expanduser(value))
     return path if path.is_absolute() else base / path
 
 
@@ -305,11 +307,18 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
     found = _action_findings(actions, workspace, places)
     if command is None:
         return found
+    from statewise.commands.heredocs import data_heredoc_spans
+
+    # A here-document that is only a file's content (`cat <<'EOF' > x.py`) names no file read.
+    for start, end in reversed(data_heredoc_spans(command)):
+        command = command[:start] + command[end:]
     segments = _segments(command)
     if segments is None:
         return found
+    # A file the command writes before running it may be any program; a file whose mode only
+    # changes (`chmod +x run.sh && ./run.sh`) runs what it held, which the normalizer reads.
     written = {os.path.realpath(_absolute(str(a.args["path"]), workspace))
-               for a in actions if a.operation == "fs.write" and a.args.get("path")}
+               for a in actions if a.operation == "fs.write" and a.args.get("path") and not a.args.get("attributes")}
     # A word an action already writes or deletes was checked as that use (a new .env.local that
     # `cp .env.example .env.local` creates is not a read of a secret).
     seen = {finding.path for finding in found} | {

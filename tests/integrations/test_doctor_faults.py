@@ -233,3 +233,16 @@ def test_a_postgresql_store_that_cannot_be_reached_blocks_every_guarded_call(ins
     installed.env["STATEWISE_STORE"] = unreachable
     answer = installed.bash("rm build/x")
     assert answer.decision == "deny" and "cannot connect" in answer.reason
+
+
+def test_the_store_a_portable_wrapper_names_is_the_one_checked(installed, tmp_path):
+    # `statewise install --store FILE` puts the store in the wrapper, which the committed settings
+    # find by searching up from the project folder: doctor must read the store from that wrapper,
+    # not from the settings command's first word (a shell assignment) or the default location.
+    elsewhere = tmp_path / "elsewhere.db"
+    elsewhere.write_bytes(b"garbage" * 100)
+    install_hooks("claude-code", project=installed.work, store=str(elsewhere))
+    checks = diagnose("claude-code", project=installed.work)
+    store = _named(checks, "store")
+    assert str(elsewhere) in store.detail, store.detail
+    assert not store.ok and store.effect == BLOCKED

@@ -146,19 +146,29 @@ _WRAPPER_CONTRACT = re.compile(r"""^    main\(\[.*"--contract", (?P<python>'[^']
                                r"""|--contract (?P<shell>'[^']*'|\S+)""", re.MULTILINE)
 
 
-def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
-    """The contract the hook uses in ``root``: the one its wrapper names, else the environment's
-    or the project's config.toml one (:func:`statewise.settings.resolve_settings`), else None
-    (the built-in)."""
+def _named_by_wrapper(entry: dict[str, Any], root: Path, pattern: re.Pattern[str]) -> str | None:
+    """The file the installed wrapper names with ``pattern`` (its ``--contract`` or ``--store``),
+    found as the client finds the wrapper (a portable command searches from ``root`` up), or
+    None when the wrapper names none (the settings in effect decide)."""
     wrapper, _portable = command_wrapper(str(entry.get("command", "")), root)
     try:
         text = wrapper.read_text(encoding="utf-8", errors="replace") if wrapper is not None else ""
     except OSError:
         text = ""
-    found = _WRAPPER_CONTRACT.search(text)
-    if found is not None:
-        named = found.group("python")
-        return str(ast.literal_eval(named)) if named else shlex.split(found.group("shell"))[0]
+    found = pattern.search(text)
+    if found is None:
+        return None
+    named = found.group("python")
+    return str(ast.literal_eval(named)) if named else shlex.split(found.group("shell"))[0]
+
+
+def _contract_in_effect(entry: dict[str, Any], root: Path) -> str | None:
+    """The contract the hook uses in ``root``: the one its wrapper names, else the environment's
+    or the project's config.toml one (:func:`statewise.settings.resolve_settings`), else None
+    (the built-in)."""
+    named = _named_by_wrapper(entry, root, _WRAPPER_CONTRACT)
+    if named is not None:
+        return named
     from statewise.settings import resolve_settings
 
     return resolve_settings(root).contract.value
@@ -613,15 +623,9 @@ def _store_in_effect(entry: dict[str, Any], root: Path) -> str:
     """The store the hook opens for a call in ``root``: the wrapper's ``--store``, else the
     environment's or config.toml's (as :func:`statewise.settings.hook_settings` resolves it),
     else the default beside the repository."""
-    words = shlex.split(str(entry.get("command", "")).partition(" || ")[0]) or [""]
-    try:
-        text = Path(words[0]).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        text = ""
-    found = _WRAPPER_STORE.search(text)
-    if found is not None:
-        named = found.group("python")
-        return str(ast.literal_eval(named)) if named else shlex.split(found.group("shell"))[0]
+    named = _named_by_wrapper(entry, root, _WRAPPER_STORE)
+    if named is not None:
+        return named
     from statewise.settings import hook_settings
     from statewise.store import default_location
 

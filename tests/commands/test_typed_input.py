@@ -28,8 +28,11 @@ TYPED = [
     ("perl -e 'eval <STDIN>'", "`perl -e` runs a program that reads what is typed into it (<STDIN>)"),
     ("ruby -e 'eval gets'", "`ruby -e` runs a program that reads what is typed into it (gets)"),
     ("node -e 'eval(require(\"fs\").readFileSync(0, \"utf8\"))'", "`node -e` runs a program that reads"),
+    ("python3 manage.py shell", "`python3` opens Django's interactive shell (manage.py shell)"),
+    ("python3 manage.py dbshell", "`python3` opens the database's client shell (manage.py dbshell)"),
 ]
 QUIET = ["python3 script.py", "python -c 'print(1)'", "python3 -c 'name = input(); print(name)'",
+         "python3 manage.py shell -c 'print(1)'", "python3 manage.py runserver --noreload",
          "node -e 'console.log(1)'", "perl -e 'eval { 1 }; print 2'", "ruby -e 'puts 1'", "git status", "ls -la"]
 
 
@@ -86,3 +89,13 @@ def test_eval_of_code_only_known_at_run_time_cannot_be_checked_for_every_client(
             (command, analysis.unresolved)
     deleting = analyze_command("""perl -e 'eval "unlink q(migrations/0001.sql)"'""", cwd=project.work)
     assert deleting.first("fs.delete") is not None, deleting
+
+
+def test_a_django_shell_program_is_read_like_python_c_for_every_client(project):
+    # `manage.py shell -c CODE` is a Python interpreter in the project's settings: its program is
+    # read with ast like `python -c`'s (it passed unread before), and so is one from a heredoc.
+    for command in ("python3 manage.py shell -c \"import shutil; shutil.rmtree('migrations')\"",
+                    "python3 manage.py shell <<'EOF'\nimport os\nos.remove('migrations/0001.sql')\nEOF"):
+        for agent in ("claude-code", "codex", "gemini"):
+            answer = project.bash(command, agent=agent)
+            assert answer.decision == "deny" and "migrations" in answer.reason, (agent, command, answer)

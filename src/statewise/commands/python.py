@@ -89,7 +89,8 @@ class _Python(_Projects):
             return
         script = words[i].value or ""
         if script.rsplit("/", 1)[-1] == "manage.py":
-            self.django(call, words[i + 1:])
+            if not self.django_console(call, words[i + 1:]):
+                self.django(call, words[i + 1:])
             return
         if script.rsplit("/", 1)[-1] == "setup.py" and self.setup_py(call, [w.value for w in words[i + 1:]]):
             return
@@ -97,6 +98,44 @@ class _Python(_Projects):
         path = self.workspace_file(call, script)
         if path is not None:  # a workspace script: read with ast (statewise.commands.scripts)
             self.python_script(call, path)
+
+    def django_console(self, call: _Call, words: Sequence[_Word]) -> bool:
+        """``manage.py shell`` (and django-extensions' ``shell_plus``) is a Python interpreter in
+        the project's settings: its ``-c`` program is read like ``python -c``'s, and without one
+        it runs what its standard input gives, like ``python`` alone (a session on a terminal).
+        ``dbshell`` opens the database's own client. False: another subcommand."""
+        sub = words[0].value if words else None
+        if sub == "dbshell":
+            if len(words) > 1:  # `dbshell -- -c SQL`: arguments for the database client
+                self.fail("`manage.py dbshell` with arguments runs the database client on them", call.part)
+            else:
+                self.stdin_program(call, "the database's client shell (manage.py dbshell)")
+            return True
+        if sub not in ("shell", "shell_plus"):
+            return False
+        rest = list(words[1:])
+        for index, word in enumerate(rest):
+            value = word.value
+            if value is None:
+                self.fail(f"an argument of `manage.py {sub}` is only known at run time", call.part)
+                return True
+            code: str | None = None
+            if value in ("-c", "--command"):
+                following = rest[index + 1] if index + 1 < len(rest) else None
+                if following is None or following.value is None:
+                    self.fail(f"the program of `manage.py {sub} -c` is only known at run time", call.part)
+                    return True
+                code = following.value
+            elif value.startswith("--command="):
+                code = value.partition("=")[2]
+            elif value.startswith("-c") and len(value) > 2:
+                code = value[2:]
+            if code is not None:
+                self.unguard(call.part)
+                self.python_program(call, code, f"the program of `manage.py {sub} -c`")
+                return True
+        self.stdin_program(call, f"Django's interactive shell (manage.py {sub})")
+        return True
 
     def stdin_program(self, call: _Call, what: str) -> None:
         """An interpreter given no program: it reads one from standard input."""

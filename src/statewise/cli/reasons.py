@@ -1,112 +1,20 @@
 """A guard's reason as lines for a person: the sentence, then one line per fact it rests on, and
-one line per distinct error (facts that could not be observed for the same error share it).
-
-The gate writes an invariant's reason as ``MESSAGE [FACT; FACT; ...]``, and a fact it could
-not establish as ``KEY: unknown (ACTOR could not observe KEY: DETAIL)`` (statewise.pipeline.gate
-and .resolution). Without a network, every key read from the same host fails with the same
-error, and a one-line reason repeats it once per key; here those keys share one line.
+one line per distinct error (facts that could not be observed for the same error share it; the
+gate already merges them, :mod:`statewise.pipeline.reasons`, and a reason kept from before is
+merged here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from statewise.pipeline.reasons import merge_unobserved, split_facts
 
 __all__ = ["reason_lines"]
-
-#: The note a cached failure carries; the same error, not a different one.
-_CACHED_NOTE = " (cached: "
-
-
-@dataclass(frozen=True)
-class _Unobserved:
-    key: str
-    detail: str
-    fact: str
-
-    @property
-    def cause(self) -> str:
-        """The error itself: the detail's last ``: ``-separated part, without the cache note."""
-        return self.detail.rsplit(": ", 1)[-1]
-
-
-def _split_facts(reason: str) -> tuple[str, list[str]]:
-    """``MESSAGE [A; B]`` -> (MESSAGE, [A, B]), splitting only at the top level of brackets
-    and parentheses; a reason without a trailing bracketed list comes back whole."""
-    if not reason.endswith("]"):
-        return reason, []
-    depth = 0
-    for index in range(len(reason) - 1, -1, -1):
-        char = reason[index]
-        depth += char in ")]"
-        depth -= char in "(["
-        if depth == 0:
-            break
-    else:
-        return reason, []
-    if index == 0 or reason[index - 1] != " ":
-        return reason, []
-    inner, facts, depth, start = reason[index + 1:-1], [], 0, 0
-    for position, char in enumerate(inner):
-        depth += char in "(["
-        depth -= char in ")]"
-        if depth == 0 and inner.startswith("; ", position):
-            facts.append(inner[start:position])
-            start = position + 2
-    facts.append(inner[start:])
-    return reason[:index - 1], facts
-
-
-def _unobserved(fact: str) -> _Unobserved | None:
-    key, sep, rest = fact.partition(": unknown (")
-    marker = f" could not observe {key}: "
-    if not sep or not rest.endswith(")") or marker not in rest:
-        return None
-    detail = rest[:-1].split(marker, 1)[1]
-    cached = detail.find(_CACHED_NOTE)
-    if cached != -1 and detail.endswith(")"):
-        detail = detail[:cached]
-    return _Unobserved(key, detail, fact)
-
-
-def _common_tail(details: list[str]) -> str:
-    """The longest ending every detail shares that starts at a ``: `` boundary of each."""
-    parts = [detail.split(": ") for detail in details]
-    shared: list[str] = []
-    for pieces in zip(*(reversed(p) for p in parts), strict=False):
-        if len(set(pieces)) != 1:
-            break
-        shared.insert(0, pieces[0])
-    return ": ".join(shared)
 
 
 def reason_lines(reason: str) -> list[str]:
     """The reason's sentence, then its facts one a line; facts that could not be observed for the
     same error become one line naming every key and the error once."""
-    head, facts = _split_facts(reason)
+    head, facts = split_facts(reason)
     if not facts:
         return [reason]
-    lines = [head]
-    groups: dict[str, list[_Unobserved]] = {}
-    order: list[str | _Unobserved] = []
-    for fact in facts:
-        unobserved = _unobserved(fact)
-        if unobserved is None:
-            order.append(fact)
-            continue
-        if unobserved.cause not in groups:
-            groups[unobserved.cause] = []
-            order.append(unobserved)
-        groups[unobserved.cause].append(unobserved)
-    for item in order:
-        if isinstance(item, str):
-            lines.append(item)
-            continue
-        group = groups[item.cause]
-        if len(group) == 1:
-            lines.append(item.fact)
-            continue
-        keys = ", ".join(dict.fromkeys(member.key for member in group))
-        details = list(dict.fromkeys(member.detail for member in group))
-        detail = details[0] if len(details) == 1 else _common_tail(details)
-        lines.append(f"{keys}: unknown ({detail})")
-    return lines
+    return [head, *merge_unobserved(facts)]

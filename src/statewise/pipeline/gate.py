@@ -28,6 +28,7 @@ from statewise.actions import Action
 from statewise.contract import CommandRule, Contract
 from statewise.expressions import state_keys_read
 from statewise.pipeline.calls import CostMeter
+from statewise.pipeline.reasons import merge_unobserved
 from statewise.pipeline.report import GateCheck, PremiseReport, PremiseStatus
 from statewise.scopes import TaskScope
 
@@ -215,7 +216,7 @@ def _explain(violation: Any, action: Action, contract: Contract, state: Mapping[
     if error and not (unknown and "no such key" in error):
         text += f" ({error})"
     if facts:
-        text += " [" + "; ".join(facts) + "]"
+        text += " [" + "; ".join(merge_unobserved(facts)) + "]"
     return text
 
 

@@ -100,7 +100,9 @@ def _local_identity(path: str, base: str | os.PathLike[str] | None) -> str:
     normalized = posixpath.normpath(resolved).strip("/")
     for suffix in ("/.git", ".git"):
         normalized = normalized.removesuffix(suffix)
-    return "local/" + encode_identity_part(normalized.rstrip("/"))
+    part = encode_identity_part(normalized.rstrip("/"))
+    # The file system's root has no path part: "local/" would not read back as itself.
+    return f"local/{part}" if part else "local"
 
 
 def _hosted_identity(host: str, path: str) -> str:

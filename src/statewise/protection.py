@@ -303,16 +303,14 @@ def _nested_wrapper_place(path: Path, places: Places) -> Path | None:
     ``sub/.statewise/bin/statewise-hook`` would be run instead of the real one."""
     if places.repo_root is None:
         return None
+    root = _clean(places.repo_root)
     try:
-        parts = path.relative_to(_clean(places.repo_root)).parts
+        parts = path.relative_to(root).parts
     except ValueError:
         return None
     for index, part in enumerate(parts):
-        if part != ".statewise":
-            continue
-        rest = parts[index + 1:]
-        if not rest or rest[0] == "bin":
-            return _clean(places.repo_root).joinpath(*parts[:index + 1])
+        if part == ".statewise" and parts[index + 1:index + 2] in ((), ("bin",)):
+            return root.joinpath(*parts[:index + 1])
     return None
 
 

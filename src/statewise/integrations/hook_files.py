@@ -259,13 +259,20 @@ def write_observation_index(digest: str, command_patterns: list[str]) -> None:
 def _write_json(path: str, data: object) -> None:
     """Write a cache file atomically, best effort: a cache that cannot be written costs time only."""
     import json
+
+    _write_text(path, json.dumps(data))
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a reader sees the old file or the new one), best
+    effort: a cache that cannot be written costs time only."""
     import os
 
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"
         with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data))
+            handle.write(text)
         os.replace(temporary, path)
     except OSError:
         pass
@@ -442,15 +449,7 @@ def _records_unchanged(note_path: str, records: dict[str, object]) -> bool:
         pass
     if records_state(location, scopes) != state:
         return False
-    import os
-
-    try:
-        temporary = f"{seen}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(mark)
-        os.replace(temporary, seen)
-    except OSError:
-        pass  # best effort: the next session start reads the store again
+    _write_text(seen, mark)  # best effort: unwritten, the next session start reads the store again
     return True
 
 

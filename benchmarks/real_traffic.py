@@ -28,8 +28,17 @@ Usage::
     python benchmarks/real_traffic.py --report OUT   # an earlier run again, with the current labels
 
 The hook's warm worker is on, as a user has it (``--no-warm``: every call checks in its own
-process). Stops whose cause ``traffic/replay.yaml`` lists (a path only the agent's own
-repository had) are counted apart as well.
+process).
+
+A command that names test paths (``pytest tests/test_x.py``) names files of the agent's own
+repository. ``traffic/test_paths.yaml`` (built by ``traffic/test_paths.py`` from each command's
+output in the trajectory) says which of them existed where the agent ran it: those are created
+in the benchmark repository before the command is sent and removed after, so the hook sees what
+it would have seen; a path that did not exist, or of which there is no evidence, is not
+created, and a stop on it is counted like any other. These commands are sent in a repository
+of their own, whose store is put back as it was before each of them and which has no warm
+worker, so that what the hook observed about one command's paths (``fs.exists`` is kept ten
+minutes) cannot answer for another's.
 """
 
 from __future__ import annotations
@@ -37,12 +46,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -59,6 +70,7 @@ sys.path.insert(0, str(BENCHMARKS / "traffic"))
 
 from extract import DEFAULT_OUT, REPO_MARK, read_corpus  # noqa: E402
 from ordinary_work import Repo, build_repo, seed_store  # noqa: E402
+from test_paths import DEFAULT_EVIDENCE, load_evidence, named_test_paths, path_key  # noqa: E402
 from traffic_census import census_tables  # noqa: E402
 
 TRAFFIC = BENCHMARKS / "traffic"
@@ -79,15 +91,6 @@ class Outcome:
     seconds: float
     guard: str = "statewise"
     raw: str = ""  # the whole reason, the repository's path written <repo>
-
-
-def load_replay_causes(path: Path) -> list[tuple[re.Pattern[str], str]]:
-    """The causes of stops that come from replaying a command outside the agent's own repository
-    (``replay.yaml``): (pattern over the grouped cause, why)."""
-    if not path.exists():
-        return []
-    data = yaml.safe_load(path.read_text()) or {}
-    return [(re.compile(item["cause"]), str(item["why"])) for item in data.get("replay_causes") or ()]
 
 
 def load_labels(path: Path) -> dict[str, dict[str, str]]:
@@ -111,6 +114,50 @@ def load_labels(path: Path) -> dict[str, dict[str, str]]:
 def _statewise(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> None:
     subprocess.run([sys.executable, "-m", "statewise", *argv], cwd=cwd, env=dict(env), check=True,
                    capture_output=True, timeout=120)
+
+
+@dataclass
+class PathsWorld:
+    """The repository test-path commands are sent in: its store as it was made, put back before
+    each command, and the paths evidence says existed created for the command only."""
+
+    repo: Repo
+    hook: str
+    store: bytes
+    lock: threading.Lock
+
+    def reset(self) -> None:
+        store = Path(self.repo.store)
+        for extra in (store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm")):
+            extra.unlink(missing_ok=True)
+        store.write_bytes(self.store)
+
+    def create(self, paths: Sequence[str]) -> list[Path]:
+        """Create each workspace-relative path (a file with a line of text when it has a suffix,
+        else a directory); returns what to remove after (the topmost new file or folder)."""
+        made: list[Path] = []
+        root = self.repo.workspace
+        for path in paths:
+            target = (root / path).resolve()
+            if root.resolve() not in target.parents or target.exists():
+                continue
+            top = target
+            while not top.parent.exists():
+                top = top.parent
+            if target.suffix:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text("# present in the agent's repository when it ran this command\n")
+            else:
+                target.mkdir(parents=True)
+            made.append(top)
+        return made
+
+
+def evidence_paths(command: str, workspace: Path, states: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The test paths ``command`` names that existed where the agent ran it, and the others."""
+    named = named_test_paths(command, workspace)
+    existed = [path for path in named if states.get(path_key(path)) == "existed"]
+    return existed, [path for path in named if path not in existed]
 
 
 def make_world(base: Path, template: Mapping[str, Any], env: Mapping[str, str]) -> tuple[Repo, str]:
@@ -233,11 +280,13 @@ def cause(reason: str, workspace: Path, command: str) -> str:
 
 def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, str]], *, jobs: int = 2,
         ccsn: bool = False, ccsn_cache: Path | None = None, ccsn_hook: bool = False, warm: bool = True,
-        keep: bool = False, progress: bool = False) -> tuple[list[Outcome], dict[str, str], Path]:
+        keep: bool = False, progress: bool = False, evidence: Mapping[str, Mapping[str, str]] | None = None,
+        created: Counter[str] | None = None) -> tuple[list[Outcome], dict[str, str], Path]:
     """Every entry through the installed hook (and cc-safety-net when asked), ``jobs`` calls at a
-    time, each worker in a repository of its own so that no two calls share a store. Returns
-    the outcomes, the command text by sha256 (for the local report only) and the first
-    repository's path."""
+    time, each call in a repository no other call is using, so that no two calls share a store.
+    Commands ``evidence`` (test_paths.yaml) names go through the repository of test paths
+    (``PathsWorld``); ``created`` counts the paths created and not. Returns the outcomes, the
+    command text by sha256 (for the local report only) and the first repository's path."""
     template = yaml.safe_load((TRAFFIC / "project.yaml").read_text())
     base = Path(tempfile.mkdtemp(prefix="statewise-traffic-"))
     env = {**os.environ, "STATEWISE_CACHE_DIR": str(base / "cache"), "STATEWISE_RUNTIME_DIR": str(base / "warm"),
@@ -248,6 +297,16 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
         env["STATEWISE_NO_WARM"] = "1"  # no worker process beside the `jobs` hook calls
     (base / "home").mkdir()
     worlds = [make_world(base / f"world-{index}", template, env) for index in range(max(1, jobs))]
+    free: queue.Queue[int] = queue.Queue()
+    for index in range(len(worlds)):
+        free.put(index)
+    evidence = evidence or {}
+    created = created if created is not None else Counter()
+    paths_world: PathsWorld | None = None
+    if any(entry["sha256"] in evidence for entry in entries):
+        cold = {**env, "STATEWISE_NO_WARM": "1"}
+        repo, hook = make_world(base / "world-paths", template, cold)
+        paths_world = PathsWorld(repo, hook, Path(repo.store).read_bytes(), threading.Lock())
     package = install_ccsn(ccsn_cache or base / "ccsn") if ccsn else None
     ccsn_home = str(base / "ccsn-home")
     ccsn_env = {**env, "CC_SAFETY_NET_HOME": ccsn_home, "CC_SAFETY_NET_AUDIT_HOME": ccsn_home,
@@ -257,12 +316,39 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
     def world(index: int) -> Repo:
         return worlds[index % len(worlds)][0]
 
+    def send(repo: Repo, hook: str, command: str, sha: str) -> tuple[str, str, float]:
+        if paths_world is None or sha not in evidence:
+            return call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
+                        {**env, **repo.env})
+        with paths_world.lock:
+            paths_world.reset()
+            existed, others = evidence_paths(command, repo.workspace, evidence[sha])
+            made = paths_world.create(existed)
+            created["created"] += len(existed)
+            created["not created"] += len(others)
+            try:
+                return call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
+                            {**env, **repo.env, "STATEWISE_NO_WARM": "1"})
+            finally:
+                for path in made:
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+
     def one(index: int, entry: Mapping[str, Any]) -> list[Outcome]:
-        repo, hook = worlds[index % len(worlds)]
+        slot = None if paths_world is not None and entry["sha256"] in evidence else free.get()
+        try:
+            return sent(slot, entry)
+        finally:
+            if slot is not None:
+                free.put(slot)
+
+    def sent(slot: int | None, entry: Mapping[str, Any]) -> list[Outcome]:
+        repo, hook = worlds[slot] if slot is not None else (paths_world.repo, paths_world.hook)  # type: ignore[union-attr]
         command = str(entry["command"]).replace(REPO_MARK, str(repo.workspace))
         label = labels.get(entry["sha256"], {}).get("label", "ordinary")
-        verdict, reason, seconds = call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
-                                        {**env, **repo.env})
+        verdict, reason, seconds = send(repo, hook, command, entry["sha256"])
         found = [Outcome(entry["sha256"], label, verdict, cause(reason, repo.workspace, command) if verdict in STOPS
                          else reason, seconds, raw=reason.replace(str(repo.workspace), "<repo>"))]
         if package is not None and ccsn_hook:
@@ -301,11 +387,8 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} ({100 * part / whole:.2f}%)" if whole else f"{part}/0"
 
 
-def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_commands: bool = True,
-           replay: Sequence[tuple[re.Pattern[str], str]] = ()) -> str:
-    """The figures: stops per label, the causes of ordinary stops, the side by side table.
-    Stops whose cause matches a ``replay`` pattern are counted apart as well: they come from
-    replaying the command in a repository other than the agent's (a path only that one had)."""
+def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_commands: bool = True) -> str:
+    """The figures: stops per label, the causes of ordinary stops, the side by side table."""
     lines: list[str] = []
     guards = list(dict.fromkeys(o.guard for o in outcomes))
     by_guard = {guard: {o.sha256: o for o in outcomes if o.guard == guard} for guard in guards}
@@ -324,11 +407,6 @@ def report(outcomes: Sequence[Outcome], texts: Mapping[str, str], *, show_comman
                      + (f"; goal at most {GOAL_ORDINARY_STOPPED:.1%}: "
                         f"{'met' if len(stopped_ordinary) <= GOAL_ORDINARY_STOPPED * len(ordinary) else 'NOT met'}"
                         if guard == "statewise" else ""))
-        artefacts = [o for o in stopped_ordinary if any(p.search(o.reason) for p, _ in replay)]
-        if artefacts:
-            kept = len(stopped_ordinary) - len(artefacts)
-            lines.append(f"  of which replay artefacts (a path of the agent's own repository): {len(artefacts)}; "
-                         f"without them: {_share(kept, len(ordinary) - len(artefacts))}")
         lines.append(f"dangerous stopped: {_share(len(stopped_dangerous), len(dangerous))}")
         if times:
             lines.append(f"per call: p50 {statistics.median(times):.0f} ms, p90 "
@@ -389,6 +467,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_OUT, help="the corpus extract.py wrote")
     parser.add_argument("--labels", type=Path, default=TRAFFIC / "labels.yaml")
+    parser.add_argument("--test-paths", type=Path, default=DEFAULT_EVIDENCE,
+                        help="which test paths existed where the agent ran each command (test_paths.py)")
     parser.add_argument("--jobs", type=int, default=2, help="hook calls at a time (default 2)")
     parser.add_argument("--limit", type=int, help="only the first N commands (in sha256 order)")
     parser.add_argument("--ccsn", action="store_true", help="also run cc-safety-net side by side")
@@ -412,7 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(census_tables(entries))
         return 0
     labels = load_labels(args.labels)
-    replay = load_replay_causes(TRAFFIC / "replay.yaml")
+    evidence = load_evidence(args.test_paths)
     if args.report:
         saved = [Outcome(**item) for item in json.loads(args.report.read_text())]
         texts = {e["sha256"]: str(e["command"]).replace(REPO_MARK, "<repo>") for e in entries}
@@ -420,13 +500,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         relabelled = [Outcome(**{**asdict(o), "label": labels.get(o.sha256, {}).get("label", "ordinary"),
                                  "reason": cause(o.raw, Path("<repo>"), texts.get(o.sha256, ""))
                                  if o.raw and o.verdict in STOPS else o.reason}) for o in saved]
-        print(report(relabelled, texts, show_commands=not args.no_commands, replay=replay))
+        print(report(relabelled, texts, show_commands=not args.no_commands))
         return 0
     started = time.perf_counter()
+    created: Counter[str] = Counter()
     outcomes, texts, _ = run(entries, labels, jobs=args.jobs, ccsn=args.ccsn, ccsn_cache=args.ccsn_cache,
-                             ccsn_hook=args.ccsn_hook, warm=not args.no_warm, keep=args.keep, progress=True)
+                             ccsn_hook=args.ccsn_hook, warm=not args.no_warm, keep=args.keep, progress=True,
+                             evidence=evidence, created=created)
     elapsed = time.perf_counter() - started
-    print(report(outcomes, texts, show_commands=not args.no_commands, replay=replay))
+    print(report(outcomes, texts, show_commands=not args.no_commands))
+    sent = sum(1 for e in entries if e["sha256"] in evidence)
+    print(f"test paths ({args.test_paths.name}): {sent} commands name them; paths created as the agent's "
+          f"repository had them {created['created']}, not created (missing there, or no evidence) "
+          f"{created['not created']}")
     dangerous = sum(1 for e in entries if labels.get(e["sha256"], {}).get("label") == "dangerous")
     print(f"\n{len(entries)} corpus commands ({dangerous} labelled dangerous) through the installed hook, "
           f"{args.jobs} at a time, in {elapsed:.0f} s (repositories and installs included)")

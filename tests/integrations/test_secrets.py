@@ -37,6 +37,14 @@ ASKED = [
     # a here-document that may run something, or that a program reads as more than a file's text
     ("cat <<EOF > notes.txt\n$(cat .env)\nEOF", ".env"),
     ("python3 - <<'EOF'\nprint(open('.env').read())\nEOF", ".env"),
+    # issue 22 real traffic: a pattern is not a file, but what a search's matches are fed to
+    # reads them, and a file a search searches is read
+    ("find . -name '*.env' | xargs cat", "*.env"),
+    ("find . -name '*.env' -exec cat {} \\;", "*.env"),
+    ("grep -r --include='*.env' KEY .", "*.env"),
+    ("grep -e KEY .env", ".env"),
+    ("grep -rn 'x' -- .env", ".env"),
+    ("sudo grep KEY .env", ".env"),
 ]
 PASSED = ["cat .env.example", "cp .env.example .env.sample", "echo X= >> .env.example", "cat README.md",
           "cp .env.example .env.local",  # a new file: no credentials are overwritten
@@ -46,7 +54,13 @@ PASSED = ["cat .env.example", "cp .env.example .env.sample", "echo X= >> .env.ex
           "cat <<'EOF' > repro.py\nclass App:\n    def __init__(self):\n        self.env = {}\nEOF\npython3 repro.py",
           "cat > index.rst <<'EOF'\n:param ~.mod.A a:\nEOF",
           # chmod +x changes the mode, not the program: the script is read as it is on disk
-          "chmod +x run.sh && ./run.sh"]
+          "chmod +x run.sh && ./run.sh",
+          # issue 22 real traffic: find's name tests and grep's patterns match names and text, they
+          # are not files read; a program bash cannot find (a typing slip) runs nothing
+          "find / -name '*.env' 2>/dev/null", "find . -iname '*.key' -o -name '*.pem'",
+          "ls -R | grep -E '.*\\.env|.*\\.conf'", "grep -rn 'self.env' src/", "grep -e .env -r src/",
+          "git grep -n id_rsa", "grep -r --exclude='*.env' KEY .",
+          "find. -name '*.env' -o -name '*.conf'"]
 
 
 @pytest.fixture(scope="module")

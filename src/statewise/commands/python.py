@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from statewise.commands.base import GIT_TIMEOUT
@@ -25,6 +28,45 @@ from statewise.commands.words import _UV_RUN, _UVX, _Call, _parse, _Parsed, _Spe
 _CONSOLE_MODULES = frozenset({"code", "asyncio", "pdb", "IPython", "ptpython", "bpython", "idlelib"})
 
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
+_VERSIONED = re.compile(r"^python(\d+)\.(\d+)$")
+_VENV_VERSION = re.compile(r"^\s*(?:version|version_info)\s*=\s*(\d+)\.(\d+)", re.MULTILINE)
+
+
+def interpreter_version(path: str | None) -> tuple[int, int] | None:
+    """The version of the Python interpreter at ``path``: from the file it resolves to
+    (``python3.11``), else from the ``pyvenv.cfg`` of the environment it is in; None when
+    neither says (a launcher script such as a pyenv shim, a missing file)."""
+    if path is None:
+        return None
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        return None
+    match = _VERSIONED.match(os.path.basename(real))
+    if match:
+        return int(match[1]), int(match[2])
+    config = Path(path).parent.parent / "pyvenv.cfg"
+    try:
+        found = _VENV_VERSION.search(config.read_text(encoding="utf-8", errors="replace")[:4096])
+    except OSError:
+        return None
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def refused_by(version: tuple[int, int] | None, code: str) -> bool:
+    """True when a Python 3 interpreter of ``version`` refuses to run ``code`` at all: the program
+    does not parse in that version's grammar, so it stops with a SyntaxError before any of it
+    runs. False when it parses, when the version is not known, is Python 2 (whose grammar this
+    parser does not have), or is newer than the Python StateWise runs on (a newer grammar may
+    accept it)."""
+    if version is None or version[0] != 3 or version < (3, 4) or version > sys.version_info[:2]:
+        return False
+    try:
+        ast.parse(code, feature_version=version)
+    except (SyntaxError, ValueError):  # ValueError: a null byte, which CPython refuses as well
+        return True
+    except (RecursionError, MemoryError):
+        return False
+    return False
 
 
 class _Python(_Projects):
@@ -63,6 +105,8 @@ class _Python(_Projects):
                             call.ctx.stdin == "tty" else None
                         if target is None:
                             self.fail(f"the program of `{call.name} -c` is only known at run time", call.part)
+                        elif refused_by(interpreter_version(interpreter), target):
+                            pass  # the interpreter stops at its SyntaxError: nothing of it runs
                         elif reads is not None:
                             self.typed_session(call, f"`{call.name} -c` runs a program that reads what is typed "
                                                      f"into it ({reads}) and runs code it cannot check")
@@ -109,7 +153,7 @@ class _Python(_Projects):
             if len(words) > 1:  # `dbshell -- -c SQL`: arguments for the database client
                 self.fail("`manage.py dbshell` with arguments runs the database client on them", call.part)
             else:
-                self.stdin_program(call, "the database's client shell (manage.py dbshell)")
+                self.stdin_program(call, "the database's client shell (manage.py dbshell)", python=False)
             return True
         if sub not in ("shell", "shell_plus"):
             return False
@@ -137,8 +181,9 @@ class _Python(_Projects):
         self.stdin_program(call, f"Django's interactive shell (manage.py {sub})")
         return True
 
-    def stdin_program(self, call: _Call, what: str) -> None:
-        """An interpreter given no program: it reads one from standard input."""
+    def stdin_program(self, call: _Call, what: str, *, python: bool = True) -> None:
+        """An interpreter given no program: it reads one from standard input (``python``: a
+        Python interpreter, which refuses a program that does not parse before running any)."""
         if call.ctx.stdin == "tty":
             self.interactive(call, what)
         elif call.ctx.stdin in ("pipe", "dynamic"):
@@ -146,7 +191,8 @@ class _Python(_Projects):
                       call.part)
         else:
             self.unguard(call.part)  # a heredoc or a file: the program is in the command, like -c
-            if call.ctx.stdin == "here" and call.ctx.stdin_text is not None:
+            if call.ctx.stdin == "here" and call.ctx.stdin_text is not None and not (python and refused_by(
+                    interpreter_version(self.which(call, call.name)), call.ctx.stdin_text)):
                 self.python_program(call, call.ctx.stdin_text, f"the program `{call.name}` reads from a here-document")
 
     def python_module(self, call: _Call, module: str, rest: Sequence[_Word], *, interpreter: str | None) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -45,6 +46,30 @@ def listed(value: object) -> list[str]:
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", "|&", ";;", "\n"})
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _PIECES = re.compile(r"""[\s=<>{}();,:"'|&`]+""")
+#: Words before a program that do not change which program runs.
+_PREFIXES = frozenset({"sudo", "doas", "env", "nohup", "time", "nice", "ionice", "command", "exec", "stdbuf",
+                       "setsid", "timeout", "xargs"})
+#: find's tests whose value is a pattern matched against names, not a file find opens.
+_FIND_PATTERNS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+                            "-lname", "-ilname"})
+#: find's actions that read, write or run something on what it matched.
+_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+#: bash's builtins and keywords: found without PATH.
+_BUILTINS = frozenset(".,:,[,[[,alias,bg,bind,break,builtin,caller,cd,command,compgen,complete,compopt,continue,"
+                      "declare,dirs,disown,echo,enable,eval,exec,exit,export,false,fc,fg,getopts,hash,help,history,"
+                      "jobs,kill,let,local,logout,mapfile,popd,printf,pushd,pwd,read,readarray,readonly,return,set,"
+                      "shift,shopt,source,suspend,test,times,trap,true,type,typeset,ulimit,umask,unalias,unset,wait,"
+                      "if,then,else,elif,fi,case,esac,for,select,while,until,do,done,in,function,time,{,},!,coproc"
+                      .split(","))
+#: Searchers whose first operand (or -e's value) is a pattern, and their options whose separate
+#: value is a pattern of text or of names left out (--exclude), or is not a file (-m 3). -f names
+#: a file of patterns, and --include/--glob the files searched: those stay names of files read.
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack"})
+_GREP_PATTERN_VALUES = frozenset({"-e", "--regexp", "--exclude", "--exclude-dir", "-t", "--type", "-T",
+                                  "--type-not"})
+_GREP_OTHER_VALUES = frozenset({"-m", "--max-count", "-A", "-B", "-C", "--after-context", "--before-context",
+                                "--context", "-d", "-D", "--devices", "--directories", "--label", "-j", "--threads",
+                                "-M", "--max-columns", "--max-depth", "--color", "--colour"})
 
 
 def _cache_root() -> Path:
@@ -246,20 +271,23 @@ def _found_by_name(action: Action, workspace: Path) -> list[str] | None:
     return reached
 
 
-def _segments(command: str) -> list[list[str]] | None:
+def _segments(command: str) -> list[tuple[list[str], bool]] | None:
+    """The simple commands' words, each with whether its output goes into a pipe."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
     lexer.commenters = ""
-    segments: list[list[str]] = [[]]
+    segments: list[tuple[list[str], bool]] = [([], False)]
     try:
         for token in lexer:
             if token in _SEPARATORS:
-                segments.append([])
+                if token in ("|", "|&"):
+                    segments[-1] = (segments[-1][0], True)
+                segments.append(([], False))
             else:
-                segments[-1].append(token)
+                segments[-1][0].append(token)
     except ValueError:
         return None  # unbalanced quotes: the normalizer has already refused the command
-    return [segment for segment in segments if segment]
+    return [segment for segment in segments if segment[0]]
 
 
 def _expand(piece: str, cwd: Path, home: Path) -> str:
@@ -324,7 +352,7 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
     seen = {finding.path for finding in found} | {
         Path(os.path.normpath(_absolute(str(a.args[slot]), workspace)))
         for a in actions if a.operation in _USES for slot in ("path", "link_path") if a.args.get(slot)}
-    for segment in segments:
+    for segment, piped in segments:
         program_at = 0
         while program_at < len(segment) and _ASSIGNMENT.match(segment[program_at]):
             program_at += 1
@@ -337,7 +365,12 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                 found.append(Finding(Path(program), Path(program), "a file this same command writes before running "
                                      "it: StateWise cannot tell what that program does (a copy of rm runs as rm)",
                                      "deny", "write", secret=False))
+        # What a search prints can be fed to a reader (`find -name "*.env" | xargs cat`): its
+        # patterns are then still checked as names of files read.
+        patterns = set() if piped or _defines_programs(command) else _pattern_operands(segment, program_at)
         for index, token in enumerate(segment):
+            if index in patterns:
+                continue  # a pattern `find -name` or grep matches names or text with, not a file it reads
             assignment = _ASSIGNMENT.match(token) if index < program_at or index == 0 else None
             if assignment and assignment.group(1) in FILE_WRITING_ENV and assignment.group(2):
                 value = _expand(assignment.group(2), cwd, places.home)
@@ -355,6 +388,75 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                 if finding is not None:
                     seen.add(absolute)
                     found.append(finding)
+    return found
+
+
+def _defines_programs(command: str) -> bool:
+    """Whether the command may run a program this scan cannot see: substitutions, functions,
+    aliases, a changed PATH."""
+    return bool(re.search(r"\$\(|`|\bPATH\b|\balias\b|\bfunction\b|\w\s*\(\s*\)", command))
+
+
+def _pattern_operands(segment: Sequence[str], program_at: int) -> set[int]:
+    """The indexes of the words of ``segment`` that are patterns, not files: the value of a
+    name test of ``find`` (``-name "*.env"``), and a searcher's pattern (grep's first operand or
+    ``-e``'s value, ``--include``'s glob). A searcher given ``-f FILE`` reads FILE, which stays
+    a file; its other operands are the files it searches and stay files too."""
+    at = program_at
+    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or segment[at].startswith("-")
+                                 or _ASSIGNMENT.match(segment[at])):
+        at += 1
+    if at >= len(segment):
+        return set()
+    program = os.path.basename(segment[at])
+    words = list(segment)
+    found: set[int] = set()
+    if program not in _BUILTINS and "/" not in program and shutil.which(program) is None:
+        # Not a program bash can find (a typing slip, `find.`): it runs nothing and reads nothing
+        # (functions, aliases and PATH changes in the command are ruled out by the caller).
+        return set(range(at, len(words)))
+    if program == "find":
+        if any(word in _FIND_ACTIONS for word in words[at + 1:]):
+            return set()  # -exec cat {}: the names it matches are read
+        found = {i + 1 for i in range(at + 1, len(words) - 1) if words[i] in _FIND_PATTERNS}
+    elif program in _GREPS or (program == "git" and at + 1 < len(words) and words[at + 1] == "grep"):
+        first = at + (2 if program == "git" else 1)
+        given = False  # a pattern given by -e/-f: every operand is then a file
+        operand_seen = False
+        i = first
+        while i < len(words):
+            word = words[i]
+            if word == "--":
+                if not given and not operand_seen and i + 1 < len(words):
+                    found.add(i + 1)
+                break
+            if word in _GREP_PATTERN_VALUES and i + 1 < len(words):
+                found.add(i + 1)
+                given = given or word in ("-e", "--regexp")
+                i += 2
+                continue
+            if word in ("-f", "--file"):
+                given = True
+                i += 2
+                continue
+            if word in _GREP_OTHER_VALUES:
+                i += 2
+                continue
+            if word in ("--include", "-g", "--glob", "--iglob"):
+                i += 2  # its value names files searched: checked as a name of a file read
+                continue
+            if word.startswith(("--regexp=", "--exclude=", "--exclude-dir=")):
+                found.add(i)
+                given = given or word.startswith("--regexp=")
+            elif word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
+                found.add(i)
+                given = True
+            elif word.startswith("--file=") or (word.startswith("-f") and len(word) > 2 and word[1] != "-"):
+                given = True
+            elif not word.startswith("-") and not given and not operand_seen:
+                found.add(i)
+                operand_seen = True
+            i += 1
     return found
 
 

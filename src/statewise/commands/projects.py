@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from statewise.commands.base import DB_MIGRATE, _Base
 from statewise.commands.tables import (
@@ -76,11 +79,27 @@ class _Projects(_Base):
 
     def django(self, call: _Call, words: Sequence[_Word]) -> None:
         """``python manage.py ...``: classified by the command rules for ``manage.py``, with the
-        interpreter's words kept in the command's text."""
+        interpreter's words kept in the command's text. A migration whose settings module the
+        project's files show, holding only local databases, says so (``database_local``)."""
         start = len(call.words) - len(words) - 1
         inner = _Call(call.words[start:], call.env, call.ctx, call.part, call.kept + call.words[:start])
+        before = len(self.actions)
         if not self.declared(inner):
             self.unguard(call.part)
+            return
+        manage = call.words[start].value
+        for index in range(before, len(self.actions)):
+            action = self.actions[index]
+            if action.operation != DB_MIGRATE or action.args.get("framework") != "django" or not manage:
+                continue
+            if call.ctx.cwd is None:
+                continue
+            settings = action.args.get("settings")
+            local = django_databases_local(Path(call.ctx.cwd) / manage,
+                                           settings if isinstance(settings, str) else None)
+            if local is not None:
+                self.actions[index] = action.model_copy(update={
+                    "args": {**action.args, "database_local": True, "database_evidence": local}})
 
     def bundle(self, call: _Call) -> None:
         if call.args and call.args[0].value == "exec":
@@ -225,3 +244,70 @@ class _Projects(_Base):
                     elif name in ("index-url", "extra-index-url", "find-links", "no-index"):
                         found["config:" + name] = value
         return found
+
+
+_SETTINGS_DEFAULT = re.compile(
+    r"""os\.environ\.setdefault\(\s*['"]DJANGO_SETTINGS_MODULE['"]\s*,\s*['"]([\w.]+)['"]\s*\)""")
+#: Hosts that are this machine: a database there is the developer's own.
+_LOCAL_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
+_SETTINGS_LIMIT = 256 * 1024
+
+
+def django_databases_local(manage: Path, settings: str | None) -> str | None:
+    """Where a Django project's settings show that every database is on this machine: a SQLite
+    file, or a server at localhost (no HOST is the local socket). Returns what shows it (the
+    settings file and the engines) or None: the settings module not found next to
+    ``manage.py`` (from ``--settings``, DJANGO_SETTINGS_MODULE, or the module manage.py sets),
+    ``DATABASES`` not a literal assigned once, a value computed at run time (an environment
+    variable, ``dj_database_url``), a ``*`` import that may replace it, or a remote host."""
+    try:
+        if not manage.is_file() or manage.stat().st_size > _SETTINGS_LIMIT:
+            return None
+        if settings is None or "\0" in settings:
+            found = _SETTINGS_DEFAULT.search(manage.read_text(encoding="utf-8", errors="replace"))
+            settings = found.group(1) if found else None
+        if not settings or not re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*", settings):
+            return None
+        base = manage.parent.joinpath(*settings.split("."))
+        path = next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+        if path is None or path.stat().st_size > _SETTINGS_LIMIT:
+            return None
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+    assigned = [node for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "DATABASES" for t in node.targets)]
+    changed = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+                  for node in ast.walk(tree)) or any(
+        isinstance(node, ast.Attribute | ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del)
+        and _root_name(node) == "DATABASES" for node in ast.walk(tree)) or any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _root_name(node.func) == "DATABASES"
+        for node in ast.walk(tree))
+    if len(assigned) != 1 or changed:
+        return None
+    try:
+        databases = ast.literal_eval(assigned[0].value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+    if not isinstance(databases, dict) or not databases:
+        return None
+    engines = []
+    for entry in databases.values():
+        if not isinstance(entry, dict) or not isinstance(entry.get("ENGINE"), str):
+            return None
+        engine = entry["ENGINE"]
+        host = entry.get("HOST", "")
+        if engine.endswith(("sqlite3", "spatialite")):
+            engines.append(engine.rsplit(".", 1)[-1])
+        elif isinstance(host, str) and host.strip().lower() in _LOCAL_HOSTS:
+            engines.append(f"{engine.rsplit('.', 1)[-1]} at {host or 'the local socket'}")
+        else:
+            return None
+    return f"{path.name}: {', '.join(engines)}"
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """``DATABASES`` for ``DATABASES['default']['HOST']`` or ``DATABASES['default'].update``."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None

@@ -70,7 +70,14 @@ sys.path.insert(0, str(BENCHMARKS / "traffic"))
 
 from extract import DEFAULT_OUT, REPO_MARK, read_corpus  # noqa: E402
 from ordinary_work import Repo, build_repo, seed_store  # noqa: E402
-from test_paths import DEFAULT_EVIDENCE, load_evidence, named_test_paths, path_key  # noqa: E402
+from test_paths import (  # noqa: E402
+    DEFAULT_EVIDENCE,
+    load_databases,
+    load_evidence,
+    migrate_folders,
+    named_test_paths,
+    path_key,
+)
 from traffic_census import census_tables  # noqa: E402
 
 TRAFFIC = BENCHMARKS / "traffic"
@@ -132,12 +139,14 @@ class PathsWorld:
             extra.unlink(missing_ok=True)
         store.write_bytes(self.store)
 
-    def create(self, paths: Sequence[str]) -> list[Path]:
+    def create(self, paths: Sequence[str], texts: Mapping[str, str] | None = None) -> list[Path]:
         """Create each workspace-relative path (a file with a line of text when it has a suffix,
-        else a directory); returns what to remove after (the topmost new file or folder)."""
+        else a directory; ``texts`` gives some files' text); returns what to remove after (the
+        topmost new file or folder)."""
         made: list[Path] = []
         root = self.repo.workspace
-        for path in paths:
+        texts = texts or {}
+        for path in [*paths, *texts]:
             target = (root / path).resolve()
             if root.resolve() not in target.parents or target.exists():
                 continue
@@ -146,7 +155,7 @@ class PathsWorld:
                 top = top.parent
             if target.suffix:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text("# present in the agent's repository when it ran this command\n")
+                target.write_text(texts.get(path, "# present in the agent's repository when it ran this command\n"))
             else:
                 target.mkdir(parents=True)
             made.append(top)
@@ -158,6 +167,24 @@ def evidence_paths(command: str, workspace: Path, states: Mapping[str, str]) -> 
     named = named_test_paths(command, workspace)
     existed = [path for path in named if states.get(path_key(path)) == "existed"]
     return existed, [path for path in named if path not in existed]
+
+
+#: The Django project the replay makes where an agent migrated one whose database the trajectory
+#: shows was SQLite (test_paths.yaml's django_databases): the replay's own minimal files.
+REPLAY_MANAGE = ("import os\nimport sys\n\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'replay_settings')\n"
+                 "from django.core.management import execute_from_command_line\n\n"
+                 "execute_from_command_line(sys.argv)\n")
+REPLAY_SETTINGS = ("DATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': 'db.sqlite3'}}\n"
+                   "INSTALLED_APPS = []\nSECRET_KEY = 'replay'\n")
+
+
+def django_files(command: str, workspace: Path) -> dict[str, str]:
+    """manage.py and its settings in each folder ``command`` migrates in (workspace-relative)."""
+    files: dict[str, str] = {}
+    for folder in migrate_folders(command, workspace):
+        files[os.path.normpath(os.path.join(folder, "manage.py"))] = REPLAY_MANAGE
+        files[os.path.normpath(os.path.join(folder, "replay_settings.py"))] = REPLAY_SETTINGS
+    return files
 
 
 def make_world(base: Path, template: Mapping[str, Any], env: Mapping[str, str]) -> tuple[Repo, str]:
@@ -281,11 +308,13 @@ def cause(reason: str, workspace: Path, command: str) -> str:
 def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, str]], *, jobs: int = 2,
         ccsn: bool = False, ccsn_cache: Path | None = None, ccsn_hook: bool = False, warm: bool = True,
         keep: bool = False, progress: bool = False, evidence: Mapping[str, Mapping[str, str]] | None = None,
-        created: Counter[str] | None = None) -> tuple[list[Outcome], dict[str, str], Path]:
+        created: Counter[str] | None = None, databases: Mapping[str, str] | None = None,
+        ) -> tuple[list[Outcome], dict[str, str], Path]:
     """Every entry through the installed hook (and cc-safety-net when asked), ``jobs`` calls at a
     time, each call in a repository no other call is using, so that no two calls share a store.
     Commands ``evidence`` (test_paths.yaml) names go through the repository of test paths
-    (``PathsWorld``); ``created`` counts the paths created and not. Returns the outcomes, the
+    (``PathsWorld``), and so do the Django migrations ``databases`` names; ``created`` counts
+    the paths created and not, and the Django projects made. Returns the outcomes, the
     command text by sha256 (for the local report only) and the first repository's path."""
     template = yaml.safe_load((TRAFFIC / "project.yaml").read_text())
     base = Path(tempfile.mkdtemp(prefix="statewise-traffic-"))
@@ -301,9 +330,14 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
     for index in range(len(worlds)):
         free.put(index)
     evidence = evidence or {}
+    databases = databases or {}
     created = created if created is not None else Counter()
     paths_world: PathsWorld | None = None
-    if any(entry["sha256"] in evidence for entry in entries):
+
+    def replayed(sha: str) -> bool:
+        return sha in evidence or sha in databases
+
+    if any(replayed(entry["sha256"]) for entry in entries):
         cold = {**env, "STATEWISE_NO_WARM": "1"}
         repo, hook = make_world(base / "world-paths", template, cold)
         paths_world = PathsWorld(repo, hook, Path(repo.store).read_bytes(), threading.Lock())
@@ -317,27 +351,30 @@ def run(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, Mapping[str, 
         return worlds[index % len(worlds)][0]
 
     def send(repo: Repo, hook: str, command: str, sha: str) -> tuple[str, str, float]:
-        if paths_world is None or sha not in evidence:
+        if paths_world is None or not replayed(sha):
             return call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
                         {**env, **repo.env})
         with paths_world.lock:
             paths_world.reset()
-            existed, others = evidence_paths(command, repo.workspace, evidence[sha])
-            made = paths_world.create(existed)
+            existed, others = evidence_paths(command, repo.workspace, evidence[sha]) if sha in evidence else ([], [])
+            texts = django_files(command, repo.workspace) if databases.get(sha) == "sqlite3" else {}
+            made = paths_world.create(existed, texts)
             created["created"] += len(existed)
             created["not created"] += len(others)
+            created["django projects"] += len(texts) // 2
+            created["django unknown"] += sha in databases and not texts
             try:
                 return call(["/bin/sh", "-c", hook], payload(repo.workspace, command), repo.workspace,
                             {**env, **repo.env, "STATEWISE_NO_WARM": "1"})
             finally:
-                for path in made:
+                for path in reversed(made):
                     if path.is_dir():
                         shutil.rmtree(path)
                     else:
-                        path.unlink()
+                        path.unlink(missing_ok=True)
 
     def one(index: int, entry: Mapping[str, Any]) -> list[Outcome]:
-        slot = None if paths_world is not None and entry["sha256"] in evidence else free.get()
+        slot = None if paths_world is not None and replayed(entry["sha256"]) else free.get()
         try:
             return sent(slot, entry)
         finally:
@@ -493,6 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     labels = load_labels(args.labels)
     evidence = load_evidence(args.test_paths)
+    databases = load_databases(args.test_paths)
     if args.report:
         saved = [Outcome(**item) for item in json.loads(args.report.read_text())]
         texts = {e["sha256"]: str(e["command"]).replace(REPO_MARK, "<repo>") for e in entries}
@@ -506,13 +544,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     created: Counter[str] = Counter()
     outcomes, texts, _ = run(entries, labels, jobs=args.jobs, ccsn=args.ccsn, ccsn_cache=args.ccsn_cache,
                              ccsn_hook=args.ccsn_hook, warm=not args.no_warm, keep=args.keep, progress=True,
-                             evidence=evidence, created=created)
+                             evidence=evidence, created=created, databases=databases)
     elapsed = time.perf_counter() - started
     print(report(outcomes, texts, show_commands=not args.no_commands))
     sent = sum(1 for e in entries if e["sha256"] in evidence)
     print(f"test paths ({args.test_paths.name}): {sent} commands name them; paths created as the agent's "
           f"repository had them {created['created']}, not created (missing there, or no evidence) "
-          f"{created['not created']}")
+          f"{created['not created']}; Django migrations {sum(1 for e in entries if e['sha256'] in databases)}, "
+          f"a SQLite project made where they run {created['django projects']}, no evidence "
+          f"{created['django unknown']}")
     dangerous = sum(1 for e in entries if labels.get(e["sha256"], {}).get("label") == "dangerous")
     print(f"\n{len(entries)} corpus commands ({dangerous} labelled dangerous) through the installed hook, "
           f"{args.jobs} at a time, in {elapsed:.0f} s (repositories and installs included)")

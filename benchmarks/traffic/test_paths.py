@@ -24,6 +24,14 @@ repository never holds others' text): ``existed``, ``missing``, ``unknown`` (no 
 ``conflict`` (occurrences of the same command disagree). The replay creates the ``existed``
 paths before sending the command and removes them after.
 
+The same file says, for each ``manage.py migrate`` (``django_databases``), which database the
+agent's Django project used, read from the trajectory before the command: ``sqlite3`` when
+``django.db.backends.sqlite3`` is the only engine any earlier command or output names (the
+settings the agent wrote or printed), or when none is named and the project was made by
+``django-admin startproject`` (whose settings use SQLite); else ``unknown``. The replay then
+creates, in the folder the migration runs in, a ``manage.py`` and settings with that database
+(the replay's own two lines, not the agent's files).
+
 Usage::
 
     python benchmarks/traffic/test_paths.py [--mirrors DIR] [--corpus FILE] [--out FILE]
@@ -67,6 +75,7 @@ DEFAULT_EVIDENCE = HERE / "test_paths.yaml"
 #: (sha256, path) found existing only by another output of the trajectory (for the summary).
 SECONDARY: set[tuple[str, str]] = set()
 STATES = ("existed", "missing", "unknown", "conflict")
+_MIGRATE = re.compile(r"\bmanage\.py\s+(?:migrate|flush)\b")
 #: pytest ran tests: it collected some, or its summary counts outcomes.
 _RAN = re.compile(r"collected [1-9]\d* items?|\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed)\b")
 _NOT_FOUND = re.compile(r"not found|No such file or directory|does not exist|can't open file", re.IGNORECASE)
@@ -151,6 +160,32 @@ def seen_in_trajectory(path: str, outputs: Sequence[str], roots: Sequence[str]) 
     return "existed" if shown else "unknown"
 
 
+def django_database(before: str) -> str:
+    """sqlite3 or unknown: the database of the Django project an agent migrates, from what its
+    earlier commands and outputs show (``before``)."""
+    engines = set(re.findall(r"django\.db\.backends\.(\w+)", before))
+    if engines == {"sqlite3"} or (not engines and re.search(r"\bstartproject\b", before)):
+        return "sqlite3"
+    return "unknown"
+
+
+def migrate_folders(command: str, workspace: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """The folders (workspace-relative, "." for the root) where ``command`` runs a Django
+    migration, as StateWise's analyzer reads it."""
+    from statewise.commands import analyze_command
+    from statewise.contract.loading import builtin_contract
+
+    analysis = analyze_command(command, cwd=workspace, workspace=workspace, env=env,
+                               contract=builtin_contract("coding"))
+    folders = []
+    for action in analysis.actions:
+        if action.operation == "db.migrate" and action.args.get("framework") == "django":
+            folder = str(action.args.get("cwd") or ".")
+            if folder not in folders:
+                folders.append(folder)
+    return folders
+
+
 def combine(states: Sequence[str]) -> str:
     """One state for a command run more than once: agreement, else conflict; occurrences with
     no evidence do not count against the others."""
@@ -160,8 +195,10 @@ def combine(states: Sequence[str]) -> str:
     return known.pop() if len(known) == 1 else "conflict"
 
 
-def build(sources: Sequence[Source], mirrors: Path, wanted: set[str]) -> dict[str, dict[str, str]]:
-    """sha256 -> path key -> state, for the corpus commands in ``wanted`` that name test paths."""
+def build(sources: Sequence[Source], mirrors: Path, wanted: set[str],
+          databases: dict[str, str] | None = None) -> dict[str, dict[str, str]]:
+    """sha256 -> path key -> state, for the corpus commands in ``wanted`` that name test paths;
+    ``databases`` gets sha256 -> the Django database of each ``manage.py migrate``."""
     from extract import command_hash
 
     workspace = Path(tempfile.mkdtemp(prefix="statewise-test-paths-"))
@@ -176,11 +213,16 @@ def build(sources: Sequence[Source], mirrors: Path, wanted: set[str]) -> dict[st
             ran = list(commands_with_output(source, data))
             outputs = [output for _, output in ran]
             roots = instance_roots(source, name)
-            for command, output in ran:
+            for at, (command, output) in enumerate(ran):
                 text = normalize(command, roots)
                 sha = command_hash(text)
                 if sha not in wanted:
                     continue
+                if databases is not None and _MIGRATE.search(text):
+                    before = "\n".join(f"{c}\n{o}" for c, o in ran[:at])
+                    state = django_database(before)
+                    known = databases.get(sha)
+                    databases[sha] = state if known in (None, state) else "conflict"
                 if sha not in named:
                     named[sha] = named_test_paths(text.replace(REPO_MARK, str(workspace)), workspace, env)
                 for path in named[sha]:
@@ -192,6 +234,19 @@ def build(sources: Sequence[Source], mirrors: Path, wanted: set[str]) -> dict[st
                     seen.setdefault(sha, {}).setdefault(path, []).append(state)
     return {sha: {path_key(path): combine(states) for path, states in sorted(paths.items())}
             for sha, paths in sorted(seen.items())}
+
+
+def load_databases(path: Path = DEFAULT_EVIDENCE) -> dict[str, str]:
+    """sha256 -> the database of the agent's Django project (test_paths.yaml's django_databases)."""
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    found = {str(k): str(v) for k, v in (data.get("django_databases") or {}).items()}
+    bad = [k for k, v in found.items() if not re.fullmatch(r"[0-9a-f]{64}", k) or v not in ("sqlite3", "unknown",
+                                                                                             "conflict")]
+    if bad:
+        raise ValueError(f"test_paths.yaml: django_databases entries {bad[:3]} are not sha256: sqlite3|unknown")
+    return found
 
 
 def load_evidence(path: Path = DEFAULT_EVIDENCE) -> dict[str, dict[str, str]]:
@@ -217,6 +272,8 @@ HEADER = """\
 # labels.yaml), then the first 16 hex digits of the sha256 of each path (workspace-relative);
 # values: existed, missing, unknown (no evidence) or conflict (occurrences disagree).
 # benchmarks/real_traffic.py creates the `existed` paths before sending the command.
+# django_databases: for each `manage.py migrate` (sha256), the database of the agent's Django
+# project (sqlite3 or unknown); the replay makes a manage.py with such settings where it runs.
 """
 
 
@@ -230,12 +287,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Only commands that can name a test path are analyzed (the analyzer costs a few ms each).
     wanted = {e["sha256"] for e in read_corpus(args.corpus)
               if re.search(r"\b(?:py\.?test|tox|nox|runtests|manage\.py)\b", e["command"])}
-    evidence = build(load_sources(args.sources), args.mirrors, wanted)
-    args.out.write_text(HEADER + yaml.safe_dump({"commands": evidence}, sort_keys=True, width=200))
+    databases: dict[str, str] = {}
+    evidence = build(load_sources(args.sources), args.mirrors, wanted, databases)
+    evidence = {sha: paths for sha, paths in evidence.items() if paths}
+    args.out.write_text(HEADER + yaml.safe_dump({"commands": evidence, "django_databases": databases},
+                                                sort_keys=True, width=200))
     states = Counter(state for paths in evidence.values() for state in paths.values())
     print(f"{len(evidence)} commands name test paths; paths: "
           + ", ".join(f"{state} {states[state]}" for state in STATES)
           + f" ({len(SECONDARY)} existed by another output of the same trajectory only)")
+    print(f"{len(databases)} commands run a Django migration; their database: "
+          + ", ".join(f"{s} {n}" for s, n in sorted(Counter(databases.values()).items())))
     return 0
 
 

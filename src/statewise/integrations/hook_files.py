@@ -296,21 +296,22 @@ def contract_digest(contract_path: str | None) -> str | None:
     be set back), and then the files are read and hashed again."""
     try:
         files = _contract_files(contract_path)
-        state = []
+        state: list[list[str | int]] = []
+        changed = 0  # the latest change time, in nanoseconds
         for _, path in files:
             info = posix.stat(path)
             state.append([path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns])
+            changed = max(changed, info.st_ctime_ns)
     except (OSError, ValueError):
         return None
-    key, memo = files[0][1], None
+    key, memo, memo_path = files[0][1], None, ""
     if not environ("STATEWISE_NO_CACHE"):
         memo_path = _join(_cache_root(), DIGEST_MEMO)
         try:
-            memo = loads(read_text(memo_path))
+            found = loads(read_text(memo_path))
         except (OSError, ValueError, RecursionError):
-            memo = {}
-        if not isinstance(memo, dict):
-            memo = {}
+            found = None
+        memo = found if isinstance(found, dict) else {}
         entry = memo.get(key)
         if isinstance(entry, dict) and entry.get("files") == state and isinstance(entry.get("digest"), str):
             return str(entry["digest"])
@@ -323,7 +324,7 @@ def contract_digest(contract_path: str | None) -> str | None:
     except OSError:
         return None
     digest = sha256_hex(data)
-    if memo is not None and all(item[-1] < time.time_ns() - _RACY_NS for item in state):
+    if memo is not None and changed < time.time_ns() - _RACY_NS:
         memo.pop(key, None)
         kept = list(memo.items())[-(_DIGEST_MEMO_ENTRIES - 1):]
         _write_json(memo_path, {**dict(kept), key: {"files": state, "digest": digest}})

@@ -425,7 +425,9 @@ def main(argv: list[str] | None = None) -> None:
             gc.freeze()
             if collecting:
                 gc.enable()
+        from statewise.integrations.warm import fork_worker
 
+        fork_worker()  # when ask() found no worker alive: it starts from these imports
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
                            contract_path=options["contract"], on_pass=options["on-pass"])
         result.append((outcome.stdout, outcome.stderr, outcome.exit_code))

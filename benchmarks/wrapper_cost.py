@@ -8,9 +8,9 @@ Both wrappers run this checkout's hook (the same package directory), so only the
 differs. ``--event post`` feeds the same ``git status`` as a finished command instead (the
 post-tool call, which reads the contract's digest and the observation index; the warm-up call
 writes both into the run's own cache folder). Interleaved rounds print wall p50 and the CPU
-time (user + system) of the processes each call leaves to be reaped, each as a ratio to ``python -c pass``, with the load average;
-``--callgrind`` instead prints the instructions of every process of one call, summed
-(``valgrind --tool=callgrind --trace-children=yes``: deterministic, user space only).
+time (user + system) of the processes each call leaves to be reaped, each as a ratio to
+``python -c pass``, with the load average; ``--callgrind`` instead prints the instructions of
+every process of one call, summed (``valgrind --tool=callgrind --trace-children=yes``: deterministic, user space only).
 """
 
 from __future__ import annotations

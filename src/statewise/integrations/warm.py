@@ -28,8 +28,9 @@ start, or by another hook a moment ago) waits for it, up to a quarter of its dea
 most ``STATEWISE_WARM_WAIT`` seconds (default 3), rather than importing the guard a second
 time; a worker that dies meanwhile ends the wait at once, one that does not come up in time
 ends it at the bound, and either way the hook checks the call itself. With no worker alive,
-the hook starts one and checks the call itself (no slower than waiting for it) with the same
-answer.
+the hook takes the worker's lock, imports the guard, forks the worker from there
+(:func:`fork_worker`: it starts with the guard imported, not in a second interpreter) and
+checks the call itself (no slower than waiting for it) with the same answer.
 
 ``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
 (default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
@@ -403,7 +404,7 @@ def fork_worker() -> None:
     The child is detached as a spawned worker is (its own session, standard streams on
     /dev/null, every other descriptor closed but the lock, so the client never waits for it)
     and then runs :func:`serve` as one; the caller goes on to check its call. Never raises in
-    the caller; a fork that fails leaves the lock (and so the next call starts a worker)."""
+    the caller; a fork that fails lets go of the lock (and the next call starts a worker)."""
     if not _claimed:
         return
     import os

@@ -408,10 +408,15 @@ def fork_worker() -> None:
     if not _claimed:
         return
     import os
+    import warnings
 
     directory, stamp, lock = _claimed.pop()
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of a fork with other threads alive (here the main one, waiting for
+            # this one): only this thread lives on in the child, and it takes no lock they hold.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
     except OSError:
         os.close(lock)
         return

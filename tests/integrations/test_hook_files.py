@@ -25,7 +25,7 @@ def test_realpath_resolves_as_os_path_realpath_does(tmp_path):
     (base / "dangling").symlink_to("nowhere/else")
     (base / "chain").symlink_to("relative/deep")
     for tail in ("real", "relative", "relative/deep", "absolute", "absolute/..", "relative/deep/../..",
-                 "real/up/relative/up", "loop", "loop/x", "a/b", "dangling", "dangling/more", "chain",
+                 "real/up/relative/up", "loop", "loop/x", "loop/x/../y", "loop/./z//w/.", "a/b/../c", "chain/a/../../loop/..", "dangling", "dangling/more", "chain",
                  "chain/../deep", "missing/../real", "./real//deep/.", "relative/../absolute/../../x"):
         path = f"{base}/{tail}"
         assert realpath(path) == os.path.realpath(path), tail

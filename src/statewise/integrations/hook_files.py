@@ -193,7 +193,18 @@ def realpath(path: str) -> str:
         import os
 
         return os.path.realpath(path)
-    return _join_real("/", path[1:], {})[0]
+    found, resolved = _join_real("/", path[1:], {})
+    if resolved:
+        return found
+    # A loop: the rest is kept as written, and then normalized as os.path.abspath does.
+    parts: list[str] = []
+    for part in found.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/" + "/".join(parts)
 
 
 def _join_real(path: str, rest: str, seen: dict[str, str | None]) -> tuple[str, bool]:

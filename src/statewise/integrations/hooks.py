@@ -342,7 +342,8 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                                        for a in unresolved))
         parts = ", ".join(dict.fromkeys(f"`{a.args.get('part') or a.args.get('command', '')}`"[:200]
                                         for a in unresolved))
-        return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}. Run it in a form whose "
+        named = _protected_named(unresolved, workspace, store_location, contract)
+        return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}.{named} Run it in a form whose "
                                               "effects can be read from the command itself (see docs/shell.md).",
                        on_pass)
     location = store_location or default_location(workspace)
@@ -407,6 +408,29 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                   f"{'. ' + way_on(stopped, contract).rstrip() if way_on(stopped, contract) else ''}")
     return _render(request.agent, "ask" if question or approval else "deny", _repair_note(stopped) + reason,
                    on_pass, decisions)
+
+
+def _protected_named(unresolved: list[Action], workspace: Path, store_location: str | None,
+                     contract: Contract) -> str:
+    """For a command StateWise cannot check: the protected targets its words name, each with the
+    record that protects it (issue 22, item 5), as a sentence; "" when it names none."""
+    from statewise.integrations.targets import protected_target_actions
+
+    parts = list(dict.fromkeys(str(a.args.get("part") or a.args.get("command") or "") for a in unresolved))
+    location = store_location or default_location(workspace)
+    store = open_store(location, key_schema=contract) if "://" in location or Path(location).exists() else None
+    try:
+        named = protected_target_actions([p for p in parts if p], workspace=workspace, store=store, scope=None,
+                                         contract=contract, nested=True)
+    finally:
+        if store is not None:
+            store.close()
+    if not named:
+        return ""
+    return " " + "; ".join(dict.fromkeys(
+        f"It names {a.target}, which "
+        f"{'record ' + str(a.args['record_id']) + ' (' + str(a.args['record']) + ')' if a.args.get('record_id') else a.args.get('record')}"
+        " marks protected" for a in named)) + "."
 
 
 def _approval_request(decision: Decision, contract: Contract, workspace: Path) -> str | None:

@@ -54,15 +54,17 @@ TARGET_KEYS: dict[str, tuple[str, ...]] = {
 
 
 def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: Store | None,
-                             scope: TaskScope | None, contract: Contract) -> list[Action]:
+                             scope: TaskScope | None, contract: Contract, nested: bool = False) -> list[Action]:
     """One ``shell.protected_target`` action per unguarded command in ``parts`` whose words name
     a protected target (the first such target), or none. Empty when the contract does not
     declare the operation. Without a ``store`` only the project's ``.statewise/protected`` is
-    read; without a ``scope`` it is derived from ``workspace`` when the store holds such records."""
+    read; without a ``scope`` it is derived from ``workspace`` when the store holds such records.
+    With ``nested``, the words of a quoted word (a ``bash -c`` body, an ssh command) count too,
+    and a program the normalizer reads is not skipped: for a command StateWise cannot check."""
     spec = contract.operations.get(PROTECTED_TARGET)
     if spec is None or not parts:
         return []
-    commands = [(part, words) for part in parts if (words := _program_words(part))]
+    commands = [(part, words) for part in parts if (words := _program_words(part, nested=nested))]
     if not commands:
         return []
     keys = {slot: tuple(k for k in TARGET_KEYS.get(slot, ()) if contract.state_spec(k) is not None)
@@ -92,22 +94,36 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
         if hit is None:
             continue
         kind, target, key = hit
+        record = retrieval.get(key)
+        marks = f"record {record.id} ({key})" if record is not None else key
         found.append(Action(
             tool="shell", operation=PROTECTED_TARGET, target=target,
-            args={"part": part[:2000], kind: target, "record": key, "program": words[0]},
+            args={"part": part[:2000], kind: target, "record": key, "program": words[0],
+                  **({"record_id": record.id} if record is not None else {})},
             risk="high",
-            reason=(f"`{words[0]}` is not a program StateWise reads, and it names {target}, which {key} "
+            reason=(f"`{words[0]}` is not a program StateWise reads, and it names {target}, which {marks} "
                     "protects")))
     return found
 
 
-def _program_words(part: str) -> list[str]:
+def _program_words(part: str, *, nested: bool = False) -> list[str]:
     """The words of ``part`` from its program on, or [] when it is a program the normalizer
-    reads itself or cannot be split."""
+    reads itself (unless ``nested``) or cannot be split; with ``nested`` the words of each
+    quoted word that holds several follow it."""
     try:
         words = shlex.split(part, comments=False)
     except ValueError:
         return []
+    if nested:
+        inner: list[str] = []
+        for word in words:
+            inner.append(word)
+            if any(c.isspace() for c in word):
+                try:
+                    inner += shlex.split(word, comments=False)
+                except ValueError:
+                    continue
+        return inner
     while words and (("=" in words[0] and not words[0].startswith(("=", "-"))) or words[0] in _WRAPPERS
                      or words[0].startswith("-")):
         words = words[1:]

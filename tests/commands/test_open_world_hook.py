@@ -119,3 +119,37 @@ def test_a_write_to_a_database_the_command_does_not_place_here_is_not_passed(pro
     answer = project.bash(command)
     assert answer.decision in ("ask", "deny"), answer.reason
     assert "database" in answer.reason
+
+
+# -- an unknown program given a configuration file that places it in production --
+
+@pytest.fixture(scope="module")
+def configured(project: Project) -> Project:
+    (project.work / "deploy").mkdir(exist_ok=True)
+    (project.work / "deploy" / "app.toml").write_text('[deploy]\nenvironment = "production"\nhost = "app.example.com"\n')
+    (project.work / "deploy" / "qa.toml").write_text('[deploy]\nenvironment = "qa"\nhost = "qa.example.com"\n')
+    (project.work / "deploy" / "hosts.yaml").write_text("stage: qa\nhost: ledger-1.acme.internal\n")
+    (project.work / "webpack.config.js").write_text("module.exports = { mode: 'production' };\n")
+    return project
+
+
+@pytest.mark.parametrize("command, file, target", [
+    ("deployctl release --config deploy/app.toml", "deploy/app.toml", "production"),
+    ("deployctl release --config=deploy/app.toml", "deploy/app.toml", "production"),
+    ("shipit -f deploy/hosts.yaml", "deploy/hosts.yaml", "ledger-1.acme.internal"),  # infra.production_targets
+])
+def test_an_unknown_program_whose_config_file_places_it_in_production_is_asked(configured, command, file, target):
+    answer = configured.bash(command)
+    assert answer.decision == "ask", answer.reason
+    assert f'path="{file}"' in answer.reason and f'target="{target}"' in answer.reason
+
+
+@pytest.mark.parametrize("command", [
+    "deployctl release --config deploy/qa.toml",
+    "deployctl release",  # no file named: its words name nothing protected
+    "webpack --config webpack.config.js",  # a build mode, not an environment
+    "deployctl release --config /etc/hosts",  # outside the repository: not read
+])
+def test_an_unknown_program_with_an_ordinary_config_file_passes(configured, command):
+    answer = configured.bash(command)
+    assert answer.decision == "defer", answer.reason

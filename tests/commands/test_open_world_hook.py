@@ -80,6 +80,23 @@ def test_a_remote_service_action_is_asked_naming_the_host(project, command):
     assert "system.service" in answer.reason and command.split()[1] in answer.reason
 
 
+def test_an_approval_ask_names_the_record_its_target_comes_from(project):
+    # The host the agent types is a stored record's value: the ask says which record, so the
+    # developer can tell a wrong one (issue 22, item 5).
+    store = SQLiteStore(str(project.work / ".statewise" / "store.db"), key_schema=builtin_contract())
+    try:
+        record = store.put(RecordDraft(key="env.var[DEPLOY_HOST]", value="stg-ledger-3.acme.internal",
+                                       scope=f"workspace:{project.work}", provenance=DEVELOPER))
+    finally:
+        store.close()
+    answer = project.bash("ssh deploy@stg-ledger-3.acme.internal sudo systemctl restart ledger")
+    assert answer.decision == "ask", answer.reason
+    assert "stg-ledger-3.acme.internal is the value of env.var[DEPLOY_HOST]" in answer.reason
+    assert record.id in answer.reason
+    # a bench or a client reading questions from "(record ID: KEY = VALUE in SCOPE)" finds none here
+    assert "(record " not in answer.reason
+
+
 def test_a_remote_service_action_on_a_production_target_is_denied(project):
     answer = project.bash("ssh deploy@ledger-1.acme.internal sudo systemctl restart ledger")
     assert answer.decision == "deny", answer.reason

@@ -329,7 +329,7 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     if ignored:
         return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
                         str(here))
-    removed = tree.removal(name, folders, _since_file(verifier, line))
+    removed = tree.removal(name, folders, _since_file(verifier, line)) or tree.removal_before(name, folders)
     if removed is not None:
         renamed = removed.renamed_to
         stem = posixpath.normpath(name.removeprefix("./").rstrip("/"))

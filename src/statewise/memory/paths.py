@@ -171,6 +171,29 @@ class TreeIndex:
                 return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
         return None
 
+    def removal_before(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """The commit that removed a candidate of ``name`` at any time, for a name with a folder
+        part only (``internal/llm/prompt``: a memory file may be written after the code it names
+        was removed); a bare name (``config.py``) is too common to blame on an old removal.
+        None when the history shows none (or the name is bare)."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        if "/" not in clean:
+            return None
+        candidates = [c for c in dict.fromkeys(posixpath.normpath(posixpath.join(folder, clean)) if folder else clean
+                                               for folder in folders) if not c.startswith("../")]
+        if not candidates:
+            return None
+        log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
+                   "--", *candidates) or ""
+        for chunk in log.split("\0"):  # newest first
+            head, _, files = chunk.partition("\n")
+            commit, _, subject = head.strip().partition(" ")
+            for path in files.splitlines():
+                hit = next((c for c in candidates if path == c or path.startswith(c + "/")), None)
+                if commit and hit is not None and not self.exists(hit):
+                    return PathFinding(REMOVED, hit, commit, subject[:80], self._renamed(commit, hit))
+        return None
+
     def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The one place the tree holds a name that is absent where the line puts it: the same
         last part, deeper under the same folder (``src/tools/`` when the tree has only

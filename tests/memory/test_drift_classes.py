@@ -52,3 +52,58 @@ def test_a_go_package_removed_before_the_memory_file_was_written_is_defective(
     assert any("internal/llm/prompt was removed" in e and "wip: remove old implementation" in e
                for e in found[5].evidence)
     assert found[6].status == "valid"
+
+
+def test_bare_pnpm_script_runs_are_checked_against_package_json_with_evidence(
+        tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    scripts = {"build": "turbo build", "lint": "eslint .", "prettier-fix": "prettier --write .", "test": "vitest"}
+    memory = """# AI SDK
+
+| Command             | Description           |
+| ------------------- | --------------------- |
+| `pnpm build`        | Build all packages    |
+| `pnpm lint`         | Run linting           |
+| `pnpm tsc --noEmit` | Type check            |
+
+- **Run**: `pnpm prettier-fix` before committing
+"""
+    _commit(repo, "monorepo and agent notes", {"package.json": json.dumps({"name": "ai", "scripts": scripts}),
+                                               "AGENTS.md": memory})
+    now = {"build": "turbo build", "check": "oxlint", "fix": "oxfmt", "test": "vitest"}
+    _commit(repo, "switch to oxlint and oxfmt", {"package.json": json.dumps({"name": "ai", "scripts": now})})
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.line: f.status for f in report.findings}
+    assert found[5] == "valid"
+    assert found[6] == "defective"  # lint was a script when the notes were written; removed since
+    assert found[9] == "defective"  # prettier-fix likewise
+    assert found[7] == "stale?"  # tsc never was a script: a dependency's binary, nothing says it is gone
+    assert not report.ok
+
+
+def test_commands_after_a_cd_line_in_a_block_run_in_that_folder(tmp_path: Path, home: Path,
+                                                                  contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    memory = """# Examples
+
+```bash
+cd examples/ai-core
+pnpm tsx src/stream-text/openai.ts    # Run a specific example
+```
+
+```bash
+cd packages/ai
+pnpm test:node
+node scripts/check.mjs
+```
+"""
+    _commit(repo, "examples and agent notes", {
+        "examples/ai-core/src/stream-text/openai.ts": "", "examples/ai-core/package.json": "{}",
+        "packages/ai/package.json": json.dumps({"scripts": {"test:node": "vitest"}}),
+        "packages/ai/scripts/check.mjs": "", "AGENTS.md": memory})
+    _commit(repo, "fix: build (examples)", remove=("examples/ai-core",))
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.line: f.status for f in report.findings}
+    assert found[4] == "defective"  # the folder was removed, by the commit the evidence names
+    assert found[5] == "defective"  # the example file with it, looked for under examples/ai-core
+    assert found[9] == "valid" and found[10] == "valid" and found[11] == "valid"

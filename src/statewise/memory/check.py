@@ -222,9 +222,10 @@ def _fact_base(file: MemoryFile, fact: MemoryFact) -> Path:
     return file.base
 
 
-def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path]]:
-    """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules."""
-    claims: list[tuple[str, Any, Path]] = []
+def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path, bool]]:
+    """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules:
+    (key, value, the folder it runs in, whether the name may be a dependency's binary)."""
+    claims: list[tuple[str, Any, Path, bool]] = []
     here = base
     for segment in _SEGMENT_SPLIT.split(command.strip()):
         segment = segment.strip().removeprefix("$ ").strip()
@@ -232,7 +233,7 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
             continue
         make_dir = _MAKE_DIR.match(segment)
         if make_dir:  # make -C DIR target: the target of DIR's Makefile
-            claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here))
+            claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here, False))
             segment = "make " + make_dir.group("rest")
             inner = _implied(contract, segment, here / make_dir.group("dir"))
             claims.extend(claim for claim in inner if claim not in claims)
@@ -240,7 +241,7 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
         cd = _CD.match(segment)
         if cd:
             target = cd.group("dir")
-            claims.append((f"fs.is_dir[{target}]", True, here))
+            claims.append((f"fs.is_dir[{target}]", True, here, False))
             here = here / target
             continue
         for rule in contract.memory.implies:
@@ -255,8 +256,8 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
                     check_key(key)
                 except StateWiseError:
                     continue
-                if contract.key_type(key) is not None and (key, rule.value, here) not in claims:
-                    claims.append((key, rule.value, here))
+                if contract.key_type(key) is not None and not any(c[:3] == (key, rule.value, here) for c in claims):
+                    claims.append((key, rule.value, here, rule.may_be_binary))
     return claims
 
 
@@ -404,6 +405,30 @@ def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: A
     return checks[0]
 
 
+def _script_history(verifier: _Verifier, line: MemoryLine, check: SubCheck, names: tuple[str, ...]) -> SubCheck:
+    """A bare ``pnpm X`` the manifest lacks: X may be a dependency's binary, so it is wrong only
+    when the manifest declared it when the memory file was added (and a commit since removed
+    it); without that evidence it is stale?."""
+    name = _qualifier(check.key)
+    tree = verifier.tree
+    folder = tree.relative(Path(check.workspace))
+    since = _since_file(verifier, line)
+    added = tree.added_commit(since)
+    for manifest in names:
+        text = tree.file_at(added, f"{folder}/{manifest}" if folder else manifest) if added else None
+        if text is None:
+            continue
+        try:
+            scripts = json.loads(text).get("scripts") or {}
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(scripts, dict) and name in scripts:
+            return replace(check, detail=f"{check.detail}; {manifest} declared script {name} at {added[:10]}, "
+                                         "when the memory file was added")
+    return replace(check, status=STALE, detail=f"{check.detail}; {name} may be a dependency's binary, and "
+                                               f"{names[0]} had no script {name} when the memory file was added")
+
+
 def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) -> SubCheck:
     """A version claim against what the project declares, never this machine's interpreter."""
     declarations = declared_versions(verifier.root, runtime)
@@ -417,14 +442,15 @@ def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) ->
 
 
 def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
-               branch: str | None = None) -> SubCheck:
+               branch: str | None = None, *, or_binary: bool = False) -> SubCheck:
     if key.startswith(_PATH_KEYS) and expected is True:
         return _path_check(verifier, line, key, here)
     if key.startswith(_GLOB_KEY) and expected is True:
         return _glob_check(verifier, line, key, here)
     for prefix, names in _MANIFESTS.items():
         if key.startswith(prefix):
-            return _manifest_check(verifier, line, key, expected, here, names)
+            check = _manifest_check(verifier, line, key, expected, here, names)
+            return _script_history(verifier, line, check, names) if or_binary and check.status == DEFECTIVE else check
     if key in _VERSION_KEYS:
         return _version_check(verifier, key, expected, _VERSION_KEYS[key])
     return verifier.sub_check(key, expected, here, branch)
@@ -436,7 +462,7 @@ def _verified_correction(verifier: _Verifier, key: str, base: Path, line: Memory
     if not isinstance(correct, str):
         return None
     claims = _implied(verifier.contract, correct, base)
-    if not claims or any(_sub_check(verifier, line, k, e, h).status != VALID for k, e, h in claims):
+    if not claims or any(_sub_check(verifier, line, k, e, h, or_binary=b).status != VALID for k, e, h, b in claims):
         return None
     return correct
 
@@ -466,7 +492,8 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
         if not claims:
             return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
                                              "npm script, make or just target, or path that can be checked"))
-        checks = [_sub_check(verifier, line, key, expected, here) for key, expected, here in claims]
+        checks = [_sub_check(verifier, line, key, expected, here, or_binary=binary)
+                  for key, expected, here, binary in claims]
         correct = _verified_correction(verifier, fact.key, base, line) if _verdict(checks) == DEFECTIVE else None
         if correct is not None and same_value(correct, fact.value, fact.value_type):
             correct = None

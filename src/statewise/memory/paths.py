@@ -280,6 +280,16 @@ class TreeIndex:
         self._removed[since_file] = {path: found for path, found in removed.items() if path not in live}
         return self._removed[since_file]
 
+    def added_commit(self, memory_file: str) -> str:
+        """The commit that added ``memory_file`` ("" when the history has none)."""
+        if memory_file not in self._added:
+            self.note_memory_files([memory_file])
+        return self._added.get(memory_file, "")
+
+    def file_at(self, commit: str, rel: str) -> str | None:
+        """The text of ``rel`` at ``commit`` (None when it had no such file)."""
+        return _git(self.root, "show", f"{commit}:{posixpath.normpath(rel)}")
+
     def note_memory_files(self, files: Sequence[str]) -> None:
         """Find the commit that added each of ``files`` (paths relative to the root), all in one
         walk of the history: the oldest commit that added it, as ``git log --diff-filter=A``

@@ -107,3 +107,39 @@ node scripts/check.mjs
     assert found[4] == "defective"  # the folder was removed, by the commit the evidence names
     assert found[5] == "defective"  # the example file with it, looked for under examples/ai-core
     assert found[9] == "valid" and found[10] == "valid" and found[11] == "valid"
+
+
+def test_tree_listing_entries_are_paths_below_the_listing_root(tmp_path: Path, home: Path,
+                                                               contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    memory = """# Claude Code Action
+
+### Project Structure
+
+```
+src/
+├── check-trigger.ts        # Determines if Claude should respond
+├── create-prompt.ts        # Generates contextual prompts
+└── types/
+    └── github.ts          # TypeScript types for GitHub data
+```
+
+```
+claude-code-action/
+├── action.yml
+└── src/
+    └── create-prompt.ts
+```
+"""
+    _commit(repo, "action and agent notes", {"src/check-trigger.ts": "", "src/create-prompt.ts": "",
+                                             "src/types/github.ts": "", "action.yml": "", "CLAUDE.md": memory})
+    (repo.work / "src" / "github" / "validation").mkdir(parents=True)
+    git(repo.work, "mv", "src/check-trigger.ts", "src/github/validation/check-trigger.ts")
+    git(repo.work, "commit", "-q", "-m", "refactor: move validation under github/")
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.line: f for f in report.findings}
+    assert found[7].status == "defective"  # moved; git's rename detection says where
+    assert found[7].fix == ("check-trigger.ts", "github/validation/check-trigger.ts")
+    assert found[8].status == "valid" and found[9].status == "valid" and found[10].status == "valid"
+    # a listing rooted at the project's own name: its entries are the repository's
+    assert found[15].status == "valid" and found[17].status == "valid"

@@ -307,6 +307,11 @@ def _context_folders(verifier: _Verifier, line: MemoryLine, here: Path) -> list[
     folder, the root."""
     tree = verifier.tree
     folders = [tree.relative(here)]
+    for given in line.context:  # a tree listing's root, from the memory file's folder or the root
+        for base in (tree.relative(line.file.base), ""):
+            candidate = f"{base}/{given}" if base else given
+            if tree.exists(candidate) and (verifier.root / candidate).is_dir():
+                folders.append(candidate)
     named = [m for text in (line.heading, line.text) for m in _HEADING_DIR.finditer(text)]
     for match in named:
         name = (match.group(1) or match.group(2) or "").strip().rstrip("/").removeprefix("./")
@@ -323,7 +328,10 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     name = _qualifier(key)
     folders = _context_folders(verifier, line, here)
     tree = verifier.tree
-    found = tree.locate(name, folders)
+    # a tree listing whose root is a folder of the tree names each entry's full path: no
+    # other file that happens to end with the name stands in for it
+    listed = any(f in folders for given in line.context for f in (given, f"{tree.relative(line.file.base)}/{given}"))
+    found = tree.locate(name, folders, anywhere=not listed)
     if found is not None:
         return SubCheck(key, True, VALID, True, found.detail, str(here))
     ignored = tree.ignored(name, folders)

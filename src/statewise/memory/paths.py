@@ -118,9 +118,9 @@ class TreeIndex:
             return True
         return rel in self._load() or (self.root / rel).exists()
 
-    def locate(self, name: str, folders: Sequence[str]) -> PathFinding | None:
-        """Where ``name`` resolves: in the first context folder that holds it, else anywhere
-        in the tree as a suffix; None when nowhere."""
+    def locate(self, name: str, folders: Sequence[str], *, anywhere: bool = True) -> PathFinding | None:
+        """Where ``name`` resolves: in the first context folder that holds it, else (``anywhere``)
+        anywhere in the tree as a suffix; None when nowhere."""
         name = _clean(name)
         if not name:
             return None
@@ -130,6 +130,8 @@ class TreeIndex:
                 continue
             if self.exists(candidate):
                 return PathFinding(FOUND, candidate)
+        if not anywhere:
+            return None
         tail = posixpath.normpath(name).lstrip("./")
         self._load()
         for entry in self._by_base.get(posixpath.basename(tail), []):

@@ -143,3 +143,26 @@ claude-code-action/
     assert found[8].status == "valid" and found[9].status == "valid" and found[10].status == "valid"
     # a listing rooted at the project's own name: its entries are the repository's
     assert found[15].status == "valid" and found[17].status == "valid"
+
+
+def test_a_version_list_claims_every_version_it_names(tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    memory = """# Development Setup
+
+### Requirements
+
+- **Node.js**: v18, v20, or v22 (v22 recommended for development)
+- **Node.js**: v22 or v24
+- **Python**: 3.10, 3.11 or 3.12
+- Python 3.9 and 3.10 are tested in CI
+"""
+    engines = {"name": "ai", "engines": {"node": "^22 || ^24 || ^26"}}
+    _commit(repo, "setup", {"package.json": json.dumps(engines),
+                            "pyproject.toml": "[project]\nname = 'x'\nrequires-python = '>=3.10'\n",
+                            "AGENTS.md": memory})
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.line: f.status for f in report.findings}
+    assert found[5] == "defective"  # 18 and 20 are outside ^22 || ^24 || ^26
+    assert found[6] == "valid"
+    assert found[7] == "valid"
+    assert found[8] == "defective"  # 3.9 is below >=3.10

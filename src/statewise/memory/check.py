@@ -437,10 +437,21 @@ def _script_history(verifier: _Verifier, line: MemoryLine, check: SubCheck, name
                                                f"{names[0]} had no script {name} when the memory file was added")
 
 
-def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) -> SubCheck:
-    """A version claim against what the project declares, never this machine's interpreter."""
+def _listed_versions(claimed: str, text: str) -> list[str]:
+    """``claimed`` and the versions listed right after it on the line ("v18, v20, or v22"): a
+    list claims each of them."""
+    found = re.search(r"(?<![\w.])v?" + re.escape(claimed) + r"(?P<rest>(?:\s*(?:,|/|\bor\b|\band\b)\s*(?:or\s+|and\s+)?"
+                      r"v?\d+(?:\.\d+)*(?![\d.+*x]))*)", text)
+    rest = re.findall(r"v?(\d+(?:\.\d+)*)", found.group("rest")) if found else []
+    return [claimed, *rest]
+
+
+def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str, text: str = "") -> SubCheck:
+    """A version claim against what the project declares, never this machine's interpreter; a
+    list of versions ("v18, v20, or v22") claims each one is supported."""
     declarations = declared_versions(verifier.root, runtime)
-    verdict = judge_version(str(claimed), declarations)
+    verdicts = [judge_version(version, declarations) for version in _listed_versions(str(claimed), text)]
+    verdict = False if False in verdicts else None if None in verdicts else True
     stated = "; ".join(f"{d.source}: {d.text}" for d in declarations)
     if verdict is None:
         detail = stated or f"the project declares no {runtime} version (requires-python, .python-version, .nvmrc, " \
@@ -460,7 +471,7 @@ def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, h
             check = _manifest_check(verifier, line, key, expected, here, names)
             return _script_history(verifier, line, check, names) if or_binary and check.status == DEFECTIVE else check
     if key in _VERSION_KEYS:
-        return _version_check(verifier, key, expected, _VERSION_KEYS[key])
+        return _version_check(verifier, key, expected, _VERSION_KEYS[key], line.text)
     return verifier.sub_check(key, expected, here, branch)
 
 

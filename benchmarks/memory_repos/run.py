@@ -23,8 +23,9 @@ are counted once, by the real file's path.
 Drift pairs (``drift:`` in the manifest) check a memory file from an old commit against the
 pinned tree: the old text is written over the file in the clone, checked, and the file is
 restored. A pair of a repository that is not among ``repositories`` names its own pinned tree
-(``commit``); its current files are then not part of the precision on current files. Their labels (``drift_labels`` in labels.yaml) name the old file's lines that
-changed between the two commits; ``defective`` there means stale in the pinned tree.
+(``commit``); its current files are then not part of the precision on current files. Their
+labels (``drift_labels`` in labels.yaml) name the old file's lines that changed between the
+two commits; ``defective`` there means stale in the pinned tree.
 
 Reported per repository and overall: the distinct lines flagged ``defective`` and how many
 the labels call defective (precision), flags per repository, the exit status, the

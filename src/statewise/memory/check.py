@@ -440,8 +440,9 @@ def _script_history(verifier: _Verifier, line: MemoryLine, check: SubCheck, name
 def _listed_versions(claimed: str, text: str) -> list[str]:
     """``claimed`` and the versions listed right after it on the line ("v18, v20, or v22"): a
     list claims each of them."""
-    found = re.search(r"(?<![\w.])v?" + re.escape(claimed) + r"(?P<rest>(?:\s*(?:,|/|\bor\b|\band\b)\s*(?:or\s+|and\s+)?"
-                      r"v?\d+(?:\.\d+)*(?![\d.+*x]))*)", text)
+    separator = r"\s*(?:,|/|\bor\b|\band\b)\s*(?:or\s+|and\s+)?"
+    found = re.search(r"(?<![\w.])v?" + re.escape(claimed)
+                      + r"(?P<rest>(?:" + separator + r"v?\d+(?:\.\d+)*(?![\d.+*x]))*)", text)
     rest = re.findall(r"v?(\d+(?:\.\d+)*)", found.group("rest")) if found else []
     return [claimed, *rest]
 

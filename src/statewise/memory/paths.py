@@ -90,6 +90,7 @@ class TreeIndex:
         self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
         # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
         self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
+        self._ever: dict[str, tuple[str, str]] | None = None  # removals over the whole history
 
     def _load(self) -> set[str]:
         if self._entries is None:
@@ -181,20 +182,31 @@ class TreeIndex:
         clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
         if "/" not in clean:
             return None
-        candidates = [c for c in dict.fromkeys(posixpath.normpath(posixpath.join(folder, clean)) if folder else clean
-                                               for folder in folders) if not c.startswith("../")]
-        if not candidates:
-            return None
-        log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s",
-                   "--", *candidates) or ""
-        for chunk in log.split("\0"):  # newest first
-            head, _, files = chunk.partition("\n")
-            commit, _, subject = head.strip().partition(" ")
-            for path in files.splitlines():
-                hit = next((c for c in candidates if path == c or path.startswith(c + "/")), None)
-                if commit and hit is not None and not self.exists(hit):
-                    return PathFinding(REMOVED, hit, commit, subject[:80], self._renamed(commit, hit))
+        removed = self._removed_ever()
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, clean)) if folder else clean
+            if candidate.startswith("../") or candidate not in removed:
+                continue
+            commit, subject = removed[candidate]
+            return PathFinding(REMOVED, candidate, commit, subject[:80], self._renamed(commit, candidate))
         return None
+
+    def _removed_ever(self) -> dict[str, tuple[str, str]]:
+        """Every file (and folder of one) the whole history removed and the tree lacks, with the
+        most recent commit that removed it: one walk per repository, only when asked."""
+        if self._ever is None:
+            log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s") or ""
+            removed: dict[str, tuple[str, str]] = {}
+            for chunk in log.split("\0"):  # newest first
+                head, _, files = chunk.partition("\n")
+                commit, _, subject = head.strip().partition(" ")
+                for path in files.splitlines() if commit else ():
+                    while path and path not in removed:
+                        removed[path] = (commit, subject)
+                        path = posixpath.dirname(path)
+            live = self._load()
+            self._ever = {path: found for path, found in removed.items() if path not in live}
+        return self._ever
 
     def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The one place the tree holds a name that is absent where the line puts it: the same

@@ -166,3 +166,23 @@ def test_a_version_list_claims_every_version_it_names(tmp_path: Path, home: Path
     assert found[6] == "valid"
     assert found[7] == "valid"
     assert found[8] == "defective"  # 3.9 is below >=3.10
+
+
+def test_a_bare_pnpm_script_of_a_workspace_package_holds(tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    memory = """# AI SDK
+
+### Package-Level Commands
+
+Run these inside any package directory:
+
+| `pnpm test:node`   | Run Node.js tests only      |
+| `pnpm test:deno`   | Run Deno tests              |
+"""
+    _commit(repo, "workspace", {"package.json": json.dumps({"name": "root", "scripts": {"build": "turbo build"}}),
+                                "pnpm-workspace.yaml": "packages:\n  - 'packages/*'\n  - 'examples/*'\n",
+                                "packages/ai/package.json": json.dumps({"scripts": {"test:node": "vitest"}}),
+                                "AGENTS.md": memory})
+    found = {f.line: f.status for f in check_memory(repo.work, contract, home=home).findings}
+    assert found[7] == "valid"  # packages/ai declares it
+    assert found[8] == "stale?"  # no package declares it, and nothing shows one ever did

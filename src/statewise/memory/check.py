@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
 from statewise.memory.declared import declared_versions, judge_version
@@ -433,8 +435,44 @@ def _script_history(verifier: _Verifier, line: MemoryLine, check: SubCheck, name
         if isinstance(scripts, dict) and name in scripts:
             return replace(check, detail=f"{check.detail}; {manifest} declared script {name} at {added[:10]}, "
                                          "when the memory file was added")
+    member = _workspace_script(verifier, name)
+    if member:
+        return replace(check, status=VALID, observed=True, detail=f"workspace package {member} declares script {name}")
     return replace(check, status=STALE, detail=f"{check.detail}; {name} may be a dependency's binary, and "
                                                f"{names[0]} had no script {name} when the memory file was added")
+
+
+def _workspace_script(verifier: _Verifier, name: str) -> str:
+    """The first workspace package (package.json ``workspaces``, pnpm-workspace.yaml
+    ``packages``) whose package.json declares script ``name`` ("" when none does): a bare
+    ``pnpm X`` in a package's folder runs it there."""
+    root = verifier.root
+    patterns: list[str] = []
+    try:
+        workspaces = json.loads((root / "package.json").read_text(encoding="utf-8")).get("workspaces")
+    except (OSError, ValueError, AttributeError):
+        workspaces = None
+    if isinstance(workspaces, dict):
+        workspaces = workspaces.get("packages")
+    if isinstance(workspaces, list):
+        patterns += [p for p in workspaces if isinstance(p, str)]
+    try:
+        pnpm = yaml.safe_load((root / "pnpm-workspace.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        pnpm = None
+    if isinstance(pnpm, dict) and isinstance(pnpm.get("packages"), list):
+        patterns += [p for p in pnpm["packages"] if isinstance(p, str)]
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            continue
+        for manifest in verifier.tree.matching(pattern.rstrip("/") + "/package.json"):
+            try:
+                scripts = json.loads((root / manifest).read_text(encoding="utf-8")).get("scripts") or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(scripts, dict) and name in scripts:
+                return manifest
+    return ""
 
 
 def _listed_versions(claimed: str, text: str) -> list[str]:

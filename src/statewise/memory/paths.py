@@ -243,6 +243,11 @@ class TreeIndex:
                 return PathFinding(FOUND, hit)
         return None
 
+    def matching(self, pattern: str) -> list[str]:
+        """Every file or folder of the tree glob ``pattern`` matches, sorted."""
+        matcher = _glob_regex(_clean(pattern))
+        return sorted(entry for entry in self._load() if matcher.fullmatch(entry))
+
     def glob_removal(self, pattern: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
         """The commit that removed the last path glob ``pattern`` matched (from a context
         folder) since ``since_file`` was added; None when history shows none."""

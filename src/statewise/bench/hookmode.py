@@ -15,8 +15,11 @@ What comes back is read as Claude Code reads it:
   observation capture sees the output.
 * ``deny``: the reason goes back to the planner as feedback text, as a model reads a tool
   error. The planner reads it with its ``read_feedback`` (the rule planner's reads the
-  corrections it is told about, :func:`statewise.planners.base.read_corrections`) and plans
-  again, up to :attr:`HookMethod.retries` times.
+  corrections it is told about, :func:`statewise.planners.base.read_corrections`), and the agent
+  also reads the values the reason says the check evaluated (its ``[KEY = VALUE (evidence); ...]``
+  facts, :func:`statewise.planners.base.read_observed`: "node.package_manager = "pnpm"
+  (pnpm-lock.yaml is present)"), as a model reading the text would; it plans again, up to
+  :attr:`HookMethod.retries` times.
 * ``ask``: Claude Code shows the developer a permission prompt with the reason. The simulated
   developer answers each question the reason asks (``record ID: KEY = VALUE in SCOPE``) from
   its intent: when every answer confirms, it approves and the call runs; a correction is
@@ -65,7 +68,7 @@ from statewise.bench.executor import UnsupportedByBench, edit_config
 from statewise.bench.methods import METHODS, MethodInput, MethodResult, planning_context, register_method
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
-from statewise.planners.base import Statement, as_plan, read_corrections
+from statewise.planners.base import Statement, as_plan, read_corrections, read_observed
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind
 from statewise.values import ValueType
 
@@ -243,7 +246,11 @@ class HookMethod:
             return outcome
 
         def learn(text: str, source: str = HOOK_SOURCE) -> None:
-            for statement in read(text, source):
+            # The corrections the planner reads, then the values a stop's reason states it
+            # evaluated (``[KEY = VALUE (evidence); ...]``, read_observed): a model reads both.
+            corrected = read(text, source)
+            seen = {s.key for s in corrected}
+            for statement in (*corrected, *(s for s in read_observed(text, source) if s.key not in seen)):
                 # Told again is not news: only a new key or value counts as learning something.
                 if not any(s.key == statement.key and s.value == statement.value for s in told):
                     told.append(statement)

@@ -253,8 +253,9 @@ def read_observed(text: str, source: str) -> tuple[Statement, ...]:
     repaired or on record), which a model reading the reason takes as the value to plan with:
     "node.package_manager = "pnpm" (pnpm-lock.yaml is present)". Only facts at the head of such
     a list or after its ``; `` separator are read, VALUE a JSON value followed by its source in
-    parentheses or by the list's next ``; `` or end; a correction's ``KEY = NEW (was OLD`` is :func:`read_corrections`'s. Nothing else in
-    the text is read: no per-case logic, and a text without such a list states nothing."""
+    parentheses or by the list's next ``; `` or end; a correction's ``KEY = NEW (was OLD`` is
+    :func:`read_corrections`'s. Nothing else in the text is read: no per-case logic, and a text
+    without such a list states nothing."""
     found: list[Statement] = []
     for match in _KEY.finditer(text or ""):
         key, start, end = match.group(0), match.start(), match.end()

@@ -31,7 +31,11 @@ What comes back is read as Claude Code reads it:
 Each task starts a session and submits the task as the developer's prompt: the ``SessionStart``
 and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the
 model plans, and the corrections it made for this scope earlier) is read like any feedback
-before the first proposal. A
+before the first proposal. A line that names an unverified value as the developer's to confirm
+(``- UNVERIFIED ... KEY in SCOPE: on record as VALUE (...); the developer's to confirm: ask
+them ...``) is put to the simulated developer before the first proposal, as a model asks in the
+chat (a question, counted); the answer is recorded as the developer's and a correction is read
+like any. A
 deterministic planner that proposes exactly a call that was already refused, with nothing new
 told since that refusal, gives up (it has learnt nothing that would change the answer); after a
 correction or a developer's answer the same call may be tried again (the record it was refused

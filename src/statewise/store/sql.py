@@ -37,18 +37,15 @@ from statewise.errors import (
     ValueTypeError,
 )
 from statewise.records import (
-    Authority,
     Evidence,
     Lineage,
     Link,
     LinkKind,
-    Provenance,
     Record,
     RecordDraft,
     RecordStatus,
     RecordTime,
     Retrieval,
-    SourceKind,
     Supersession,
     new_id,
     utcnow,
@@ -57,6 +54,7 @@ from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
 from statewise.store.filters import key_matcher
 from statewise.store.grounding import evidence_of, grounded_scope
+from statewise.store.rows import RecordRow, RetrievalRows, shared_provenance
 from statewise.values import ValueType, check_value, same_value
 
 if TYPE_CHECKING:  # the bulk module builds its validators when imported; only an import needs them
@@ -76,19 +74,8 @@ _INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join(
 _INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-_VALUE_TYPES = {member.value: member for member in ValueType}
-_STATUSES = {member.value: member for member in RecordStatus}
-_SOURCES = {member.value: member for member in SourceKind}
-_AUTHORITIES = {member.value: member for member in Authority}
 _object_setattr = object.__setattr__
-
-
 _new_instance = object.__new__
-# The fields-set of every record and time read from a row: all fields. One set is shared by
-# all of them (a set per row was measurable); pydantic copies it before it ever changes one
-# (model_copy), and the models are frozen, so nothing adds to it in place.
-_TIME_FIELDS_SET = set(RecordTime.model_fields)
-_RECORD_FIELDS_SET = set(Record.model_fields)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -143,7 +130,6 @@ class SQLStore(Store):
     and call ``super().__init__()`` first."""
 
     def __init__(self) -> None:
-        self._provenances: dict[tuple[Any, ...], Provenance] = {}
         # The point reads' statements, in the driver's placeholder style, made once.
         self._select_by_id = self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE id = ?")
         self._select_active = self._sql(
@@ -255,61 +241,23 @@ class SQLStore(Store):
 
     # --- row mapping ------------------------------------------------------------------
 
-    def _record_from_row(self, row: Sequence[Any]) -> Record:
-        # Rows were validated when written; building the models directly skips re-validation
-        # on the read path, which is what keeps retrieval within a small factor of a raw query.
-        # The attribute stores are written out rather than calling _trusted: this runs once per
-        # row read, and the call and a fresh fields set per model were over a quarter of its time.
+    def _row_from_columns(self, row: Sequence[Any]) -> RecordRow:
+        """A ``RECORD_COLUMNS`` row as plain values (the backend decodes times and JSON)."""
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
         decode_time = self._decode_present_time
-        setattr_ = _object_setattr
-        time = _new_instance(RecordTime)
-        setattr_(time, "__dict__", {
-            "observed_at": decode_time(observed_at),
-            "recorded_at": decode_time(recorded_at),
-            "verified_at": decode_time(verified_at) if verified_at is not None else None,
-            "ttl_seconds": ttl,
-        })
-        setattr_(time, "__pydantic_fields_set__", _TIME_FIELDS_SET)
-        setattr_(time, "__pydantic_extra__", None)
-        setattr_(time, "__pydantic_private__", None)
-        record = _new_instance(Record)
-        setattr_(record, "__dict__", {
-            "id": rid,
-            "key": key,
-            "value": self._decode_json(value_json),
-            "value_type": _VALUE_TYPES[value_type],
-            "scope": scope,
-            "status": _STATUSES[status],
-            "time": time,
-            "provenance": self._provenance(source, authority, actor, reference),
-            "supersedes": supersedes,
-            "superseded_by": superseded_by,
-            "version": version,
-            "status_reason": status_reason,
-            "status_changed_at": decode_time(status_changed_at) if status_changed_at is not None else None,
-        })
-        setattr_(record, "__pydantic_fields_set__", _RECORD_FIELDS_SET)
-        setattr_(record, "__pydantic_extra__", None)
-        setattr_(record, "__pydantic_private__", None)
-        return record
+        return RecordRow(
+            rid, key, scope, value_type, self._decode_json(value_json), status, decode_time(observed_at),
+            decode_time(recorded_at), decode_time(verified_at) if verified_at is not None else None, ttl,
+            source, authority, actor, reference, supersedes, superseded_by, version, status_reason,
+            decode_time(status_changed_at) if status_changed_at is not None else None,
+        )
 
-    def _provenance(self, source: str, authority: str, actor: str, reference: str | None) -> Provenance:
-        # Provenance is immutable and a store holds few distinct ones (one per actor and
-        # source), so rows share instances instead of building one each.
-        key = (source, authority, actor, reference)
-        cache = self._provenances
-        found = cache.get(key)
-        if found is None:
-            if len(cache) >= 4096:
-                cache.clear()
-            found = cache[key] = _trusted(Provenance, {
-                "source": _SOURCES[source], "authority": _AUTHORITIES[authority], "actor": actor,
-                "reference": reference,
-            })
-        return found
+    def _record_from_row(self, row: Sequence[Any]) -> Record:
+        # Rows were validated when written: the model is built from the row without
+        # re-validation (RecordRow.to_record), the one conversion every read shares.
+        return self._row_from_columns(row).to_record()
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
         return (
@@ -493,7 +441,7 @@ class SQLStore(Store):
                         "observed_at": evidence.observed_at, "recorded_at": now,
                         "verified_at": evidence.observed_at, "ttl_seconds": old.time.ttl_seconds,
                     }),
-                    "provenance": self._provenance(evidence.source.value, evidence.authority.value,
+                    "provenance": shared_provenance(evidence.source.value, evidence.authority.value,
                                                    evidence.actor, evidence.reference),
                     "supersedes": old.id, "superseded_by": None, "version": 1, "status_reason": None,
                     "status_changed_at": None,
@@ -650,6 +598,14 @@ class SQLStore(Store):
         with self._read_one() as cur:
             return self._fetch_active(cur, key, canonical)
 
+    def get_row(self, record_id: str) -> RecordRow:
+        with self._read_one() as cur:
+            cur.execute(self._select_by_id, (record_id,))
+            row = cur.fetchone()
+        if row is None:
+            raise RecordNotFoundError(record_id)
+        return self._row_from_columns(row)
+
     def retrieve(
         self,
         task: TaskScope,
@@ -659,6 +615,17 @@ class SQLStore(Store):
         now: datetime | None = None,
         near_miss_limit: int = 20,
     ) -> Retrieval:
+        return self.retrieve_rows(task, keys=keys, text=text, now=now, near_miss_limit=near_miss_limit).to_retrieval()
+
+    def retrieve_rows(
+        self,
+        task: TaskScope,
+        *,
+        keys: Sequence[str] | None = None,
+        text: str | None = None,
+        now: datetime | None = None,
+        near_miss_limit: int = 20,
+    ) -> RetrievalRows:
         now = now or utcnow()
         applicable = task.applicable_scopes()
         applicable_text = [str(s) for s in applicable]
@@ -669,7 +636,7 @@ class SQLStore(Store):
         with self._read_one() as cur:
             cur.execute(statement, params)
             rows = cur.fetchall()
-        decode = self._record_from_row
+        decode = self._row_from_columns
         main: list[Any] = []
         near_rows: list[Any] = []
         for row in rows:
@@ -677,12 +644,12 @@ class SQLStore(Store):
         prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
         near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
         # Most specific first within each key: the statement gives each row its scope's rank,
-        # so the rows sort on two of their own columns, in C, before any is modelled; the first
+        # so the rows sort on two of their own columns, in C, before any is decoded; the first
         # row of a key (that passes the filter) is in force and the rest are shadowed.
         main.sort(key=_KEY_THEN_RANK)
-        records: list[Record] = []
-        stale: list[Record] = []
-        shadowed: list[Record] = []
+        records: list[RecordRow] = []
+        stale: list[RecordRow] = []
+        shadowed: list[RecordRow] = []
         previous = None
         for row in main:
             record = decode(row[2:])
@@ -692,11 +659,8 @@ class SQLStore(Store):
                 shadowed.append(record)
                 continue
             previous = row[3]
-            time = record.time
-            (stale if time.ttl_seconds is not None and time.is_stale(now) else records).append(record)
-        # The records were validated when written; skip re-validating them on this hot path.
-        return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
-                                         near_misses=near)
+            (stale if record.ttl_seconds is not None and record.is_stale(now) else records).append(record)
+        return RetrievalRows(str(task), tuple(records), tuple(stale), tuple(shadowed), tuple(near))
 
     def _retrieve_statement(
         self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
@@ -739,12 +703,12 @@ class SQLStore(Store):
         return self._sql(" UNION ALL ".join(parts)), params
 
     def _near_misses(self, rows: list[Any], prefixes: int, applicable: list[str], wanted: Any,
-                     limit: int) -> list[Record]:
+                     limit: int) -> list[RecordRow]:
         """The near misses among a retrieval's candidate rows (part, seq, record columns...):
         the prefix parts (1..``prefixes``) by (scope, key) while fewer than ``limit`` were
         found, then the key parts in insertion order; at most ``limit``."""
-        decode = self._record_from_row
-        found: dict[str, Record] = {}
+        decode = self._row_from_columns
+        found: dict[str, RecordRow] = {}
         by_prefix = sorted((row for row in rows if row[0] <= prefixes), key=lambda row: (row[0], row[4], row[3]))
         for row in by_prefix:
             if len(found) >= limit:

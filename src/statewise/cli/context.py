@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
     from rich.console import Console
 
+    from statewise.records import KeyType
     from statewise.scopes import TaskScope
     from statewise.store.base import Store
 
@@ -117,7 +118,7 @@ class Context:
         if self._store is None:
             from statewise.store import open_store
 
-            self._store = open_store(self.location, key_schema=self.contract)
+            self._store = open_store(self.location, key_schema=_ContractOnUse(self))
         return self._store
 
     def existing_location(self) -> str:
@@ -146,6 +147,18 @@ class Context:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+class _ContractOnUse:
+    """The contract as the store's key schema, loaded when a write first asks a key's type: a
+    command that only reads (``record list``) never loads it (the contract's models import
+    pydantic, many times the rest of the command's start-up)."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+
+    def key_type(self, key: str) -> KeyType | None:
+        return self._context.contract.key_type(key)  # type: ignore[no-any-return]
 
 
 def emit_json(data: Any) -> None:

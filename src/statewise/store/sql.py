@@ -18,11 +18,9 @@ import warnings
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
-
-from pydantic import BaseModel
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -36,28 +34,28 @@ from statewise.errors import (
     TransitionError,
     ValueTypeError,
 )
-from statewise.records import (
-    Evidence,
-    Lineage,
-    Link,
-    LinkKind,
-    Record,
-    RecordDraft,
-    RecordStatus,
-    RecordTime,
-    Retrieval,
-    Supersession,
-    new_id,
-    utcnow,
-)
 from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
 from statewise.store.filters import key_matcher
-from statewise.store.grounding import evidence_of, grounded_scope
 from statewise.store.rows import RecordRow, RetrievalRows, shared_provenance
 from statewise.values import ValueType, check_value, same_value
 
-if TYPE_CHECKING:  # the bulk module builds its validators when imported; only an import needs them
+# Annotations only. The models (pydantic) are imported by the methods that build them, so a
+# reader of rows never imports them; the bulk module builds its validators when imported, and
+# only an import needs it.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from statewise.records import (
+        Evidence,
+        Lineage,
+        Link,
+        Record,
+        RecordDraft,
+        RecordStatus,
+        Retrieval,
+        Supersession,
+    )
     from statewise.store.bulk import ImportBatch, LineEncoder, Progress
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -69,7 +67,7 @@ RECORD_COLUMNS = (
 )
 LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
 
-_ACTIVE = RecordStatus.ACTIVE.value
+_ACTIVE = "active"  # RecordStatus.ACTIVE (the models are imported by the writes only)
 _INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"
 _INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
@@ -78,7 +76,7 @@ _object_setattr = object.__setattr__
 _new_instance = object.__new__
 
 
-_M = TypeVar("_M", bound=BaseModel)
+_M = TypeVar("_M", bound="BaseModel")
 
 #: A retrieval row's sort key: its record's key, then its scope's rank (see _retrieve_statement).
 _KEY_THEN_RANK = operator.itemgetter(3, 1)
@@ -272,6 +270,8 @@ class SQLStore(Store):
         )
 
     def _link_from_row(self, row: Sequence[Any]) -> Link:
+        from statewise.records import Evidence, Link, LinkKind
+
         lid, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at = row
         evidence = self._decode_json(evidence_json) if evidence_json is not None else None
         return Link(
@@ -325,6 +325,8 @@ class SQLStore(Store):
         superseded_by: str | None = None,
     ) -> Record:
         """Move an active record to ``status`` if it is still at ``record.version``."""
+        from statewise.records import Record
+
         cur.execute(
             self._sql(
                 "UPDATE sw_records SET status = ?, superseded_by = ?, status_reason = ?, "
@@ -342,12 +344,16 @@ class SQLStore(Store):
         })
 
     def _raise_stale(self, cur: Any, record_id: str, expected: int) -> None:
+        from statewise.records import RecordStatus
+
         current = self._fetch(cur, record_id)
         if current.version == expected and current.status is not RecordStatus.ACTIVE:
             raise TransitionError(record_id, current.status.value, "change")
         raise StaleVersionError(record_id, expected, current.version, current.status.value)
 
     def _locked_active(self, cur: Any, record_id: str, expected_version: int, operation: str) -> Record:
+        from statewise.records import RecordStatus
+
         record = self._fetch(cur, record_id, lock=True)
         if record.version != expected_version:
             raise StaleVersionError(record_id, expected_version, record.version, record.status.value)
@@ -383,6 +389,9 @@ class SQLStore(Store):
         return value_type, ttl
 
     def put(self, draft: RecordDraft, *, replace: bool = False, reason: str = "") -> Record:
+        from statewise.records import Link, LinkKind, Record, RecordStatus, RecordTime, new_id, utcnow
+        from statewise.store.grounding import evidence_of
+
         value_type, ttl = self._typed_draft(draft)
         now = utcnow()
         record = Record(
@@ -420,6 +429,9 @@ class SQLStore(Store):
     def supersede(
         self, record_id: str, evidence: Evidence, *, expected_version: int, reason: str = ""
     ) -> Supersession:
+        from statewise.records import Link, LinkKind, Record, RecordStatus, RecordTime, Supersession, new_id, utcnow
+        from statewise.store.grounding import grounded_scope
+
         now = utcnow()
         with self._write() as cur:
             old = self._locked_active(cur, record_id, expected_version, "supersede")
@@ -488,6 +500,9 @@ class SQLStore(Store):
         return Supersession(old=old, new=new, link=link, replaced=replaced)
 
     def confirm(self, record_id: str, evidence: Evidence, *, expected_version: int) -> Record:
+        from statewise.records import Link, LinkKind, new_id, utcnow
+        from statewise.store.grounding import grounded_scope
+
         now = utcnow()
         with self._write() as cur:
             record = self._locked_active(cur, record_id, expected_version, "confirm")
@@ -513,6 +528,8 @@ class SQLStore(Store):
         })
 
     def retract(self, record_id: str, *, reason: str, actor: str) -> Record:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = utcnow()
         with self._write() as cur:
             record = self._fetch(cur, record_id, lock=True)
@@ -526,6 +543,8 @@ class SQLStore(Store):
         return retracted
 
     def revert(self, record_id: str, *, reason: str, actor: str) -> Record | None:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = utcnow()
         with self._write() as cur:
             repair = self._fetch(cur, record_id, lock=True)
@@ -568,6 +587,8 @@ class SQLStore(Store):
         return restored
 
     def expire_lapsed(self, now: datetime | None = None) -> list[Record]:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = now or utcnow()
         expired: list[Record] = []
         with self._write() as cur:
@@ -626,7 +647,8 @@ class SQLStore(Store):
         now: datetime | None = None,
         near_miss_limit: int = 20,
     ) -> RetrievalRows:
-        now = now or utcnow()
+
+        now = now or datetime.now(UTC)  # records.utcnow
         applicable = task.applicable_scopes()
         applicable_text = [str(s) for s in applicable]
         wanted = key_matcher(keys, text)
@@ -751,6 +773,8 @@ class SQLStore(Store):
             return self._links(cur, record_id)
 
     def lineage(self, record_id: str) -> Lineage:
+        from statewise.records import Lineage, LinkKind
+
         chain_kinds = (LinkKind.SUPERSEDE, LinkKind.NARROW, LinkKind.REVERT)
         with self._read() as cur:
             self._fetch(cur, record_id)
@@ -797,6 +821,8 @@ class SQLStore(Store):
         return iter([self._link_from_row(row) for row in rows])
 
     def count(self, *, status: str | None = None) -> int:
+        from statewise.records import RecordStatus
+
         with self._read() as cur:
             if status is None:
                 cur.execute(self._sql("SELECT COUNT(*) FROM sw_records"))

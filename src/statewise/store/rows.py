@@ -11,14 +11,14 @@ rendering need nothing more, and neither this module nor building a row imports 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from statewise.records import Provenance, Record, Retrieval
 
-__all__ = ["RecordRow", "RetrievalRows", "shared_provenance"]
+__all__ = ["RecordRow", "RetrievalRows", "record_from_values", "row_from_values", "shared_provenance"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,41 +70,70 @@ class RecordRow:
         )
 
     def to_record(self) -> Record:
-        """The validated model of this row, as the store's ``get`` returns it.
+        """The validated model of this row, exactly as the store's ``get`` returns it."""
+        return record_from_values((
+            self.id, self.key, self.scope, self.value_type, self.value, self.status, self.observed_at,
+            self.recorded_at, self.verified_at, self.ttl_seconds, self.source, self.authority, self.actor,
+            self.reference, self.supersedes, self.superseded_by, self.version, self.status_reason,
+            self.status_changed_at,
+        ))
 
-        Rows were validated when written, so the models are built without re-validating
-        them (what ``model_construct`` builds when given every field), which keeps ``get`` and
-        ``retrieve`` within a small factor of a raw query."""
-        models = _models()
-        setattr_, new = object.__setattr__, object.__new__
-        time = new(models.RecordTime)
-        setattr_(time, "__dict__", {
-            "observed_at": self.observed_at, "recorded_at": self.recorded_at,
-            "verified_at": self.verified_at, "ttl_seconds": self.ttl_seconds,
-        })
-        setattr_(time, "__pydantic_fields_set__", models.time_fields)
-        setattr_(time, "__pydantic_extra__", None)
-        setattr_(time, "__pydantic_private__", None)
-        record = new(models.Record)
-        setattr_(record, "__dict__", {
-            "id": self.id,
-            "key": self.key,
-            "value": self.value,
-            "value_type": models.value_types[self.value_type],
-            "scope": self.scope,
-            "status": models.statuses[self.status],
-            "time": time,
-            "provenance": models.provenance(self.source, self.authority, self.actor, self.reference),
-            "supersedes": self.supersedes,
-            "superseded_by": self.superseded_by,
-            "version": self.version,
-            "status_reason": self.status_reason,
-            "status_changed_at": self.status_changed_at,
-        })
-        setattr_(record, "__pydantic_fields_set__", models.record_fields)
-        setattr_(record, "__pydantic_extra__", None)
-        setattr_(record, "__pydantic_private__", None)
-        return record
+
+def record_from_values(values: tuple[Any, ...]) -> Record:
+    """The Record of a row's decoded values, in :class:`RecordRow`'s field order (the store's
+    column order): the one conversion from a stored row to the model.
+
+    Rows were validated when written, so the models are built without re-validating them
+    (what ``model_construct`` builds when given every field): this keeps ``get`` and
+    ``retrieve`` within a small factor of a raw query. The attribute stores are written out:
+    this runs once per row read."""
+    (rid, key, scope, value_type, value, status, observed_at, recorded_at, verified_at, ttl, source, authority,
+     actor, reference, supersedes, superseded_by, version, status_reason, status_changed_at) = values
+    models = _MODELS[0] if _MODELS else _models()
+    setattr_, new = _object_setattr, _object_new
+    time = new(models.RecordTime)
+    setattr_(time, "__dict__", {
+        "observed_at": observed_at, "recorded_at": recorded_at, "verified_at": verified_at, "ttl_seconds": ttl,
+    })
+    setattr_(time, "__pydantic_fields_set__", models.time_fields)
+    setattr_(time, "__pydantic_extra__", None)
+    setattr_(time, "__pydantic_private__", None)
+    record = new(models.Record)
+    setattr_(record, "__dict__", {
+        "id": rid,
+        "key": key,
+        "value": value,
+        "value_type": models.value_types[value_type],
+        "scope": scope,
+        "status": models.statuses[status],
+        "time": time,
+        "provenance": models.provenance(source, authority, actor, reference),
+        "supersedes": supersedes,
+        "superseded_by": superseded_by,
+        "version": version,
+        "status_reason": status_reason,
+        "status_changed_at": status_changed_at,
+    })
+    setattr_(record, "__pydantic_fields_set__", models.record_fields)
+    setattr_(record, "__pydantic_extra__", None)
+    setattr_(record, "__pydantic_private__", None)
+    return record
+
+
+_object_setattr = object.__setattr__
+_object_new = object.__new__
+#: Each RecordRow slot's setter, in field order.
+_ROW_SLOTS = tuple(RecordRow.__dict__[field.name].__set__ for field in fields(RecordRow))
+
+
+def row_from_values(values: tuple[Any, ...]) -> RecordRow:
+    """``RecordRow(*values)``, built by setting its slots directly: a frozen dataclass's
+    ``__init__`` calls ``object.__setattr__`` once per field from Python, which made a row
+    cost more than a model (this runs once per row read)."""
+    row = _object_new(RecordRow)
+    for set_slot, value in zip(_ROW_SLOTS, values, strict=True):
+        set_slot(row, value)
+    return row
 
 
 @dataclass(frozen=True, slots=True)

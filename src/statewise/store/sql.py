@@ -16,7 +16,7 @@ import sys
 import time as _time
 import warnings
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +37,7 @@ from statewise.errors import (
 from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
 from statewise.store.filters import key_matcher
-from statewise.store.rows import RecordRow, RetrievalRows, shared_provenance
+from statewise.store.rows import RecordRow, RetrievalRows, record_from_values, row_from_values, shared_provenance
 from statewise.values import ValueType, check_value, same_value
 
 # Annotations only. The models (pydantic) are imported by the methods that build them, so a
@@ -77,6 +77,8 @@ _new_instance = object.__new__
 
 
 _M = TypeVar("_M", bound="BaseModel")
+#: What a retrieval decodes each row into: a Record or a RecordRow.
+_R = TypeVar("_R")
 
 #: A retrieval row's sort key: its record's key, then its scope's rank (see _retrieve_statement).
 _KEY_THEN_RANK = operator.itemgetter(3, 1)
@@ -239,23 +241,27 @@ class SQLStore(Store):
 
     # --- row mapping ------------------------------------------------------------------
 
-    def _row_from_columns(self, row: Sequence[Any]) -> RecordRow:
-        """A ``RECORD_COLUMNS`` row as plain values (the backend decodes times and JSON)."""
+    def _decoded(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        """A ``RECORD_COLUMNS`` row with its times and JSON value decoded (by the backend), in
+        the same order: what both a RecordRow and a Record are made of."""
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
         decode_time = self._decode_present_time
-        return RecordRow(
+        return (
             rid, key, scope, value_type, self._decode_json(value_json), status, decode_time(observed_at),
             decode_time(recorded_at), decode_time(verified_at) if verified_at is not None else None, ttl,
             source, authority, actor, reference, supersedes, superseded_by, version, status_reason,
             decode_time(status_changed_at) if status_changed_at is not None else None,
         )
 
+    def _row_from_columns(self, row: Sequence[Any]) -> RecordRow:
+        return row_from_values(self._decoded(row))
+
     def _record_from_row(self, row: Sequence[Any]) -> Record:
-        # Rows were validated when written: the model is built from the row without
-        # re-validation (RecordRow.to_record), the one conversion every read shares.
-        return self._row_from_columns(row).to_record()
+        # Straight to the model (rows.record_from_values, the one conversion RecordRow.to_record
+        # uses too), without a RecordRow in between.
+        return record_from_values(self._decoded(row))
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
         return (
@@ -636,7 +642,12 @@ class SQLStore(Store):
         now: datetime | None = None,
         near_miss_limit: int = 20,
     ) -> Retrieval:
-        return self.retrieve_rows(task, keys=keys, text=text, now=now, near_miss_limit=near_miss_limit).to_retrieval()
+        from statewise.records import Retrieval
+
+        parts = self._retrieval(task, keys, text, now, near_miss_limit, self._record_from_row)
+        # The records were validated when written; skip re-validating them on this hot path.
+        return Retrieval.model_construct(task=str(task), records=parts[0], stale=parts[1], shadowed=parts[2],
+                                         near_misses=parts[3])
 
     def retrieve_rows(
         self,
@@ -647,7 +658,14 @@ class SQLStore(Store):
         now: datetime | None = None,
         near_miss_limit: int = 20,
     ) -> RetrievalRows:
+        records, stale, shadowed, near = self._retrieval(task, keys, text, now, near_miss_limit,
+                                                         self._row_from_columns)
+        return RetrievalRows(str(task), tuple(records), tuple(stale), tuple(shadowed), tuple(near))
 
+    def _retrieval(self, task: TaskScope, keys: Sequence[str] | None, text: str | None, now: datetime | None,
+                   near_miss_limit: int, decode: Callable[[Sequence[Any]], _R]) -> tuple[list[_R], ...]:
+        """A retrieval's four lists (in force, stale, shadowed, near misses), each row made by
+        ``decode`` (a Record for ``retrieve``, a RecordRow for ``retrieve_rows``)."""
         now = now or datetime.now(UTC)  # records.utcnow
         applicable = task.applicable_scopes()
         applicable_text = [str(s) for s in applicable]
@@ -658,31 +676,32 @@ class SQLStore(Store):
         with self._read_one() as cur:
             cur.execute(statement, params)
             rows = cur.fetchall()
-        decode = self._row_from_columns
         main: list[Any] = []
         near_rows: list[Any] = []
         for row in rows:
             (main if row[0] == 0 else near_rows).append(row)
         prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
-        near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
+        near = (self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit, decode)
+                if near_rows else [])
         # Most specific first within each key: the statement gives each row its scope's rank,
         # so the rows sort on two of their own columns, in C, before any is decoded; the first
         # row of a key (that passes the filter) is in force and the rest are shadowed.
         main.sort(key=_KEY_THEN_RANK)
-        records: list[RecordRow] = []
-        stale: list[RecordRow] = []
-        shadowed: list[RecordRow] = []
+        records: list[_R] = []
+        stale: list[_R] = []
+        shadowed: list[_R] = []
         previous = None
         for row in main:
             record = decode(row[2:])
-            if wanted is not None and not wanted(record):
+            if wanted is not None and not wanted(record):  # type: ignore[arg-type]
                 continue
             if row[3] == previous:
                 shadowed.append(record)
                 continue
             previous = row[3]
-            (stale if record.ttl_seconds is not None and record.is_stale(now) else records).append(record)
-        return RetrievalRows(str(task), tuple(records), tuple(stale), tuple(shadowed), tuple(near))
+            # Column 11 is the row's ttl_seconds: only a record with a TTL can be stale.
+            (stale if row[11] is not None and record.is_stale(now) else records).append(record)  # type: ignore[attr-defined]
+        return records, stale, shadowed, near
 
     def _retrieve_statement(
         self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
@@ -725,12 +744,11 @@ class SQLStore(Store):
         return self._sql(" UNION ALL ".join(parts)), params
 
     def _near_misses(self, rows: list[Any], prefixes: int, applicable: list[str], wanted: Any,
-                     limit: int) -> list[RecordRow]:
+                     limit: int, decode: Callable[[Sequence[Any]], _R]) -> list[_R]:
         """The near misses among a retrieval's candidate rows (part, seq, record columns...):
         the prefix parts (1..``prefixes``) by (scope, key) while fewer than ``limit`` were
         found, then the key parts in insertion order; at most ``limit``."""
-        decode = self._row_from_columns
-        found: dict[str, RecordRow] = {}
+        found: dict[str, _R] = {}
         by_prefix = sorted((row for row in rows if row[0] <= prefixes), key=lambda row: (row[0], row[4], row[3]))
         for row in by_prefix:
             if len(found) >= limit:
@@ -739,7 +757,7 @@ class SQLStore(Store):
                 continue
             record = decode(row[2:])
             if wanted is None or wanted(record):
-                found[record.id] = record
+                found[row[2]] = record
         by_key = sorted((row for row in rows if row[0] > prefixes), key=lambda row: (row[0], row[1]))
         for row in by_key:
             if row[4] not in applicable and row[2] not in found:

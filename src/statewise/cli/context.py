@@ -118,7 +118,7 @@ class Context:
         if self._store is None:
             from statewise.store import open_store
 
-            self._store = open_store(self.location, key_schema=_ContractOnUse(self))
+            self._store = open_store(self.location, key_schema=self.contract)
         return self._store
 
     def existing_location(self) -> str:
@@ -134,10 +134,16 @@ class Context:
         return location
 
     def existing_store(self) -> Store:
-        """The store, which must exist (:meth:`existing_location`)."""
+        """The store, which must exist (:meth:`existing_location`). Its key schema is the
+        contract loaded when a write first asks for a key's type: a read (``record list``)
+        never loads it. The commands that create the store or import into it take
+        :attr:`store`, whose contract is loaded first (an import may parse in a forked
+        process, which should not load it again)."""
         if self._store is None:
-            self.existing_location()
-        return self.store
+            from statewise.store import open_store
+
+            self._store = open_store(self.existing_location(), key_schema=_ContractOnUse(self))
+        return self._store
 
     def info(self, message: str) -> None:
         """A note for a person on stderr; ``-q`` silences it."""

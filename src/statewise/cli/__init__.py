@@ -222,9 +222,11 @@ def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str
     for key in keys:
         if obj.at(cwd).contract.state_spec(key) is None:
             raise unknown_key(obj.contract, key)
-    result = obj.at(cwd).existing_store().retrieve(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
+    # Rows, not models: the view needs no pydantic (docs/performance.md, "Start-up of the
+    # command line"); the JSON is the model's own serialisation.
+    result = obj.at(cwd).existing_store().retrieve_rows(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_retrieval())
     else:
         console.print(retrieval_view(result))
 

@@ -2,13 +2,15 @@
 wrapper as an earlier commit wrote it beside the one this checkout writes, on a free call
 (``git status`` before the tool runs, no warm worker), with ``python -c pass`` as the floor.
 
-    python benchmarks/wrapper_cost.py [--before 25e86c8] [--rounds 60] [--callgrind]
+    python benchmarks/wrapper_cost.py [--before 25e86c8] [--rounds 60] [--callgrind] [--event pre|post]
 
 Both wrappers run this checkout's hook (the same package directory), so only the wrapper
-differs. Interleaved rounds print wall p50 and the CPU time (user + system) of the processes
-each call leaves to be reaped, each as a ratio to ``python -c pass``, with the load average;
-``--callgrind`` instead prints the instructions of every process of one call, summed
-(``valgrind --tool=callgrind --trace-children=yes``: deterministic, user space only).
+differs. ``--event post`` feeds the same ``git status`` as a finished command instead (the
+post-tool call, which reads the contract's digest and the observation index; the warm-up call
+writes both into the run's own cache folder). Interleaved rounds print wall p50 and the CPU
+time (user + system) of the processes each call leaves to be reaped, each as a ratio to
+``python -c pass``, with the load average; ``--callgrind`` instead prints the instructions of
+every process of one call, summed (``valgrind --tool=callgrind --trace-children=yes``: deterministic, user space only).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def main() -> int:
     parser.add_argument("--before", default="25e86c8", help="the commit whose wrapper is compared")
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--event", choices=["pre", "post"], default="pre")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="statewise-wrapper-cost-") as temporary:
         root = Path(temporary)
@@ -57,13 +60,19 @@ def main() -> int:
             wrapper = root / f"{name}-hook"
             wrapper.write_text(module.render_wrapper(timeout=30, package_dir=package))
             wrapper.chmod(0o755)
-            argv[f"wrapper {name}"] = [str(wrapper), "claude-code", "pre"]
-        payload = json.dumps({"cwd": str(work), "hook_event_name": "PreToolUse", "tool_name": "Bash",
-                              "session_id": "bench", "tool_input": {"command": "git status"}})
-        env = {**os.environ, "STATEWISE_NO_WARM": "1"}
+            argv[f"wrapper {name}"] = [str(wrapper), "claude-code", options.event]
+        call = {"cwd": str(work), "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "session_id": "bench", "tool_input": {"command": "git status"}}
+        if options.event == "post":
+            call.update(hook_event_name="PostToolUse", tool_response={"stdout": "On branch main\n", "stderr": ""})
+        payload = json.dumps(call)
+        env = {**os.environ, "STATEWISE_NO_WARM": "1", "STATEWISE_CACHE_DIR": str(root / "cache")}
         for command in argv.values():  # warm the caches; each must answer
             done = subprocess.run(command, input=payload, capture_output=True, text=True, cwd=work, env=env)
             assert done.returncode == 0, (command, done.stderr)
+        time.sleep(2.1)  # files written a moment ago are not remembered by their state (the contract's digest)
+        for command in argv.values():
+            subprocess.run(command, input=payload, capture_output=True, text=True, cwd=work, env=env, check=True)
         if options.callgrind:
             for name, command in argv.items():
                 out = Path(tempfile.mkdtemp(dir=root))

@@ -172,6 +172,43 @@ def test_keys_lists_types_scopes_and_authorities(repo):
     assert typo.returncode == 2 and typo.stderr.strip() == "error: no key contains 'pyhton'; did you mean python?"
 
 
+def _in_a_terminal(*args: str, cwd: Path, columns: int) -> str:
+    """What ``python -m statewise ARGS`` prints to a real terminal (a pty) ``columns`` wide."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**_env(), "COLUMNS": str(columns), "LINES": "50"}
+    with subprocess.Popen([sys.executable, "-m", "statewise", *args], cwd=cwd, env=env, stdout=follower,
+                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL) as process:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the pty's far end closed: the program ended
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=120)
+    os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_keys_fit_an_80_column_terminal_and_stay_one_line_each_when_piped(repo):
+    declared = json.loads(sw("keys", "--json", cwd=repo).stdout)["keys"]
+    shown = _in_a_terminal("keys", cwd=repo, columns=80)
+    lines = shown.splitlines()
+    assert lines and max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    heads = [line.split()[0] for line in lines if not line.startswith(" ")]
+    assert heads == [row["key"] + ("[QUALIFIER]" if row["qualified"] else "") for row in declared]
+    # A wide terminal and a pipe keep one line per key, the verifier at its end.
+    for printed in (_in_a_terminal("keys", cwd=repo, columns=250), sw("keys", cwd=repo).stdout):
+        rows = printed.splitlines()
+        assert len(rows) == len(declared)
+        assert all(row.split()[-1] == (key["verifier"] or "-") for row, key in zip(rows, declared, strict=True))
+
+
 def test_a_mistyped_key_gets_a_suggestion_everywhere(repo):
     assert sw("init", cwd=repo).returncode == 0
     for args in (["record", "add", "python.version", "3.12", "--scope", "global"],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,29 @@ def test_store_check_reads_the_store_the_projects_settings_name(tmp_path):
     (repo / ".statewise" / "config.toml").write_text('store = "tema.db"\n')
     missing = sw("store", "check", cwd=repo)
     assert missing.returncode != 0 and "tema.db" in missing.stderr and not (repo / "tema.db").exists()
+
+
+@pytest.mark.parametrize("text", [
+    "", 'store = "team.db"\ncontract = "c.yaml"\non-pass = "allow"\nmemory-write-back = "auto"\n',
+    'on-pass = "defer"\n', 'on-pass = "sometimes"\n', "on-pass = 1\n", 'on_pass = "allow"\n',
+    'memory-write-back = "never"\nstore = ["a"]\n', 'extra = "x"\n',
+])
+def test_config_toml_read_without_pydantic_agrees_with_the_model(tmp_path, text):
+    # The plain check reads what a valid file holds; anything else goes to the pydantic model,
+    # so both must give the same settings for a valid file and the model's refusal otherwise.
+    from statewise.settings import _checked_config, _plain_config, read_config
+
+    (tmp_path / ".statewise").mkdir()
+    path = tmp_path / ".statewise" / "config.toml"
+    path.write_text(text)
+    document = tomllib.loads(text)
+    try:
+        expected = _checked_config(document, path)
+    except InputError as refusal:
+        assert _plain_config(document) is None
+        with pytest.raises(InputError) as raised:
+            read_config(tmp_path)
+        assert str(raised.value) == str(refusal)
+    else:
+        assert _plain_config(document) == expected
+        assert read_config(tmp_path) == (expected, path)

@@ -134,16 +134,21 @@ def test_no_help_page_imports_pydantic_rich_or_the_store(tmp_path):
     assert heavy == {}, f"imported by these commands' --help: {heavy}"
 
 
-def test_record_list_imports_the_store_and_nothing_of_the_guard(tmp_path):
+def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert _by_click(["init"], tmp_path).returncode == 0
+    (tmp_path / ".statewise" / "config.toml").write_text('on-pass = "defer"\nmemory-write-back = "ask"\n')
+    assert _by_click(["record", "add", "git.default_branch", "main", "--scope", "global"], tmp_path).returncode == 0
     done = _run(["-X", "importtime", "-c", "from statewise.cli import main; main(['record', 'list'], "
                  "prog_name='statewise')"], tmp_path)
     assert done.returncode == 0, done.stderr
     imported = _imported(done.stderr)
     assert "statewise.store.sql" in imported and "statewise.render" in imported
+    # Rows, not models: the view, the settings and the store open without pydantic, and a
+    # read never loads the contract (statewise.store.rows, docs/performance.md).
     unused = ("statewise.pipeline", "statewise.planners", "statewise.verifiers", "statewise.integrations",
-              "statewise.bench", "statewise.memory", "statewise.commands", "mcp", "httpx", "yaml")
+              "statewise.bench", "statewise.memory", "statewise.commands", "mcp", "httpx", "yaml", "pydantic",
+              "statewise.records", "statewise.contract")
     assert [m for m in imported if m.split(".")[0] in unused or m.rsplit(".", 1)[0] in unused
             or any(m.startswith(u + ".") for u in unused)] == []
 

@@ -22,8 +22,10 @@ are counted once, by the real file's path.
 
 Drift pairs (``drift:`` in the manifest) check a memory file from an old commit against the
 pinned tree: the old text is written over the file in the clone, checked, and the file is
-restored. Their labels (``drift_labels`` in labels.yaml) name the old file's lines that
-changed between the two commits; ``defective`` there means stale in the pinned tree.
+restored. A pair of a repository that is not among ``repositories`` names its own pinned tree
+(``commit``); its current files are then not part of the precision on current files. Their
+labels (``drift_labels`` in labels.yaml) name the old file's lines that changed between the
+two commits; ``defective`` there means stale in the pinned tree.
 
 Reported per repository and overall: the distinct lines flagged ``defective`` and how many
 the labels call defective (precision), flags per repository, the exit status, the
@@ -473,7 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for pair in manifest.get("drift") or []:
         if args.only and pair["repo"] not in args.only:
             continue
-        clone = ensure_clone(str(pair["repo"]), pins[str(pair["repo"])], args.clones, args.source)
+        # a pair of a repository outside ``repositories`` pins its own tree (``commit``)
+        commit = pins.get(str(pair["repo"])) or str(pair["commit"])
+        clone = ensure_clone(str(pair["repo"]), commit, args.clones, args.source)
         drifts.append(run_drift(pair, clone, statewise))
         if args.baseline:
             base_drifts.append(run_drift(pair, clone, [args.baseline]))

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from statewise.records import Lineage, Link, Record, RecordStatus, Retrieval
+from statewise.store.rows import RecordRow, RetrievalRows
 from statewise.values import render_value
+
+if TYPE_CHECKING:  # a view of rows (`record list`) never imports the models (pydantic)
+    from statewise.records import Lineage, Link, Record, Retrieval
 
 __all__ = ["lineage_view", "record_line", "record_table", "retrieval_view"]
 
+#: By RecordStatus value (a RecordStatus is a str, and finds its own entry).
 _STATUS_STYLE = {
-    RecordStatus.ACTIVE: "green",
-    RecordStatus.SUPERSEDED: "yellow",
-    RecordStatus.EXPIRED: "magenta",
-    RecordStatus.RETRACTED: "red",
+    "active": "green",
+    "superseded": "yellow",
+    "expired": "magenta",
+    "retracted": "red",
 }
 
 
@@ -35,23 +40,28 @@ def _age(value: datetime | None, now: datetime) -> str:
     return f"{seconds}s ago"
 
 
-def record_line(record: Record, *, note: str = "", now: datetime | None = None) -> Text:
+def _row(record: Record | RecordRow) -> RecordRow:
+    return record if isinstance(record, RecordRow) else RecordRow.from_record(record)
+
+
+def record_line(record: Record | RecordRow, *, note: str = "", now: datetime | None = None) -> Text:
     """One record on one logical line: key = value, scope, status, source, ages, id."""
     now = now or datetime.now(UTC)
+    row = _row(record)
     line = Text("  ")
-    line.append(f"{record.key} = {render_value(record.value)}", style="bold")
-    line.append(f"  [{record.scope}]  ")
-    line.append(record.status.value, style=_STATUS_STYLE[record.status])
-    line.append(f"  {record.provenance.source.value}:{record.provenance.actor}", style="dim")
-    line.append(f"  observed {_age(record.time.observed_at, now)}, verified {_age(record.time.verified_at, now)}",
-                style="dim")
+    line.append(f"{row.key} = {render_value(row.value)}", style="bold")
+    line.append(f"  [{row.scope}]  ")
+    line.append(row.status, style=_STATUS_STYLE[row.status])
+    line.append(f"  {row.source}:{row.actor}", style="dim")
+    line.append(f"  observed {_age(row.observed_at, now)}, verified {_age(row.verified_at, now)}", style="dim")
     if note:
         line.append(f"  ({note})", style="yellow")
-    line.append(f"  {record.id}", style="dim cyan")
+    line.append(f"  {row.id}", style="dim cyan")
     return line
 
 
-def record_table(records: Iterable[Record], *, title: str | None = None, note: dict[str, str] | None = None) -> Group:
+def record_table(records: Iterable[Record | RecordRow], *, title: str | None = None,
+                 note: dict[str, str] | None = None) -> Group:
     """Records, one per line under an optional title (readable at 80 columns)."""
     now = datetime.now(UTC)
     lines: list[Text] = [Text(title, style="underline")] if title else []
@@ -60,12 +70,12 @@ def record_table(records: Iterable[Record], *, title: str | None = None, note: d
     return Group(*lines)
 
 
-def retrieval_view(result: Retrieval) -> Group:
+def retrieval_view(result: Retrieval | RetrievalRows) -> Group:
     """What applies to a task, then what was held back and why."""
     parts: list[RenderableType] = [record_table(result.records, title=f"Records that apply to {result.task}")]
     held = [(result.stale, "stale (past TTL)"), (result.shadowed, "shadowed by a more specific scope"),
             (result.near_misses, "near miss: does not apply here")]
-    extra = [(r, why) for records, why in held for r in records]
+    extra: list[tuple[Record | RecordRow, str]] = [(r, why) for records, why in held for r in records]
     if extra:
         parts.append(Text(""))
         parts.append(record_table([r for r, _ in extra], title="Held back", note={r.id: why for r, why in extra}))

@@ -24,8 +24,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from statewise.errors import InputError
 from statewise.limits import MAX_SETTINGS_BYTES, read_capped
 
@@ -66,15 +64,58 @@ class StoreNotFoundError(InputError):
     """A command that only reads was pointed at a store that does not exist."""
 
 
-class ProjectConfig(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ProjectConfig:
     """The contents of ``.statewise/config.toml`` (every key optional)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     contract: str | None = None
     store: str | None = None
-    on_pass: Literal["defer", "allow"] | None = Field(default=None, alias="on-pass")
-    memory_write_back: Literal["never", "ask", "auto"] | None = Field(default=None, alias="memory-write-back")
+    on_pass: Literal["defer", "allow"] | None = None
+    memory_write_back: Literal["never", "ask", "auto"] | None = None
+
+
+#: The file's spelling of each ProjectConfig field.
+_FILE_NAMES = {"contract": "contract", "store": "store", "on-pass": "on_pass", "memory-write-back": "memory_write_back"}
+
+
+def _plain_config(document: dict[str, object]) -> ProjectConfig | None:
+    """The config when every setting is a known name with a string value among its choices
+    (what the checking model accepts, and all a valid file holds); else None, and the
+    model checks it (for its message). The model imports pydantic, which would cost every
+    command in a project with settings many times its start-up."""
+    values: dict[str, str] = {}
+    for name, value in document.items():
+        field = _FILE_NAMES.get(name)
+        if field is None or type(value) is not str or value not in _CHOICES.get(field, (value,)):
+            return None
+        values[field] = value
+    return ProjectConfig(**values)  # type: ignore[arg-type]
+
+
+def _checked_config(document: dict[str, object], path: Path) -> ProjectConfig:
+    """The config as the pydantic model validates it: the refusal of a malformed file."""
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+    class ConfigFile(BaseModel):
+        model_config = ConfigDict(frozen=True, extra="forbid")
+
+        contract: str | None = None
+        store: str | None = None
+        on_pass: Literal["defer", "allow"] | None = Field(default=None, alias="on-pass")
+        memory_write_back: Literal["never", "ask", "auto"] | None = Field(default=None, alias="memory-write-back")
+
+    try:
+        checked = ConfigFile.model_validate(document)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        if first["type"] == "extra_forbidden":
+            known = ["contract", "store", "on-pass", "memory-write-back"]
+            hint = suggest(field, known)
+            raise InputError(f"{path}: unknown setting {field!r}" + (f" (did you mean {hint!r}?)" if hint else "")
+                             + f"; settings are {', '.join(known)}") from None
+        raise InputError(f"{path}: {field}: {first['msg']}") from None
+    return ProjectConfig(checked.contract, checked.store, checked.on_pass, checked.memory_write_back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,17 +181,7 @@ def read_config(root: str | Path) -> tuple[ProjectConfig, Path | None]:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not TOML: {error}") from None
-    try:
-        return ProjectConfig.model_validate(document), path
-    except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        if first["type"] == "extra_forbidden":
-            known = ["contract", "store", "on-pass", "memory-write-back"]
-            hint = suggest(field, known)
-            raise InputError(f"{path}: unknown setting {field!r}" + (f" (did you mean {hint!r}?)" if hint else "")
-                             + f"; settings are {', '.join(known)}") from None
-        raise InputError(f"{path}: {field}: {first['msg']}") from None
+    return _plain_config(document) or _checked_config(document, path), path
 
 
 def suggest(word: str, candidates: list[str] | tuple[str, ...]) -> str | None:

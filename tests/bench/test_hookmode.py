@@ -10,8 +10,9 @@ import pytest
 from statewise.actions import Action
 from statewise.bench import run_episode
 from statewise.bench.executor import UnsupportedByBench
-from statewise.bench.hookmode import HookMethod, _questions, render_tool_call
-from statewise.planners.base import ContextRecord, PlanningContext, Statement, read_corrections
+from statewise.bench.hookmode import HookMethod, _questions, _to_confirm, render_tool_call
+from statewise.integrations.prompt import StateLine, render_state
+from statewise.planners.base import ContextRecord, PlanningContext, Statement, read_corrections, read_observed
 from statewise.planners.rules import RulePlanner
 
 
@@ -123,7 +124,10 @@ def test_a_planner_that_repeats_a_refused_call_gives_up(dev_set):
     case = next(c for c in dev_set.cases if c.id == "git-push-stale-protection")
     episode = run_episode(case, "corrupted", "hook", planner=Stubborn(), case_set=dev_set)
     assert episode.judged and episode.verdict == "stop" and not episode.v and episode.commands == []
-    assert "already refused" in episode.reason and episode.model_calls == 2
+    # The first deny states facts the agent had not been told (the values the check evaluated),
+    # so the same call once more is a new attempt; the second deny tells nothing new: it gives up.
+    assert "already refused" in episode.reason and episode.model_calls == 3
+    assert len(_pre_calls(episode)) == 2
     assert HookMethod.retries == 2
 
 
@@ -196,3 +200,52 @@ def test_a_stop_citing_a_corrected_fact_is_continued_once(dev_set):
     # Continued once, never twice: the second stop (stop_hook_active) ends the turn.
     assert [json.loads(c["stdout"]).get("decision") for c in stops] == ["block", None]
     assert stubborn.verdict == "stop" and stubborn.model_calls == 2 and stubborn.commands == []
+
+
+def test_read_observed_reads_the_facts_a_stop_evaluated_and_nothing_else():
+    deny = ('StateWise stopped npm.install zod (package="zod"): invariant:install_with_project_package_manager: '
+            'Dependencies are installed with the package manager the project uses. [node.package_manager = "pnpm" '
+            '(/w: pnpm-lock.yaml is present; also found npm); python.package_manager: none (/w has no lock file); '
+            'fs.protected_paths = [".git", "data/"] (record r1); git.tracked[data] = true]')
+    assert [(s.key, s.value) for s in read_observed(deny, "statewise-hook")] == [
+        ("node.package_manager", "pnpm"), ("fs.protected_paths", [".git", "data/"]), ("git.tracked[data]", True)]
+    # A correction is read_corrections' (not read twice here); a value in a sentence or an ask's
+    # question is not a fact of a stop's list.
+    assert read_observed('[project.test_command = "pytest -q" (was "make test"; dev)]', "s") == ()
+    assert read_observed('(record r1: user.preferred_branch_prefix = "ab/" in user:dev)', "s") == ()
+    assert read_observed('the lockfile says node.package_manager = "pnpm" (pnpm-lock.yaml)', "s") == ()
+
+
+def test_a_deny_that_states_the_observed_value_is_replanned_from(dev_set):
+    # Removed memory: no record of the package manager; the deny states what the lockfile says,
+    # and the agent's second call uses it (a model reads the fact from the reason too).
+    case = next(c for c in dev_set.cases if c.id == "other-env-package-manager-migrated")
+    episode = run_episode(case, "removed", "hook", case_set=dev_set)
+    assert episode.judged and episode.y and not episode.v and episode.verdict == "execute"
+    first, second = _pre_calls(episode)
+    assert '"permissionDecision": "deny"' in first["stdout"] and " = " in first["stdout"]
+    assert second["stdout"] in ("{}", "") or '"deny"' not in second["stdout"]
+    assert any(t["source"] == "statewise-hook" for t in episode.report["told"])
+
+
+def test_the_block_names_a_value_only_the_developer_can_confirm():
+    line = StateLine(kind="unverified", key="user.allow_force_push", scope="user:kai", value=False,
+                     why="freshness: last confirmed 2026-10-23", developer=True)
+    machine = StateLine(kind="unverified", key="git.default_branch", scope="repo:x", value="main",
+                        why="not verified within 5 s")
+    block = render_state([line, machine])
+    assert "user.allow_force_push in user:kai: on record as false (freshness: last confirmed 2026-10-23); " \
+           "the developer's to confirm: ask them" in block
+    assert _to_confirm(block) == [("user.allow_force_push", "user:kai", False)]
+
+
+def test_the_agent_asks_the_developer_about_a_value_the_block_says_is_theirs(dev_set):
+    # Corrupted memory: a stale "force pushes not allowed" the developer's intent contradicts. The
+    # prompt block says only the developer can confirm it; the agent asks before it plans, the
+    # answer is recorded, and the push it then proposes passes.
+    case = next(c for c in dev_set.cases if c.id == "user-force-push-permission-stop")
+    episode = run_episode(case, "corrupted", "hook", case_set=dev_set)
+    assert episode.judged and episode.y and not episode.v and episode.questions == 1
+    prompt = episode.report["calls"][1]["stdout"]
+    assert "the developer's to confirm: ask them" in prompt
+    assert {"key": "user.allow_force_push", "value": False, "source": "developer"} in episode.report["told"]

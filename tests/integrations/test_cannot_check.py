@@ -72,3 +72,40 @@ def test_a_literal_dollar_does_not_hide_the_write_it_makes(project):
     answer = project.bash('sed -i "s/ *$//" migrations/0001.sql')
     assert answer.decision == "deny", answer.reason
     assert "no_write_to_protected_path" in answer.reason
+
+
+def _protected_record_id(project) -> str:
+    from statewise.contract import builtin_contract
+    from statewise.store.sqlite import SQLiteStore
+    from statewise.workspace import derive_task_scope
+
+    store = SQLiteStore(str(project.work / ".statewise" / "store.db"), key_schema=builtin_contract())
+    try:
+        record = store.retrieve(derive_task_scope(project.work), keys=["fs.protected_paths"]).get("fs.protected_paths")
+    finally:
+        store.close()
+    assert record is not None
+    return record.id
+
+
+@pytest.mark.parametrize("command, target", [
+    ("sort --no-such-flag migrations/0001.sql", "migrations/0001.sql"),
+    ("find . -name '*.sql' | xargs rm migrations/0001.sql", "migrations/0001.sql"),
+    ("bash -c 'find . | xargs rm -rf migrations'", "migrations"),
+])
+def test_a_cannot_check_deny_names_the_protected_target_and_its_record(project, command, target):
+    answer = project.bash(command)
+    assert answer.decision == "deny" and "cannot check" in answer.reason, answer.reason
+    assert f"It names {target}, which record {_protected_record_id(project)} (fs.protected_paths)" in answer.reason
+
+
+def test_a_cannot_check_deny_naming_nothing_protected_names_no_record(project):
+    answer = project.bash("sort --no-such-flag src/app.py")
+    assert answer.decision == "deny" and "cannot check" in answer.reason, answer.reason
+    assert "fs.protected_paths" not in answer.reason and "It names" not in answer.reason
+
+
+def test_an_unknown_program_naming_a_protected_path_is_asked_with_the_record_id(project):
+    answer = project.bash("ls -a.git migrations")
+    assert answer.decision == "ask", answer.reason
+    assert _protected_record_id(project) in answer.reason and "migrations" in answer.reason

@@ -137,6 +137,28 @@ def test_the_worker_gives_the_answer_the_hook_would_give_itself(world, tmp_path)
     assert [oct(path.stat().st_mode & 0o777) for path in runtime.glob("*.sock")] == ["0o600"]
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the worker's descriptors in /proc")
+def test_a_hook_that_finds_no_worker_forks_one_from_its_own_imports_holding_nothing_of_the_client(world, tmp_path):
+    sandbox, runtime, env = world
+    payload = _write(sandbox, "app.py")
+    started = time.monotonic()
+    # capture_output: run() returns only once every copy of the hook's stdout and stderr is
+    # closed, so a worker that kept one would hold it up to the timeout.
+    answer = _hook(payload, env, "--store", _fresh(tmp_path, sandbox, "app.py"))
+    assert _decision(answer[1]) in ("deny", "ask")
+    assert time.monotonic() - started < 55
+    status = _wait_for_worker(runtime)
+    command = Path(f"/proc/{status['pid']}/cmdline").read_bytes().split(b"\0")
+    assert b"statewise.integrations.hook_entry" in command  # the hook's process, forked: no second interpreter
+    held = sorted(os.readlink(entry) for entry in Path(f"/proc/{status['pid']}/fd").iterdir())
+    lock = str(runtime / f"{status['stamp']}.lock")
+    assert [name for name in held if not name.startswith("socket:")] == ["/dev/null"] * 3 + [lock]
+    assert len(held) == 5  # and its listening socket
+    assert os.getsid(status["pid"]) == status["pid"]  # its own session, out of the client's reach
+    assert _same(_hook(payload, env, "--store", _fresh(tmp_path, sandbox, "app.py"))) == _same(answer)
+    assert _status(runtime) == {**status, "served": 1}
+
+
 def test_each_call_runs_in_the_calling_hooks_environment(world, tmp_path):
     sandbox, runtime, env = world
     scope = f"repo:{sandbox.repo_identity}"

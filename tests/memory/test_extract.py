@@ -133,4 +133,6 @@ def test_setup_steps_are_not_the_test_command_and_a_fenced_cd_carries_over(tmp_p
     text = ("## Testing\n\n```bash\npython -m venv .venv\npip install -e '.[test]'\nsource .venv/bin/activate\n"
             "cd web\nnpm test\n```\n\n```sh\nnpm test\n```\n")
     facts = [(f.key, f.value) for line in extract_text(text, _file(tmp_path), contract) for f in line.facts]
-    assert facts == [("project.test_command", "cd web && npm test"), ("project.test_command", "npm test")]
+    # the lone `cd web` is no command, but says web/ is a folder of the tree
+    assert facts == [("fs.is_dir[web]", True), ("project.test_command", "cd web && npm test"),
+                     ("project.test_command", "npm test")]

@@ -15,8 +15,11 @@ What comes back is read as Claude Code reads it:
   observation capture sees the output.
 * ``deny``: the reason goes back to the planner as feedback text, as a model reads a tool
   error. The planner reads it with its ``read_feedback`` (the rule planner's reads the
-  corrections it is told about, :func:`statewise.planners.base.read_corrections`) and plans
-  again, up to :attr:`HookMethod.retries` times.
+  corrections it is told about, :func:`statewise.planners.base.read_corrections`), and the agent
+  also reads the values the reason says the check evaluated (its ``[KEY = VALUE (evidence); ...]``
+  facts, :func:`statewise.planners.base.read_observed`: "node.package_manager = "pnpm"
+  (pnpm-lock.yaml is present)"), as a model reading the text would; it plans again, up to
+  :attr:`HookMethod.retries` times.
 * ``ask``: Claude Code shows the developer a permission prompt with the reason. The simulated
   developer answers each question the reason asks (``record ID: KEY = VALUE in SCOPE``) from
   its intent: when every answer confirms, it approves and the call runs; a correction is
@@ -28,7 +31,11 @@ What comes back is read as Claude Code reads it:
 Each task starts a session and submits the task as the developer's prompt: the ``SessionStart``
 and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the
 model plans, and the corrections it made for this scope earlier) is read like any feedback
-before the first proposal. A
+before the first proposal. A line that names an unverified value as the developer's to confirm
+(``- UNVERIFIED ... KEY in SCOPE: on record as VALUE (...); the developer's to confirm: ask
+them ...``) is put to the simulated developer before the first proposal, as a model asks in the
+chat (a question, counted); the answer is recorded as the developer's and a correction is read
+like any. A
 deterministic planner that proposes exactly a call that was already refused, with nothing new
 told since that refusal, gives up (it has learnt nothing that would change the answer); after a
 correction or a developer's answer the same call may be tried again (the record it was refused
@@ -65,7 +72,7 @@ from statewise.bench.executor import UnsupportedByBench, edit_config
 from statewise.bench.methods import METHODS, MethodInput, MethodResult, planning_context, register_method
 from statewise.clarify import AnswerKind, ApprovalRequest, Question
 from statewise.execute import UnsupportedAction, command_for
-from statewise.planners.base import Statement, as_plan, read_corrections
+from statewise.planners.base import Statement, as_plan, read_corrections, read_observed
 from statewise.records import Authority, Provenance, RecordDraft, SourceKind
 from statewise.values import ValueType
 
@@ -201,6 +208,33 @@ def _questions(reason: str) -> list[tuple[str, str, Any, str]]:
     return found
 
 
+#: How the prompt-time block names a record only the developer can confirm
+#: (:func:`statewise.integrations.prompt.render_state`).
+_UNVERIFIED_LINE = "- UNVERIFIED (not a fact; check before relying on it) "
+_DEVELOPERS = "; the developer's to confirm: ask them"
+
+
+def _to_confirm(text: str) -> list[tuple[str, str, Any]]:
+    """Every ``- UNVERIFIED (...) KEY in SCOPE: on record as VALUE (...); the developer's to
+    confirm: ask them ...`` line of a block: (KEY, SCOPE, VALUE)."""
+    found = []
+    decoder = json.JSONDecoder()
+    for line in text.splitlines():
+        if not line.startswith(_UNVERIFIED_LINE) or _DEVELOPERS not in line:
+            continue
+        head = line[len(_UNVERIFIED_LINE):]
+        named, sep, rest = head.partition(": on record as ")
+        key, within, scope = named.partition(" in ")
+        if not sep or not within or " " in key or " " in scope:
+            continue
+        try:
+            value, _end = decoder.raw_decode(rest)
+        except json.JSONDecodeError:
+            continue
+        found.append((key, scope, value))
+    return found
+
+
 class HookMethod:
     """StateWise through Claude Code's PreToolUse/PostToolUse hooks (see the module docstring)."""
 
@@ -243,7 +277,11 @@ class HookMethod:
             return outcome
 
         def learn(text: str, source: str = HOOK_SOURCE) -> None:
-            for statement in read(text, source):
+            # The corrections the planner reads, then the values a stop's reason states it
+            # evaluated (``[KEY = VALUE (evidence); ...]``, read_observed): a model reads both.
+            corrected = read(text, source)
+            seen = {s.key for s in corrected}
+            for statement in (*corrected, *(s for s in read_observed(text, source) if s.key not in seen)):
                 # Told again is not news: only a new key or value counts as learning something.
                 if not any(s.key == statement.key and s.value == statement.value for s in told):
                     told.append(statement)
@@ -255,6 +293,14 @@ class HookMethod:
         # (statewise.integrations.prompt) and its block is read like any other text.
         prompted = hook({**base, "hook_event_name": "UserPromptSubmit", "prompt": inp.task.text}, "prompt")
         learn(_decision(prompted.stdout)[2])
+        # The block names records only the developer can confirm and tells the agent to ask them:
+        # it does, before planning, as a model asks in the chat; the answer is recorded as the
+        # block's record command says and read like any developer's correction.
+        asked_before = self._confirm(inp, clarifier, _decision(session.stdout)[2] + "\n"
+                                     + _decision(prompted.stdout)[2])
+        questions += asked_before[0]
+        if asked_before[1]:
+            learn(asked_before[1], "developer")
         memory = planning_context(inp.store, inp.task)
 
         def result(verdict: str, action: Action | None, reason: str, *, executed: bool = False) -> MethodResult:
@@ -322,6 +368,30 @@ class HookMethod:
                       "error": f"Exit code {exit_code}\n{output['stdout']}{output['stderr']}"}, "post")
             return result("execute", action, reason, executed=inp.execute is not None)
         return result("stop", None, f"gave up after {attempts} refused attempts")
+
+    @staticmethod
+    def _confirm(inp: MethodInput, clarifier: Any, text: str) -> tuple[int, str]:
+        """The developer's answers to the block's "ask them" lines: (questions asked, the
+        corrections as the text the agent reads). A confirmed value is recorded as the
+        developer's too (what ``statewise record add ... --source developer`` does), so it is no
+        longer unverified; an unknown answer leaves the note as it was."""
+        asked, notes = 0, []
+        for key, scope, value in _to_confirm(text):
+            key_type = inp.contract.key_type(key)
+            answer = clarifier.ask(Question(key=key, scope=scope, value=value, record_id=None,
+                                            value_type=key_type.value_type if key_type is not None else ValueType.STRING,
+                                            text=text))
+            asked += 1
+            if answer.kind is AnswerKind.UNKNOWN:
+                continue
+            new = answer.value if answer.kind is AnswerKind.CORRECT else value
+            inp.store.put(RecordDraft(key=key, value=new, scope=scope,
+                                      provenance=Provenance(source=SourceKind.DEVELOPER, authority=Authority.DEVELOPER,
+                                                            actor=inp.task.scope.user or "developer")),
+                          replace=True, reason="the developer answered the agent's question")
+            if answer.kind is AnswerKind.CORRECT:
+                notes.append(f"{key} in {scope} was {json.dumps(value)}, now {json.dumps(new)}")
+        return asked, ("The developer answered: " + "; ".join(notes) + ".") if notes else ""
 
     @staticmethod
     def _prompt(inp: MethodInput, action: Action, reason: str, clarifier: Any, approver: Any,

@@ -222,9 +222,11 @@ def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str
     for key in keys:
         if obj.at(cwd).contract.state_spec(key) is None:
             raise unknown_key(obj.contract, key)
-    result = obj.at(cwd).existing_store().retrieve(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
+    # Rows, not models: the view needs no pydantic (docs/performance.md, "Start-up of the
+    # command line"); the JSON is the model's own serialisation.
+    result = obj.at(cwd).existing_store().retrieve_rows(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_retrieval())
     else:
         console.print(retrieval_view(result))
 
@@ -784,14 +786,33 @@ def keys(obj: Context, pattern: str | None, as_json: bool) -> None:
         words = sorted({word for name in contract.state for word in re.split(r"[._]", name)} | set(contract.state))
         hint = suggest(pattern or "", words)
         raise InputError(f"no key contains {pattern!r}" + (f"; did you mean {hint}?" if hint else ""))
-    names = [row["key"] + ("[QUALIFIER]" if row["qualified"] else "") for row in rows]
-    width = max(len(name) for name in names)
-    for name, row in zip(names, rows, strict=True):
-        kind = row["type"] + (f" ({'|'.join(row['choices'])})" if row["choices"] else "")
-        ttl = f"ttl {_duration(row['ttl_seconds'])}" if row["ttl_seconds"] else "no ttl"
-        console.print(f"{name:<{width}}  {kind:<10}  {row['scope']:<9}  {row['authority']:<9}  {ttl:<8}  "
-                      f"{row['verifier'] or '-'}", highlight=False, markup=False)
+    # On a terminal the rows fit its width (a row too wide puts its choices and verifier on an
+    # indented second line); piped, each key stays one line for grep and cut.
+    fit = console.width if console.is_terminal else None
+    for line in key_lines(rows, fit):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     obj.info(f"{len(rows)} keys in contract {contract.name} v{contract.version}")
+
+
+def key_lines(rows: list[dict[str, Any]], width: int | None) -> list[str]:
+    """The lines `statewise keys` prints for ``rows``, each at most ``width`` columns when one is given.
+
+    A key's line holds its name, type, scope, authority and freshness; its choices and verifier
+    follow on the same line when it fits, else on an indented line of their own."""
+    names = [row["key"] + ("[QUALIFIER]" if row["qualified"] else "") for row in rows]
+    name_width = max(len(name) for name in names)
+    lines = []
+    for name, row in zip(names, rows, strict=True):
+        ttl = f"ttl {_duration(row['ttl_seconds'])}" if row["ttl_seconds"] else "no ttl"
+        head = f"{name:<{name_width}}  {row['type']:<7}  {row['scope']:<9}  {row['authority']:<9}  {ttl:<8}"
+        choices = f"({'|'.join(row['choices'])})  " if row["choices"] else ""
+        tail = f"{choices}{row['verifier'] or '-'}"
+        if width is None or len(head) + 2 + len(tail) <= width:
+            lines.append(f"{head}  {tail}")
+        else:
+            one_of = f"one of {'|'.join(row['choices'])}, " if row["choices"] else ""
+            lines += [head.rstrip(), f"    {one_of}verifier {row['verifier'] or '-'}"]
+    return lines
 
 
 # --- demo -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
     from rich.console import Console
 
+    from statewise.records import KeyType
     from statewise.scopes import TaskScope
     from statewise.store.base import Store
 
@@ -133,10 +134,16 @@ class Context:
         return location
 
     def existing_store(self) -> Store:
-        """The store, which must exist (:meth:`existing_location`)."""
+        """The store, which must exist (:meth:`existing_location`). Its key schema is the
+        contract loaded when a write first asks for a key's type: a read (``record list``)
+        never loads it. The commands that create the store or import into it take
+        :attr:`store`, whose contract is loaded first (an import may parse in a forked
+        process, which should not load it again)."""
         if self._store is None:
-            self.existing_location()
-        return self.store
+            from statewise.store import open_store
+
+            self._store = open_store(self.existing_location(), key_schema=_ContractOnUse(self))
+        return self._store
 
     def info(self, message: str) -> None:
         """A note for a person on stderr; ``-q`` silences it."""
@@ -146,6 +153,18 @@ class Context:
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
+
+
+class _ContractOnUse:
+    """The contract as the store's key schema, loaded when a write first asks a key's type: a
+    command that only reads (``record list``) never loads it (the contract's models import
+    pydantic, many times the rest of the command's start-up)."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+
+    def key_type(self, key: str) -> KeyType | None:
+        return self._context.contract.key_type(key)  # type: ignore[no-any-return]
 
 
 def emit_json(data: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from statewise.actions import Action
 from statewise.commands.base import _Base
 from statewise.commands.tables import (
     _CONTAINER_RUNS,
@@ -55,12 +56,29 @@ class _Remote(_Base):
         remote = type(self)(self.command, self.workspace, self.base_env, self.rules, self.contract)
         ctx = _Ctx(None, dict(call.env), call.ctx.depth + 1, stdin=call.ctx.stdin, stdout=call.ctx.stdout)
         remote.analyze_text(text, ctx, call.part)
+        if remote.actions and not remote.unresolved and self.approved_each_time(remote.actions):
+            # What the developer approves each time here (a service restart, a reboot, a publish)
+            # is asked there too, naming the host: `ssh host sudo systemctl restart app` is the
+            # service action on that host. The host itself is checked as the remote command it
+            # also is (the catalogue's remote.command, added beside this reading).
+            host = rest[0].value or ""
+            self.actions += [a.model_copy(update={"args": {**a.args, "host": host, "via": "ssh",
+                                                           "command": call.text() or call.part}})
+                             for a in remote.actions]
+            self.unguard(call.part)
+            return
         if remote.actions or remote.unresolved:
             why = f" ({remote.unresolved[0][0]})" if remote.unresolved else ""
             self.fail(f"`ssh` runs `{text[:200]}` on another machine, where StateWise cannot check it{why}",
                       call.part)
             return
         self.unguard(call.part)  # a remote command StateWise does not guard: docs/shell.md
+
+    def approved_each_time(self, actions: list[Action]) -> bool:
+        """Whether every action is of an operation the contract has the developer approve each
+        time (``requires_approval``): asked wherever it runs, so it can be asked on another host."""
+        operations = self.contract.operations if self.contract is not None else {}
+        return all((spec := operations.get(a.operation)) is not None and spec.requires_approval for a in actions)
 
     def container(self, call: _Call) -> None:
         """docker/podman/kubectl: a terminal inside a container is a session; the arguments of

@@ -93,6 +93,9 @@ class _Walk(_Base):
                     index = next(i for i, stage in enumerate(stages) if stage.id == child.id)
                     inner.stdin = "pipe" if index > 0 else ctx.stdin
                     inner.stdout = "pipe" if index < len(stages) - 1 else ctx.stdout
+                    if index > 0:
+                        # what a plain `echo` of static words prints is known (xargs reads it)
+                        inner.stdin_text = _echoed(stages[index - 1], source, ctx.env)
                 self.walk(child, source, inner)
         elif kind in _STATEMENTS:
             for child in node.named_children:
@@ -243,3 +246,20 @@ class _Walk(_Base):
             self.dispatch(_Call(words, env, ctx, part))
         finally:
             ctx.stdin, ctx.stdout, ctx.stdin_text = streams
+
+
+def _echoed(node: Any, source: bytes, env: dict[str, str]) -> str | None:
+    """What ``node`` prints when it is a plain ``echo`` of static words (no redirect, no glob,
+    no option but ``-n``), or None."""
+    if node.type != "command" or any(c.type in _REDIRECTS or c.type == "variable_assignment" for c in node.children):
+        return None
+    words = [_evaluate(c.named_children[0] if c.type == "command_name" and c.named_children else c, source, env)
+             for c in node.named_children if c.type != "comment"]
+    if not words or words[0].value != "echo" or any(w.value is None or w.has_glob for w in words):
+        return None
+    values = [w.value or "" for w in words[1:]]
+    while values and values[0] == "-n":
+        values = values[1:]
+    if values and values[0].startswith("-"):
+        return None  # -e / -E: escapes, not read here
+    return " ".join(values) + "\n"

@@ -7,7 +7,7 @@ import os
 from statewise.commands.base import _Base
 from statewise.commands.multiplexers import ARGV, FAIL, SESSION, SHELL, WRITE, read_screen, read_tmux
 from statewise.commands.tables import _ENV_NAME, _TRANSPARENT, _canonical
-from statewise.commands.words import _Call, _parse, _Spec, _Word
+from statewise.commands.words import _Call, _Ctx, _parse, _Parsed, _Spec, _Word
 from statewise.commands.wrapper_shapes import NOTHING, WRAPPERS, find_shape, scan_wrapper
 
 
@@ -293,6 +293,11 @@ class _Wrappers(_Base):
         if start >= len(call.words):
             return  # echo
         inner = call.then(start)
+        given = _xargs_input(call.ctx, parsed)
+        if given is not None:
+            # `echo build | xargs rm -rf`: the words xargs appends are what the echo prints
+            self.dispatch(_Call([*inner.words, *(_Word.literal(w) for w in given)], inner.env, inner.ctx, inner.part))
+            return
         # The arguments xargs appends are read at run time: probe with one such argument.
         result = self.probe(_Call([*inner.words, _Word("<stdin>", None, "an argument xargs reads at run time")],
                                   inner.env, inner.ctx, inner.part))
@@ -394,3 +399,18 @@ class _Wrappers(_Base):
         self.dispatch(call.then(start, keep=True, ctx=ctx))
 
     # -- git --
+
+
+#: xargs options that change how its input is split or substituted (then it is not read here).
+_XARGS_SPLITTING = ("-0", "--null", "-d", "--delimiter", "-a", "--arg-file", "-I", "-i", "--replace", "-E", "-e",
+                    "--eof")
+
+
+def _xargs_input(ctx: _Ctx, parsed: _Parsed) -> list[str] | None:
+    """The words xargs reads when its standard input is a pipe from a plain ``echo`` of static
+    words (split on blanks, as xargs does when no quote or backslash is in them), or None."""
+    text = ctx.stdin_text
+    if ctx.stdin != "pipe" or text is None or parsed.has(*_XARGS_SPLITTING) or any(c in text for c in "'\"\\"):
+        return None
+    words = text.split()
+    return words or None

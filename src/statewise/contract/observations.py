@@ -56,13 +56,18 @@ class MemoryRule(SpecModel):
 
 class MemoryImplication(SpecModel):
     """What a command in a memory file claims about the workspace: when the command matches
-    ``command``, ``key`` (its named groups filled in) should have ``value``."""
+    ``command``, ``key`` (its named groups filled in) should have ``value``.
+
+    ``may_be_binary``: the command may also run a dependency's binary (``pnpm tsc`` runs the
+    script ``tsc`` if there is one, else the binary), so a name the manifest lacks is wrong
+    only with evidence: the manifest declared it when the memory file was added."""
 
     name: Annotated[StrictStr, named("invariant")]
     description: StrictStr = ""
     command: Annotated[NonEmptyStr, AfterValidator(compiles)]
     key: NonEmptyStr
     value: StrictBool | StrictInt | StrictStr | list[StrictStr]
+    may_be_binary: StrictBool = False
 
 
 class MemorySpec(SpecModel):

@@ -38,7 +38,11 @@ from statewise.integrations.hook_files import (
     SHELL_TOOLS,
     contract_digest,
     could_observe,
+    environ,
+    exists,
     loads,
+    parent_folder,
+    realpath,
     session_note,
 )
 
@@ -183,14 +187,13 @@ def _project_settings(cwd: object) -> bool:
 
 
 def _in_folder_or_above(cwd: str, *relative: str) -> bool:
-    """Whether ``relative`` names a file (or folder) in ``cwd`` or in a folder above it."""
-    import os
-
-    directory = os.path.realpath(cwd)
+    """Whether ``relative`` names a file (or folder) in ``cwd`` (absolute) or in a folder above
+    it; without importing :mod:`os`, which a finished command's check otherwise would for this alone."""
+    directory, tail = realpath(cwd), "/".join(relative)
     while True:
-        if os.path.exists(os.path.join(directory, *relative)):
+        if exists(f"{directory.rstrip('/')}/{tail}"):
             return True
-        parent = os.path.dirname(directory)
+        parent = parent_folder(directory)
         if parent == directory:
             return False
         directory = parent
@@ -208,9 +211,7 @@ def quick_outcome(agent: str, event: str, raw: str, contract_path: str | None) -
 def _has_store(cwd: object) -> bool:
     """Whether a store may hold records for ``cwd``: ``$STATEWISE_STORE``, or a
     ``.statewise/store.db`` in it or a folder above it (where the default store lives)."""
-    import os
-
-    if os.environ.get("STATEWISE_STORE"):
+    if environ("STATEWISE_STORE"):
         return True
     if not isinstance(cwd, str) or not cwd.startswith("/"):
         return True  # the full path names what is wrong
@@ -424,7 +425,9 @@ def main(argv: list[str] | None = None) -> None:
             gc.freeze()
             if collecting:
                 gc.enable()
+        from statewise.integrations.warm import fork_worker
 
+        fork_worker()  # when ask() found no worker alive: it starts from these imports
         outcome = run_hook(agent, raw, event=event, store_location=options["store"],
                            contract_path=options["contract"], on_pass=options["on-pass"])
         result.append((outcome.stdout, outcome.stderr, outcome.exit_code))

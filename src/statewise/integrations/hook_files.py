@@ -10,6 +10,8 @@ it sits below every other module of the package, so none of them imports the fro
 
 from __future__ import annotations
 
+import posix  # built in: the post-tool path reads files and the environment without importing os
+import sys
 import time
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the fast path
@@ -27,8 +29,12 @@ __all__ = [
     "cache_dir",
     "contract_digest",
     "could_observe",
+    "environ",
+    "exists",
     "loads",
+    "parent_folder",
     "read_text",
+    "realpath",
     "records_state",
     "required_literals",
     "session_note",
@@ -146,14 +152,107 @@ def sha256_hex(data: bytes) -> str:
 # --- the observation index: which finished commands could reveal a fact ---------------------
 
 
-def _cache_root() -> str:
-    import os
+def environ(name: str) -> str | None:
+    """``os.environ.get(name)``, without importing :mod:`os` (about a fifth of an interpreter's
+    start) while nothing has: until then ``os.environ`` would be made from the same
+    ``posix.environ``, decoded the same way."""
+    imported = sys.modules.get("os")
+    if imported is not None:
+        return imported.environ.get(name)  # type: ignore[no-any-return]
+    value = posix.environ.get(name.encode(sys.getfilesystemencoding(), "surrogateescape"))
+    return None if value is None else value.decode(sys.getfilesystemencoding(), "surrogateescape")
 
-    explicit = os.environ.get("STATEWISE_CACHE_DIR")
+
+def exists(path: str) -> bool:
+    """``os.path.exists(path)``, without importing :mod:`os`."""
+    try:
+        posix.stat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _join(directory: str, name: str) -> str:
+    """``os.path.join(directory, name)``."""
+    if name.startswith("/"):
+        return name
+    return directory + name if not directory or directory.endswith("/") else f"{directory}/{name}"
+
+
+def parent_folder(path: str) -> str:
+    """``os.path.dirname`` of an absolute, normalized path (the root is its own parent)."""
+    return path[:path.rindex("/")] or "/"
+
+
+def realpath(path: str) -> str:
+    """``os.path.realpath(path)`` for an absolute ``path``, without importing :mod:`os`: each
+    component is looked at with ``lstat`` and a symbolic link replaced by what it points to
+    (posixpath's own algorithm; a loop or a missing component stays as written). A test
+    checks it against ``os.path.realpath`` on links, loops and ``..``."""
+    if not path.startswith("/"):
+        import os
+
+        return os.path.realpath(path)
+    found, resolved = _join_real("/", path[1:], {})
+    if resolved:
+        return found
+    # A loop: the rest is kept as written, and then normalized as os.path.abspath does.
+    parts: list[str] = []
+    for part in found.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def _join_real(path: str, rest: str, seen: dict[str, str | None]) -> tuple[str, bool]:
+    if rest.startswith("/"):
+        rest, path = rest[1:], "/"
+    while rest:
+        name, _, rest = rest.partition("/")
+        if not name or name == ".":
+            continue
+        if name == "..":
+            if path != "/":
+                path = parent_folder(path)
+            continue
+        new = _join(path, name)
+        try:
+            is_link = posix.lstat(new).st_mode & 0o170000 == 0o120000
+        except (OSError, ValueError):
+            is_link = False
+        if not is_link:
+            path = new
+            continue
+        if new in seen:
+            known = seen[new]
+            if known is not None:
+                path = known
+                continue
+            return _join(new, rest) if rest else new, False  # a loop
+        seen[new] = None
+        path, ok = _join_real(path, posix.readlink(new), seen)
+        if not ok:
+            return _join(path, rest) if rest else path, False
+        seen[new] = path
+    return path, True
+
+
+def _cache_root() -> str:
+    explicit = environ("STATEWISE_CACHE_DIR")
     if explicit:
         return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "statewise")
+    base = environ("XDG_CACHE_HOME")
+    if not base:
+        home = environ("HOME")
+        if home is None:  # the password database: rare enough to import os for
+            import os
+
+            home = os.path.expanduser("~")
+        base = _join(home.rstrip("/") or "/", ".cache")  # os.path.expanduser("~") with $HOME set
+    return _join(base, "statewise")
 
 
 def cache_dir() -> Path:
@@ -164,9 +263,7 @@ def cache_dir() -> Path:
 
 
 def _builtin_contract_file() -> str:
-    import os
-
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "contracts", "coding.yaml")
+    return _join(parent_folder(parent_folder(realpath(__file__))), "contracts/coding.yaml")
 
 
 def builtin_contract_path() -> Path:
@@ -176,29 +273,77 @@ def builtin_contract_path() -> Path:
     return Path(_builtin_contract_file())
 
 
-def contract_digest(contract_path: str | None) -> str | None:
-    """The content hash that keys the observation index, or None if the file cannot be read."""
-    try:
-        with open(contract_path or _builtin_contract_file(), "rb") as handle:
-            data = handle.read()
-        if not contract_path:
-            # the built-in contract's part files (the command catalogue) belong to it too
-            import os
+#: The contract files' state -> their digest (:func:`contract_digest`), in the cache folder.
+DIGEST_MEMO = "contract-digests.json"
+#: How many contracts the memo remembers (one per installed StateWise and ``--contract`` file).
+_DIGEST_MEMO_ENTRIES = 16
+#: A file changed less than this long before it was read is not remembered by its state: a
+#: second write within the file system's timestamp granularity could leave the same state.
+_RACY_NS = 2_000_000_000
 
-            folder = os.path.join(os.path.dirname(_builtin_contract_file()), "catalogue")
-            for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
-                if name.endswith(".yaml"):
-                    with open(os.path.join(folder, name), "rb") as handle:
-                        data += b"\0" + name.encode() + b"\0" + handle.read()
+
+def _contract_files(contract_path: str | None) -> list[tuple[str | None, str]]:
+    """The files the digest is made of, each with the name its content is framed by (None: the
+    contract's own file): the built-in contract's part files (the command catalogue) belong to
+    it too."""
+    if contract_path:
+        return [(None, contract_path)]
+    main = _builtin_contract_file()
+    folder = _join(parent_folder(main), "catalogue")
+    try:
+        names = sorted(name for name in posix.listdir(folder) if name.endswith(".yaml"))
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    return [(None, main), *((name, _join(folder, name)) for name in names)]
+
+
+def contract_digest(contract_path: str | None) -> str | None:
+    """The content hash that keys the observation index, or None if the file cannot be read.
+
+    Hashing the built-in contract (about 140 KB) took most of a finished command's check, so the
+    digest is remembered in :data:`DIGEST_MEMO` with each file's state (device, inode, size,
+    modification and change times in nanoseconds, and the catalogue's listing through the files
+    named): a file written since, replaced or touched has another state (its change time cannot
+    be set back), and then the files are read and hashed again."""
+    try:
+        files = _contract_files(contract_path)
+        state: list[list[str | int]] = []
+        changed = 0  # the latest change time, in nanoseconds
+        for _, path in files:
+            info = posix.stat(path)
+            state.append([path, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns])
+            changed = max(changed, info.st_ctime_ns)
+    except (OSError, ValueError):
+        return None
+    key, memo, memo_path = files[0][1], None, ""
+    if not environ("STATEWISE_NO_CACHE"):
+        memo_path = _join(_cache_root(), DIGEST_MEMO)
+        try:
+            found = loads(read_text(memo_path))
+        except (OSError, ValueError, RecursionError):
+            found = None
+        memo = found if isinstance(found, dict) else {}
+        entry = memo.get(key)
+        if isinstance(entry, dict) and entry.get("files") == state and isinstance(entry.get("digest"), str):
+            return str(entry["digest"])
+    data = b""
+    try:
+        for name, path in files:
+            with open(path, "rb") as handle:
+                content = handle.read()
+            data += content if name is None else b"\0" + name.encode() + b"\0" + content
     except OSError:
         return None
-    return sha256_hex(data)
+    digest = sha256_hex(data)
+    if memo is not None and changed < time.time_ns() - _RACY_NS:
+        memo.pop(key, None)
+        kept = list(memo.items())[-(_DIGEST_MEMO_ENTRIES - 1):]
+        _write_json(memo_path, {**dict(kept), key: {"files": state, "digest": digest}})
+    return digest
 
 
 def _index_path(digest: str) -> str:
-    import os
-
-    return os.path.join(_cache_root(), f"observation-index-{digest[:32]}.json")
+    return _join(_cache_root(), f"observation-index-{digest[:32]}.json")
 
 
 def required_literals(pattern: str) -> list[str]:
@@ -280,9 +425,7 @@ def _write_text(path: str, text: str) -> None:
 
 def could_observe(command: str, digest: str | None) -> bool:
     """False only when the cached index proves no observation rule matches ``command``."""
-    import os
-
-    if digest is None or os.environ.get("STATEWISE_NO_CACHE"):
+    if digest is None or environ("STATEWISE_NO_CACHE"):
         return True
     try:
         index = loads(read_text(_index_path(digest)))

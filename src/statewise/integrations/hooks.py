@@ -342,7 +342,8 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                                        for a in unresolved))
         parts = ", ".join(dict.fromkeys(f"`{a.args.get('part') or a.args.get('command', '')}`"[:200]
                                         for a in unresolved))
-        return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}. Run it in a form whose "
+        named = _protected_named(unresolved, workspace, store_location, contract)
+        return _render(request.agent, "deny", f"StateWise cannot check {parts}: {whys}.{named} Run it in a form whose "
                                               "effects can be read from the command itself (see docs/shell.md).",
                        on_pass)
     location = store_location or default_location(workspace)
@@ -383,7 +384,7 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                                    action)
             decisions.append(decision)
             if not decision.execute:
-                stops.append((decision, _approval_request(decision, contract, workspace)))
+                stops.append((decision, _approval_request(decision, contract, workspace, store, scope)))
                 # A stop that only waits for approval is asked only if every other action of the
                 # call passes too: an approved `git reset --hard && <denied>` must not run the rest.
                 if stops[-1][1] is None:
@@ -409,7 +410,31 @@ def _checked(request: HookRequest, actions: list[Action], description: str, work
                    on_pass, decisions)
 
 
-def _approval_request(decision: Decision, contract: Contract, workspace: Path) -> str | None:
+def _protected_named(unresolved: list[Action], workspace: Path, store_location: str | None,
+                     contract: Contract) -> str:
+    """For a command StateWise cannot check: the protected targets its words name, each with the
+    record that protects it (issue 22, item 5), as a sentence; "" when it names none."""
+    from statewise.integrations.targets import protected_target_actions
+
+    parts = list(dict.fromkeys(str(a.args.get("part") or a.args.get("command") or "") for a in unresolved))
+    location = store_location or default_location(workspace)
+    store = open_store(location, key_schema=contract) if "://" in location or Path(location).exists() else None
+    try:
+        named = protected_target_actions([p for p in parts if p], workspace=workspace, store=store, scope=None,
+                                         contract=contract, nested=True)
+    finally:
+        if store is not None:
+            store.close()
+    if not named:
+        return ""
+    return " " + "; ".join(dict.fromkeys(
+        f"It names {a.target}, which "
+        f"{'record ' + str(a.args['record_id']) + ' (' + str(a.args['record']) + ')' if a.args.get('record_id') else a.args.get('record')}"
+        " marks protected" for a in named)) + "."
+
+
+def _approval_request(decision: Decision, contract: Contract, workspace: Path, store: Any = None,
+                      scope: Any = None) -> str | None:
     """If every other check passed and the stop is only the contract's ``requires_approval``
     with no approval channel configured: the request the client's permission prompt puts to
     the developer (that prompt is the approval channel). Clients without one deny with it."""
@@ -421,9 +446,44 @@ def _approval_request(decision: Decision, contract: Contract, workspace: Path) -
     spec = contract.operations.get(proposal.operation)
     what = f" ({spec.description.rstrip('.')})" if spec is not None and spec.description else ""
     what += _protected_note(decision, workspace)
+    what += _target_records_note(decision, store, scope)
     return (f"StateWise asks for the developer's approval: {proposal.describe()}{what}. Every check passed; "
             f"the contract requires a developer to approve {proposal.operation}. Where the client cannot ask "
             "(Codex, Gemini CLI, claude -p), the developer runs it themself.")
+
+
+#: Keys whose values are the workspace's own folders, named by most commands.
+_PLACE_KEYS = ("workspace.",)
+
+
+def _target_records_note(decision: Decision, store: Any, scope: Any) -> str:
+    """For an approval ask: the stored records whose value is a word of the command (the
+    repository deleted, the registry or host it goes to), so the developer sees where the target
+    came from and can tell a wrong one (issue 22, item 5). Read only on this path (an ask)."""
+    proposal = decision.report.proposal
+    command = proposal.args.get("command") or proposal.args.get("part")
+    if store is None or scope is None or not isinstance(command, str):
+        return ""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return ""
+    try:
+        records = store.retrieve(scope, near_miss_limit=0).records
+    except Exception:  # noqa: BLE001 - a note, never a reason to fail the ask
+        return ""
+    notes = []
+    for record in records:
+        if record.key.startswith(_PLACE_KEYS):
+            continue
+        values = record.value if isinstance(record.value, list) else [record.value]
+        for value in (v for v in values if isinstance(v, str) and len(v) >= 4):
+            stem = value.rstrip("/")
+            if any(w.rstrip("/") == stem or w.startswith(stem + ":") or w.endswith("@" + stem) for w in words):
+                notes.append(f"{value} is the value of {record.key} in {record.scope}, record {record.id} "
+                             f"({record.provenance.source.value}, {record.provenance.authority.value})")
+                break
+    return ("; " + "; ".join(notes[:3])) if notes else ""
 
 
 def _protected_note(decision: Decision, workspace: Path) -> str:

@@ -70,6 +70,9 @@ class StateLine:
     why: str = ""  # the evidence (corrected, verified) or what is missing (unverified)
     record_id: str = ""
     relevance: int = 0  # how many words of the prompt the key names
+    #: An unverified value only the developer can settle (the key's authority is the developer's):
+    #: the line tells the agent to ask them rather than rely on it or stop on it.
+    developer: bool = False
 
     @property
     def identity(self) -> str:
@@ -125,7 +128,8 @@ def check_state(workspace: Path, store: Store, contract: Contract, *, prompt: st
         if spec.authority is Authority.MACHINE and contract.verifier_for(record.key) is not None:
             to_verify.append(record)
         else:
-            lines.append(_line(_UNVERIFIED, record, "; ".join(findings)))
+            lines.append(replace(_line(_UNVERIFIED, record, "; ".join(findings)),
+                                 developer=spec.authority is Authority.DEVELOPER))
     reports = _verify_all(to_verify, records, Resolver(contract, task, workspace, CostMeter(), environ=environ),
                           started + budget)
     for record in to_verify:
@@ -220,8 +224,10 @@ def render_state(lines: list[StateLine], token_budget: int = DEFAULT_TOKEN_BUDGE
             rendered.append(f"- CORRECTED {line.key} in {line.scope} was {json.dumps(line.old_value, default=str)}, "
                             f"now {value}{moved}: {line.why}")
         elif line.kind == _UNVERIFIED:
+            ask = "; the developer's to confirm: ask them before relying on it or stopping on it" \
+                if line.developer else ""
             rendered.append(f"- UNVERIFIED (not a fact; check before relying on it) {line.key} in {line.scope}: "
-                            f"on record as {value} ({line.why})")
+                            f"on record as {value} ({line.why}){ask}")
         else:
             rendered.append(f"- verified {line.key} in {line.scope}: {value}")
     header = "StateWise checked the records for this workspace before you plan (use these, not older notes):"

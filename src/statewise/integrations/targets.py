@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -54,15 +55,17 @@ TARGET_KEYS: dict[str, tuple[str, ...]] = {
 
 
 def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: Store | None,
-                             scope: TaskScope | None, contract: Contract) -> list[Action]:
+                             scope: TaskScope | None, contract: Contract, nested: bool = False) -> list[Action]:
     """One ``shell.protected_target`` action per unguarded command in ``parts`` whose words name
     a protected target (the first such target), or none. Empty when the contract does not
     declare the operation. Without a ``store`` only the project's ``.statewise/protected`` is
-    read; without a ``scope`` it is derived from ``workspace`` when the store holds such records."""
+    read; without a ``scope`` it is derived from ``workspace`` when the store holds such records.
+    With ``nested``, the words of a quoted word (a ``bash -c`` body, an ssh command) count too,
+    and a program the normalizer reads is not skipped: for a command StateWise cannot check."""
     spec = contract.operations.get(PROTECTED_TARGET)
     if spec is None or not parts:
         return []
-    commands = [(part, words) for part in parts if (words := _program_words(part))]
+    commands = [(part, words) for part in parts if (words := _program_words(part, nested=nested))]
     if not commands:
         return []
     keys = {slot: tuple(k for k in TARGET_KEYS.get(slot, ()) if contract.state_spec(k) is not None)
@@ -78,12 +81,14 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
         if probe.records or probe.near_misses:
             retrieval = store.retrieve(scope or derive_task_scope(workspace), keys=wanted, near_miss_limit=0)
     if not retrieval.records and (root is None or not (root / _DECLARED_FILE).is_file()):
-        return []  # no records and no project file: nothing is protected here
+        # no records and no project file: nothing is protected here, but a configuration file
+        # the command names may still place it in production
+        return _configured_production(commands, workspace, root, [])
     paths = _listed(retrieval, keys.get("path", ()), root)
     branches = _listed(retrieval, keys.get("branch", ()), root)
     targets = _listed(retrieval, keys.get("target", ()), root)
     if not (paths or branches or targets):
-        return []
+        return _configured_production(commands, workspace, root, [])
     remotes = _remotes(workspace) if branches else frozenset()
     found: list[Action] = []
     for part, words in commands:
@@ -92,22 +97,109 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
         if hit is None:
             continue
         kind, target, key = hit
+        record = retrieval.get(key)
+        marks = f"record {record.id} ({key})" if record is not None else key
         found.append(Action(
             tool="shell", operation=PROTECTED_TARGET, target=target,
-            args={"part": part[:2000], kind: target, "record": key, "program": words[0]},
+            args={"part": part[:2000], kind: target, "record": key, "program": words[0],
+                  **({"record_id": record.id} if record is not None else {})},
             risk="high",
-            reason=(f"`{words[0]}` is not a program StateWise reads, and it names {target}, which {key} "
+            reason=(f"`{words[0]}` is not a program StateWise reads, and it names {target}, which {marks} "
                     "protects")))
+    named = {a.args.get("part") for a in found}
+    found += _configured_production([(p, w) for p, w in commands if p[:2000] not in named], workspace, root,
+                                    targets)
     return found
 
 
-def _program_words(part: str) -> list[str]:
+#: The options that name a program's configuration file.
+_CONFIG_OPTIONS = frozenset({"--config", "-c", "--config-file", "--configfile", "--conf", "-f", "--file",
+                             "--env-file", "--settings"})
+#: Configuration files read for the environment they name: at most this many bytes.
+_CONFIG_BYTES = 65536
+#: A line that sets the environment (or stage) to production: `environment = "production"`,
+#: `env: prod`, `"stage": "production"`.
+_PRODUCTION_LINE = re.compile(
+    r"""^\s*["']?(?:environment|env|stage|deploy_env|target_env|deployment_environment)["']?\s*[=:]\s*"""
+    r"""["']?(production|prod)["']?\s*,?\s*(?:#.*)?$""", re.IGNORECASE)
+
+
+def _configured_production(commands: Sequence[tuple[str, list[str]]], workspace: Path, root: Path | None,
+                           targets: list[tuple[str, str]]) -> list[Action]:
+    """Unknown programs given a configuration file (``--config FILE``, ``-f FILE``) whose text
+    sets the environment to production, or names a host ``infra.production_targets`` lists: the
+    file places the command there, though its words do not say so (``deployctl release --config
+    deploy/app.toml``). Asked, naming the file, its line and the target. Only files inside the
+    repository, at most :data:`_CONFIG_BYTES`, are read."""
+    if root is None:
+        return []
+    found: list[Action] = []
+    for part, words in commands:
+        for file in _config_files(words[1:]):
+            hit = _production_in(file, workspace, root, targets)
+            if hit is None:
+                continue
+            target, line, key = hit
+            found.append(Action(
+                tool="shell", operation=PROTECTED_TARGET, target=target,
+                args={"part": part[:2000], "target": target, "record": key, "program": words[0], "path": file},
+                risk="high",
+                reason=(f"`{words[0]}` is not a program StateWise reads, and its configuration file {file} "
+                        f"places it in {target} (line {line}, {key})")))
+            break
+    return found
+
+
+def _config_files(words: Sequence[str]) -> list[str]:
+    files = []
+    for index, word in enumerate(words):
+        if "=" in word and word.startswith("--") and word.split("=", 1)[0] in _CONFIG_OPTIONS:
+            files.append(word.split("=", 1)[1])
+        elif word in _CONFIG_OPTIONS and index + 1 < len(words):
+            files.append(words[index + 1])
+    return files
+
+
+def _production_in(file: str, workspace: Path, root: Path, targets: list[tuple[str, str]]
+                   ) -> tuple[str, int, str] | None:
+    path = os.path.realpath(os.path.join(str(workspace), os.path.expanduser(file)))
+    if not path.startswith(str(root.resolve()) + os.sep):
+        return None
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _CONFIG_BYTES:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for number, line in enumerate(lines, 1):
+        match = _PRODUCTION_LINE.match(line)
+        if match:
+            return match.group(1), number, f"{file} line {number}"
+        for name, key in targets:
+            if len(name) > 2 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", line):
+                return name, number, key
+    return None
+
+
+def _program_words(part: str, *, nested: bool = False) -> list[str]:
     """The words of ``part`` from its program on, or [] when it is a program the normalizer
-    reads itself or cannot be split."""
+    reads itself (unless ``nested``) or cannot be split; with ``nested`` the words of each
+    quoted word that holds several follow it."""
     try:
         words = shlex.split(part, comments=False)
     except ValueError:
         return []
+    if nested:
+        inner: list[str] = []
+        for word in words:
+            inner.append(word)
+            if any(c.isspace() for c in word):
+                try:
+                    inner += shlex.split(word, comments=False)
+                except ValueError:
+                    continue
+        return inner
     while words and (("=" in words[0] and not words[0].startswith(("=", "-"))) or words[0] in _WRAPPERS
                      or words[0].startswith("-")):
         words = words[1:]

@@ -28,8 +28,9 @@ start, or by another hook a moment ago) waits for it, up to a quarter of its dea
 most ``STATEWISE_WARM_WAIT`` seconds (default 3), rather than importing the guard a second
 time; a worker that dies meanwhile ends the wait at once, one that does not come up in time
 ends it at the bound, and either way the hook checks the call itself. With no worker alive,
-the hook starts one and checks the call itself (no slower than waiting for it) with the same
-answer.
+the hook takes the worker's lock, imports the guard, forks the worker from there
+(:func:`fork_worker`: it starts with the guard imported, not in a second interpreter) and
+checks the call itself (no slower than waiting for it) with the same answer.
 
 ``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
 (default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
@@ -47,8 +48,8 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the fr
 if TYPE_CHECKING:
     from _socket import socket
 
-__all__ = ["IDLE_SECONDS", "WAIT_SECONDS", "ask", "code_stamp", "prepare", "private_directory", "running_workers",
-           "runtime_directory", "serve", "socket_path", "status_path"]
+__all__ = ["IDLE_SECONDS", "WAIT_SECONDS", "ask", "code_stamp", "fork_worker", "prepare", "private_directory",
+           "running_workers", "runtime_directory", "serve", "socket_path", "status_path"]
 
 #: Seconds the worker waits for a call before it exits.
 IDLE_SECONDS = 900
@@ -65,6 +66,11 @@ WAIT_SECONDS = 3.0
 _POLL_START_SECONDS = 0.004
 #: The stamp this process serves, once it is a worker.
 _serving: list[str] = []
+#: The worker lock this hook process took when it found no worker alive (directory, stamp, its
+#: descriptor): the worker is then forked from this process once it has imported the guard for
+#: its own check (:func:`fork_worker`), instead of a second interpreter importing it all again
+#: beside that check.
+_claimed: list[tuple[str, str, int]] = []
 
 
 def runtime_directory() -> str:
@@ -216,7 +222,7 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
         connection.settimeout(remaining)
         if not private_directory(directory):
             if not os.path.lexists(directory):
-                _start(directory, stamp, root)
+                _claim_for_fork(directory, stamp)
             return None  # a directory someone else could write to is never trusted
         try:
             connection.connect(socket_path(directory, stamp))
@@ -250,7 +256,8 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
 def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> socket | None:
     """A connection to the worker for ``stamp`` once it listens, when one is starting (started
     by the session's start, or by another hook a moment ago); None when none is, after
-    starting one for the next calls, or when it does not come up within :func:`_wait_bound`
+    claiming its lock, so that this process forks one for the next calls once it has imported
+    the guard (:func:`fork_worker`), or when it does not come up within :func:`_wait_bound`
     (it died, or hangs in its imports): the caller then checks the call itself, inside the
     same deadline. With no worker starting, the caller checking the call itself is no slower
     than waiting for a worker, which imports and builds more than one check needs
@@ -258,7 +265,7 @@ def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> 
     import _socket
     import time
 
-    if _start(directory, stamp, root):
+    if _claim_for_fork(directory, stamp):
         return None
     until = time.monotonic() + _wait_bound(deadline_at - time.monotonic())
     path = socket_path(directory, stamp)
@@ -327,14 +334,12 @@ def prepare() -> None:
         return
 
 
-def _start(directory: str, stamp: str, root: str) -> bool:
-    """Start a worker for ``stamp`` in the background, detached from the hook and its client
-    (its own session; standard streams on /dev/null, so the client never waits for it),
-    unless one is alive already. True when one was started here.
-
-    The worker's lock is taken here, before the worker exists, and handed to it as descriptor
-    3: from this moment on a hook that finds no socket yet sees a worker starting
-    (:func:`_worker_alive`) and waits for it, and no second worker is started."""
+def _claim(directory: str, stamp: str) -> int | None:
+    """The lock of the worker for ``stamp`` (a descriptor), taken here, unless a worker for it
+    is alive (starting or serving) or ``directory`` is not private: None. From this moment a
+    hook that finds no socket yet sees a worker starting (:func:`_worker_alive`) and waits for
+    it, and no second worker is started. The kernel lets go of the lock when every process
+    holding it has ended."""
     import fcntl
     import os
 
@@ -343,13 +348,38 @@ def _start(directory: str, stamp: str, root: str) -> bool:
     except FileExistsError:
         pass
     if not private_directory(directory):
-        return False
+        return None
     lock = os.open(os.path.join(directory, f"{stamp}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a worker for this code is alive: starting or serving
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock)
+        return None  # a worker for this code is alive: starting or serving
+    return lock
+
+
+def _claim_for_fork(directory: str, stamp: str) -> bool:
+    """Claim the worker's lock for :func:`fork_worker`; True when this process now holds it."""
+    lock = _claim(directory, stamp)
+    if lock is None:
+        return False
+    _claimed.append((directory, stamp, lock))
+    return True
+
+
+def _start(directory: str, stamp: str, root: str) -> bool:
+    """Start a worker for ``stamp`` in the background, detached from the hook and its client
+    (its own session; standard streams on /dev/null, so the client never waits for it),
+    unless one is alive already. True when one was started here.
+
+    The worker's lock is taken here (:func:`_claim`), before the worker exists, and handed to
+    it as descriptor 3."""
+    import os
+
+    lock = _claim(directory, stamp)
+    if lock is None:
+        return False
+    try:
         code = (f"import sys; sys.path.append({root!r}); from statewise.integrations.warm import serve; "
                 f"serve({directory!r}, {stamp!r}, lock=3)")
         null = os.devnull
@@ -366,14 +396,55 @@ def _start(directory: str, stamp: str, root: str) -> bool:
         os.close(lock)  # the worker's copy holds the lock from here on
 
 
+def fork_worker() -> None:
+    """In a hook process that found no worker alive and claimed its lock (:func:`ask`), once it
+    has imported the guard for its own check: fork the worker from here, before the check, so
+    that it starts with the guard imported, instead of a second interpreter importing it all
+    again beside this check (on a machine of two cores, the two imports slowed each other).
+    The child is detached as a spawned worker is (its own session, standard streams on
+    /dev/null, every other descriptor closed but the lock, so the client never waits for it)
+    and then runs :func:`serve` as one; the caller goes on to check its call. Never raises in
+    the caller; a fork that fails lets go of the lock (and the next call starts a worker)."""
+    if not _claimed:
+        return
+    import os
+    import warnings
+
+    directory, stamp, lock = _claimed.pop()
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of a fork with other threads alive (here the main one, waiting for
+            # this one): only this thread lives on in the child, and it takes no lock they hold.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        os.close(lock)
+        return
+    if pid:
+        os.close(lock)  # the child's copy holds it from here on
+        return
+    try:  # the child: only the thread that forked lives on in it
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for descriptor in (0, 1, 2):
+            os.dup2(null, descriptor)
+        if lock != 3:
+            os.dup2(lock, 3)  # and with it whatever descriptor 3 was (a copy of the client's pipe)
+        serve(directory, stamp, lock=3, site_loaded=True)  # closes every descriptor above 3
+    finally:
+        os._exit(0)
+
+
 # --- the worker ---------------------------------------------------------------------------------
 
 
-def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock: int | None = None) -> None:
+def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock: int | None = None,
+          site_loaded: bool = False) -> None:
     """Run the worker for code ``stamp``: warm up, then fork a child per call until idle.
     ``lock``: the descriptor of this stamp's lock, taken by the process that started this one
-    (:func:`_start`); without it the lock is taken here. Returns at once when another worker
-    holds the lock or ``directory`` is not private."""
+    (:func:`_start`, :func:`fork_worker`); without it the lock is taken here. ``site_loaded``:
+    ``site.main()`` ran in this process already (a worker forked from a hook). Returns at once
+    when another worker holds the lock or ``directory`` is not private."""
     import gc
     import os
     import socket
@@ -398,7 +469,7 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
         except ValueError:
             idle_seconds = IDLE_SECONDS
     gc.disable()
-    if sys.flags.no_site:
+    if sys.flags.no_site and not site_loaded:
         import site
 
         site.main()

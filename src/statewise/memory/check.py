@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
 from statewise.memory.declared import declared_versions, judge_version
@@ -222,9 +224,10 @@ def _fact_base(file: MemoryFile, fact: MemoryFact) -> Path:
     return file.base
 
 
-def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path]]:
-    """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules."""
-    claims: list[tuple[str, Any, Path]] = []
+def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path, bool]]:
+    """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules:
+    (key, value, the folder it runs in, whether the name may be a dependency's binary)."""
+    claims: list[tuple[str, Any, Path, bool]] = []
     here = base
     for segment in _SEGMENT_SPLIT.split(command.strip()):
         segment = segment.strip().removeprefix("$ ").strip()
@@ -232,7 +235,7 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
             continue
         make_dir = _MAKE_DIR.match(segment)
         if make_dir:  # make -C DIR target: the target of DIR's Makefile
-            claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here))
+            claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here, False))
             segment = "make " + make_dir.group("rest")
             inner = _implied(contract, segment, here / make_dir.group("dir"))
             claims.extend(claim for claim in inner if claim not in claims)
@@ -240,7 +243,7 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
         cd = _CD.match(segment)
         if cd:
             target = cd.group("dir")
-            claims.append((f"fs.is_dir[{target}]", True, here))
+            claims.append((f"fs.is_dir[{target}]", True, here, False))
             here = here / target
             continue
         for rule in contract.memory.implies:
@@ -255,8 +258,8 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
                     check_key(key)
                 except StateWiseError:
                     continue
-                if contract.key_type(key) is not None and (key, rule.value, here) not in claims:
-                    claims.append((key, rule.value, here))
+                if contract.key_type(key) is not None and not any(c[:3] == (key, rule.value, here) for c in claims):
+                    claims.append((key, rule.value, here, rule.may_be_binary))
     return claims
 
 
@@ -306,6 +309,11 @@ def _context_folders(verifier: _Verifier, line: MemoryLine, here: Path) -> list[
     folder, the root."""
     tree = verifier.tree
     folders = [tree.relative(here)]
+    for given in line.context:  # a tree listing's root, from the memory file's folder or the root
+        for base in (tree.relative(line.file.base), ""):
+            candidate = f"{base}/{given}" if base else given
+            if tree.exists(candidate) and (verifier.root / candidate).is_dir():
+                folders.append(candidate)
     named = [m for text in (line.heading, line.text) for m in _HEADING_DIR.finditer(text)]
     for match in named:
         name = (match.group(1) or match.group(2) or "").strip().rstrip("/").removeprefix("./")
@@ -322,14 +330,17 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     name = _qualifier(key)
     folders = _context_folders(verifier, line, here)
     tree = verifier.tree
-    found = tree.locate(name, folders)
+    # a tree listing whose root is a folder of the tree names each entry's full path: no
+    # other file that happens to end with the name stands in for it
+    listed = any(f in folders for given in line.context for f in (given, f"{tree.relative(line.file.base)}/{given}"))
+    found = tree.locate(name, folders, anywhere=not listed)
     if found is not None:
         return SubCheck(key, True, VALID, True, found.detail, str(here))
     ignored = tree.ignored(name, folders)
     if ignored:
         return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
                         str(here))
-    removed = tree.removal(name, folders, _since_file(verifier, line))
+    removed = tree.removal(name, folders, _since_file(verifier, line)) or tree.removal_before(name, folders)
     if removed is not None:
         renamed = removed.renamed_to
         stem = posixpath.normpath(name.removeprefix("./").rstrip("/"))
@@ -404,10 +415,82 @@ def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: A
     return checks[0]
 
 
-def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) -> SubCheck:
-    """A version claim against what the project declares, never this machine's interpreter."""
+def _script_history(verifier: _Verifier, line: MemoryLine, check: SubCheck, names: tuple[str, ...]) -> SubCheck:
+    """A bare ``pnpm X`` the manifest lacks: X may be a dependency's binary, so it is wrong only
+    when the manifest declared it when the memory file was added (and a commit since removed
+    it); without that evidence it is stale?."""
+    name = _qualifier(check.key)
+    tree = verifier.tree
+    folder = tree.relative(Path(check.workspace))
+    since = _since_file(verifier, line)
+    added = tree.added_commit(since)
+    for manifest in names:
+        text = tree.file_at(added, f"{folder}/{manifest}" if folder else manifest) if added else None
+        if text is None:
+            continue
+        try:
+            scripts = json.loads(text).get("scripts") or {}
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(scripts, dict) and name in scripts:
+            return replace(check, detail=f"{check.detail}; {manifest} declared script {name} at {added[:10]}, "
+                                         "when the memory file was added")
+    member = _workspace_script(verifier, name)
+    if member:
+        return replace(check, status=VALID, observed=True, detail=f"workspace package {member} declares script {name}")
+    return replace(check, status=STALE, detail=f"{check.detail}; {name} may be a dependency's binary, and "
+                                               f"{names[0]} had no script {name} when the memory file was added")
+
+
+def _workspace_script(verifier: _Verifier, name: str) -> str:
+    """The first workspace package (package.json ``workspaces``, pnpm-workspace.yaml
+    ``packages``) whose package.json declares script ``name`` ("" when none does): a bare
+    ``pnpm X`` in a package's folder runs it there."""
+    root = verifier.root
+    patterns: list[str] = []
+    try:
+        workspaces = json.loads((root / "package.json").read_text(encoding="utf-8")).get("workspaces")
+    except (OSError, ValueError, AttributeError):
+        workspaces = None
+    if isinstance(workspaces, dict):
+        workspaces = workspaces.get("packages")
+    if isinstance(workspaces, list):
+        patterns += [p for p in workspaces if isinstance(p, str)]
+    try:
+        pnpm = yaml.safe_load((root / "pnpm-workspace.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        pnpm = None
+    if isinstance(pnpm, dict) and isinstance(pnpm.get("packages"), list):
+        patterns += [p for p in pnpm["packages"] if isinstance(p, str)]
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            continue
+        for manifest in verifier.tree.matching(pattern.rstrip("/") + "/package.json"):
+            try:
+                scripts = json.loads((root / manifest).read_text(encoding="utf-8")).get("scripts") or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(scripts, dict) and name in scripts:
+                return manifest
+    return ""
+
+
+def _listed_versions(claimed: str, text: str) -> list[str]:
+    """``claimed`` and the versions listed right after it on the line ("v18, v20, or v22"): a
+    list claims each of them."""
+    separator = r"\s*(?:,|/|\bor\b|\band\b)\s*(?:or\s+|and\s+)?"
+    found = re.search(r"(?<![\w.])v?" + re.escape(claimed)
+                      + r"(?P<rest>(?:" + separator + r"v?\d+(?:\.\d+)*(?![\d.+*x]))*)", text)
+    rest = re.findall(r"v?(\d+(?:\.\d+)*)", found.group("rest")) if found else []
+    return [claimed, *rest]
+
+
+def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str, text: str = "") -> SubCheck:
+    """A version claim against what the project declares, never this machine's interpreter; a
+    list of versions ("v18, v20, or v22") claims each one is supported."""
     declarations = declared_versions(verifier.root, runtime)
-    verdict = judge_version(str(claimed), declarations)
+    verdicts = [judge_version(version, declarations) for version in _listed_versions(str(claimed), text)]
+    verdict = False if False in verdicts else None if None in verdicts else True
     stated = "; ".join(f"{d.source}: {d.text}" for d in declarations)
     if verdict is None:
         detail = stated or f"the project declares no {runtime} version (requires-python, .python-version, .nvmrc, " \
@@ -417,16 +500,17 @@ def _version_check(verifier: _Verifier, key: str, claimed: Any, runtime: str) ->
 
 
 def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, here: Path,
-               branch: str | None = None) -> SubCheck:
+               branch: str | None = None, *, or_binary: bool = False) -> SubCheck:
     if key.startswith(_PATH_KEYS) and expected is True:
         return _path_check(verifier, line, key, here)
     if key.startswith(_GLOB_KEY) and expected is True:
         return _glob_check(verifier, line, key, here)
     for prefix, names in _MANIFESTS.items():
         if key.startswith(prefix):
-            return _manifest_check(verifier, line, key, expected, here, names)
+            check = _manifest_check(verifier, line, key, expected, here, names)
+            return _script_history(verifier, line, check, names) if or_binary and check.status == DEFECTIVE else check
     if key in _VERSION_KEYS:
-        return _version_check(verifier, key, expected, _VERSION_KEYS[key])
+        return _version_check(verifier, key, expected, _VERSION_KEYS[key], line.text)
     return verifier.sub_check(key, expected, here, branch)
 
 
@@ -436,7 +520,7 @@ def _verified_correction(verifier: _Verifier, key: str, base: Path, line: Memory
     if not isinstance(correct, str):
         return None
     claims = _implied(verifier.contract, correct, base)
-    if not claims or any(_sub_check(verifier, line, k, e, h).status != VALID for k, e, h in claims):
+    if not claims or any(_sub_check(verifier, line, k, e, h, or_binary=b).status != VALID for k, e, h, b in claims):
         return None
     return correct
 
@@ -466,7 +550,8 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
         if not claims:
             return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
                                              "npm script, make or just target, or path that can be checked"))
-        checks = [_sub_check(verifier, line, key, expected, here) for key, expected, here in claims]
+        checks = [_sub_check(verifier, line, key, expected, here, or_binary=binary)
+                  for key, expected, here, binary in claims]
         correct = _verified_correction(verifier, fact.key, base, line) if _verdict(checks) == DEFECTIVE else None
         if correct is not None and same_value(correct, fact.value, fact.value_type):
             correct = None

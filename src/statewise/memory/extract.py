@@ -34,6 +34,11 @@ _MARKUP_ONLY = re.compile(r"^\s*(?:[-*_=]{3,}|\|?(?:\s*:?-{2,}:?\s*\|)+\s*:?-*:?
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MAX_LINE = 2000  # a longer line is kept as text; nothing that long is a fact
 _FENCED_CD = re.compile(r"^(?:\$\s+)?cd\s+(?P<dir>[\w./@-]+)$")
+# A tree listing (`tree`'s output, drawn by hand): a branch glyph, then the entry's name; a
+# listing's root is a lone folder name above its entries.
+_TREE_ENTRY = re.compile(r"^(?P<indent>[\s│┃|]*)(?:[├└┣┗]|[|`+])[─━-]+\s*(?P<name>[^\s#]+)")
+_TREE_ROOT = re.compile(r"^(?P<name>\.?/?|[\w@.-]*[A-Za-z][\w@./-]*/)\s*(?:#.*)?$")
+_NOT_A_NAME = re.compile(r"[*?<>{}$]|\.\.\.|…")
 
 
 def line_digest(text: str) -> str:
@@ -62,6 +67,7 @@ class MemoryLine:
     digest: str
     heading: str
     facts: tuple[MemoryFact, ...]
+    context: tuple[str, ...] = ()  # folders the text gives the line's names (a tree listing's root)
 
     @property
     def typed(self) -> bool:
@@ -149,6 +155,8 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
     heading = ""
     fence: str | None = None
     fence_dir: str | None = None  # where a `cd` earlier in the same fenced block moved to
+    tree_root: str | None = None  # the root a tree listing in this block names ("" for none)
+    tree_stack: list[tuple[int, str]] = []  # the listing's open folders: (column, name)
     result: list[MemoryLine] = []
     for index in range(start, len(raw_lines)):
         raw = raw_lines[index]
@@ -156,13 +164,15 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
         fence_match = _FENCE.match(raw)
         if fence is not None:
             if fence_match and fence_match.group(1)[0] == fence[0] and len(fence_match.group(1)) >= len(fence):
-                fence = fence_dir = None
+                fence = fence_dir = tree_root = None
+                tree_stack = []
                 continue
             if not stripped:
                 continue
         else:
             if fence_match:
                 fence = fence_match.group(1)
+                tree_root, tree_stack = None, []
                 continue
             if not stripped or _MARKUP_ONLY.match(raw):
                 continue
@@ -172,6 +182,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                 continue
         facts: list[MemoryFact] = []
         consumed: set[str] = set()
+        context: tuple[str, ...] = ()
         if len(raw) <= _MAX_LINE:
             if fence is None:
                 for rule in line_rules:
@@ -187,6 +198,20 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                 # A fenced line is one command, run where an earlier `cd` in the block moved to;
                 # a comment is not a command.
                 codes = [] if stripped.startswith("#") else [stripped]
+                entry = _TREE_ENTRY.match(raw)
+                if entry is None and not tree_stack and tree_root is None:
+                    root = _TREE_ROOT.match(stripped)
+                    if root is not None and "/" in stripped:
+                        tree_root = root.group("name").strip("/").removeprefix("./").removeprefix(".")
+                if entry is not None:
+                    # a name in a listing is relative to the folders above it, then the root
+                    column, name = len(entry.group("indent")), entry.group("name")
+                    tree_stack = [(c, n) for c, n in tree_stack if c < column] + [(column, name.rstrip("/"))]
+                    named = "/".join(n for _, n in tree_stack) + ("/" if name.endswith("/") else "")
+                    codes = [] if _NOT_A_NAME.search(named) else [named]
+                    context = (tree_root,) if tree_root else ()
+                    if tree_root is None:
+                        tree_root = ""
                 cd = _FENCED_CD.match(stripped)
                 if cd:
                     moved = posixpath.normpath(posixpath.join(fence_dir or ".", cd.group("dir")))
@@ -208,7 +233,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
         for fact in facts:
             unique.setdefault((fact.key, fact.scope), fact)  # the first statement on a line wins
         result.append(MemoryLine(file=file, number=index + 1, text=raw.rstrip(), digest=line_digest(raw),
-                                 heading=heading, facts=tuple(unique.values())))
+                                 heading=heading, facts=tuple(unique.values()), context=context))
     return result
 
 

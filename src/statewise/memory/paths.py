@@ -90,6 +90,7 @@ class TreeIndex:
         self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
         # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
         self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
+        self._ever: dict[str, tuple[str, str]] | None = None  # removals over the whole history
 
     def _load(self) -> set[str]:
         if self._entries is None:
@@ -118,9 +119,9 @@ class TreeIndex:
             return True
         return rel in self._load() or (self.root / rel).exists()
 
-    def locate(self, name: str, folders: Sequence[str]) -> PathFinding | None:
-        """Where ``name`` resolves: in the first context folder that holds it, else anywhere
-        in the tree as a suffix; None when nowhere."""
+    def locate(self, name: str, folders: Sequence[str], *, anywhere: bool = True) -> PathFinding | None:
+        """Where ``name`` resolves: in the first context folder that holds it, else (``anywhere``)
+        anywhere in the tree as a suffix; None when nowhere."""
         name = _clean(name)
         if not name:
             return None
@@ -130,6 +131,8 @@ class TreeIndex:
                 continue
             if self.exists(candidate):
                 return PathFinding(FOUND, candidate)
+        if not anywhere:
+            return None
         tail = posixpath.normpath(name).lstrip("./")
         self._load()
         for entry in self._by_base.get(posixpath.basename(tail), []):
@@ -171,6 +174,40 @@ class TreeIndex:
                 return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
         return None
 
+    def removal_before(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """The commit that removed a candidate of ``name`` at any time, for a name with a folder
+        part only (``internal/llm/prompt``: a memory file may be written after the code it names
+        was removed); a bare name (``config.py``) is too common to blame on an old removal.
+        None when the history shows none (or the name is bare)."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        if "/" not in clean:
+            return None
+        removed = self._removed_ever()
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, clean)) if folder else clean
+            if candidate.startswith("../") or candidate not in removed:
+                continue
+            commit, subject = removed[candidate]
+            return PathFinding(REMOVED, candidate, commit, subject[:80], self._renamed(commit, candidate))
+        return None
+
+    def _removed_ever(self) -> dict[str, tuple[str, str]]:
+        """Every file (and folder of one) the whole history removed and the tree lacks, with the
+        most recent commit that removed it: one walk per repository, only when asked."""
+        if self._ever is None:
+            log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s") or ""
+            removed: dict[str, tuple[str, str]] = {}
+            for chunk in log.split("\0"):  # newest first
+                head, _, files = chunk.partition("\n")
+                commit, _, subject = head.strip().partition(" ")
+                for path in files.splitlines() if commit else ():
+                    while path and path not in removed:
+                        removed[path] = (commit, subject)
+                        path = posixpath.dirname(path)
+            live = self._load()
+            self._ever = {path: found for path, found in removed.items() if path not in live}
+        return self._ever
+
     def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The one place the tree holds a name that is absent where the line puts it: the same
         last part, deeper under the same folder (``src/tools/`` when the tree has only
@@ -205,6 +242,11 @@ class TreeIndex:
             if hit is not None:
                 return PathFinding(FOUND, hit)
         return None
+
+    def matching(self, pattern: str) -> list[str]:
+        """Every file or folder of the tree glob ``pattern`` matches, sorted."""
+        matcher = _glob_regex(_clean(pattern))
+        return sorted(entry for entry in self._load() if matcher.fullmatch(entry))
 
     def glob_removal(self, pattern: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
         """The commit that removed the last path glob ``pattern`` matched (from a context
@@ -256,6 +298,16 @@ class TreeIndex:
         live = self._load()
         self._removed[since_file] = {path: found for path, found in removed.items() if path not in live}
         return self._removed[since_file]
+
+    def added_commit(self, memory_file: str) -> str:
+        """The commit that added ``memory_file`` ("" when the history has none)."""
+        if memory_file not in self._added:
+            self.note_memory_files([memory_file])
+        return self._added.get(memory_file, "")
+
+    def file_at(self, commit: str, rel: str) -> str | None:
+        """The text of ``rel`` at ``commit`` (None when it had no such file)."""
+        return _git(self.root, "show", f"{commit}:{posixpath.normpath(rel)}")
 
     def note_memory_files(self, files: Sequence[str]) -> None:
         """Find the commit that added each of ``files`` (paths relative to the root), all in one

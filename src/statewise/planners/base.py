@@ -34,6 +34,7 @@ __all__ = [
     "Task",
     "Usage",
     "read_corrections",
+    "read_observed",
     "samples_stochastically",
     "seeded_draw",
 ]
@@ -239,6 +240,34 @@ def read_corrections(text: str, source: str) -> tuple[Statement, ...]:
         except json.JSONDecodeError:
             continue
         found.append(Statement(key, new, source, text[match.start():stop]))
+    return tuple(found)
+
+
+def read_observed(text: str, source: str) -> tuple[Statement, ...]:
+    """The values a stop's reason states it evaluated, as statements from ``source``.
+
+    A deny or ask explains each failed invariant with the facts it read, in a bracketed list
+    after the message: ``[KEY = VALUE (EVIDENCE); KEY: none (...); ...]``
+    (:func:`statewise.pipeline.gate`'s explanation, docs/results.md's model of the agent). A
+    fact ``KEY = VALUE (`` there is the value StateWise holds for KEY after its check (observed,
+    repaired or on record), which a model reading the reason takes as the value to plan with:
+    "node.package_manager = "pnpm" (pnpm-lock.yaml is present)". Only facts at the head of such
+    a list or after its ``; `` separator are read, VALUE a JSON value followed by its source in
+    parentheses or by the list's next ``; `` or end; a correction's ``KEY = NEW (was OLD`` is
+    :func:`read_corrections`'s. Nothing else in the text is read: no per-case logic, and a text
+    without such a list states nothing."""
+    found: list[Statement] = []
+    for match in _KEY.finditer(text or ""):
+        key, start, end = match.group(0), match.start(), match.end()
+        if not (text.endswith("[", 0, start) or text.endswith("; ", 0, start)) or not text.startswith(" = ", end):
+            continue
+        try:
+            value, stop = _DECODER.raw_decode(text, end + 3)
+        except json.JSONDecodeError:
+            continue
+        if text.startswith(" (was ", stop) or not text.startswith((" (", "; ", "]"), stop):
+            continue
+        found.append(Statement(key, value, source, text[start:stop]))
     return tuple(found)
 
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statewise.errors import StoreUnavailableError
-from statewise.records import KeySchema
 from statewise.registry import Registry
 from statewise.store.base import Store
+
+if TYPE_CHECKING:  # a protocol, for annotations: the models (pydantic) stay unimported
+    from statewise.records import KeySchema
 
 __all__ = ["BACKENDS", "LONG_LIVED_POOL_SIZE", "Store", "default_location", "open_store"]
 

@@ -16,19 +16,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from statewise.records import (
-    Evidence,
-    KeySchema,
-    Lineage,
-    Link,
-    Record,
-    RecordDraft,
-    Retrieval,
-    Supersession,
-)
-from statewise.scopes import TaskScope
+from statewise.store.rows import RecordRow, RetrievalRows
+
+if TYPE_CHECKING:  # annotations only: a reader of rows never imports the models (pydantic)
+    from statewise.records import (
+        Evidence,
+        KeySchema,
+        Lineage,
+        Link,
+        Record,
+        RecordDraft,
+        Retrieval,
+        Supersession,
+    )
+    from statewise.scopes import TaskScope
 
 __all__ = ["Store"]
 
@@ -92,6 +95,11 @@ class Store(ABC):
     def get(self, record_id: str) -> Record:
         """The record with this id, whatever its status (RecordNotFoundError if none)."""
 
+    def get_row(self, record_id: str) -> RecordRow:
+        """:meth:`get` as a plain :class:`~statewise.store.rows.RecordRow`, without building
+        the model (the SQL backends read the row directly)."""
+        return RecordRow.from_record(self.get(record_id))
+
     @abstractmethod
     def get_active(self, key: str, scope: str) -> Record | None:
         """The active record for exactly (key, scope), or None."""
@@ -112,6 +120,21 @@ class Store(ABC):
         ``python.package_version`` also matches its qualified forms); ``text`` keeps records
         whose key or value contains it (case-insensitive).
         """
+
+    def retrieve_rows(
+        self,
+        task: TaskScope,
+        *,
+        keys: Sequence[str] | None = None,
+        text: str | None = None,
+        now: datetime | None = None,
+        near_miss_limit: int = 20,
+    ) -> RetrievalRows:
+        """:meth:`retrieve` as plain rows (:class:`~statewise.store.rows.RetrievalRows`), the
+        same records in the same order, without a model per row (the SQL backends build
+        ``retrieve``'s models from these rows)."""
+        return RetrievalRows.from_retrieval(
+            self.retrieve(task, keys=keys, text=text, now=now, near_miss_limit=near_miss_limit))
 
     @abstractmethod
     def history(self, key: str, scope: str) -> list[Record]:

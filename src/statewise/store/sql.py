@@ -16,13 +16,11 @@ import sys
 import time as _time
 import warnings
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
-
-from pydantic import BaseModel
 
 from statewise.errors import (
     ActiveRecordExistsError,
@@ -36,30 +34,28 @@ from statewise.errors import (
     TransitionError,
     ValueTypeError,
 )
-from statewise.records import (
-    Authority,
-    Evidence,
-    Lineage,
-    Link,
-    LinkKind,
-    Provenance,
-    Record,
-    RecordDraft,
-    RecordStatus,
-    RecordTime,
-    Retrieval,
-    SourceKind,
-    Supersession,
-    new_id,
-    utcnow,
-)
 from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
 from statewise.store.filters import key_matcher
-from statewise.store.grounding import evidence_of, grounded_scope
+from statewise.store.rows import RecordRow, RetrievalRows, record_from_values, row_from_values, shared_provenance
 from statewise.values import ValueType, check_value, same_value
 
-if TYPE_CHECKING:  # the bulk module builds its validators when imported; only an import needs them
+# Annotations only. The models (pydantic) are imported by the methods that build them, so a
+# reader of rows never imports them; the bulk module builds its validators when imported, and
+# only an import needs it.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from statewise.records import (
+        Evidence,
+        Lineage,
+        Link,
+        Record,
+        RecordDraft,
+        RecordStatus,
+        Retrieval,
+        Supersession,
+    )
     from statewise.store.bulk import ImportBatch, LineEncoder, Progress
 
 __all__ = ["SQLStore", "checkpoint"]
@@ -71,27 +67,18 @@ RECORD_COLUMNS = (
 )
 LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
 
-_ACTIVE = RecordStatus.ACTIVE.value
+_ACTIVE = "active"  # RecordStatus.ACTIVE (the models are imported by the writes only)
 _INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"
 _INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-_VALUE_TYPES = {member.value: member for member in ValueType}
-_STATUSES = {member.value: member for member in RecordStatus}
-_SOURCES = {member.value: member for member in SourceKind}
-_AUTHORITIES = {member.value: member for member in Authority}
 _object_setattr = object.__setattr__
-
-
 _new_instance = object.__new__
-# The fields-set of every record and time read from a row: all fields. One set is shared by
-# all of them (a set per row was measurable); pydantic copies it before it ever changes one
-# (model_copy), and the models are frozen, so nothing adds to it in place.
-_TIME_FIELDS_SET = set(RecordTime.model_fields)
-_RECORD_FIELDS_SET = set(Record.model_fields)
 
 
-_M = TypeVar("_M", bound=BaseModel)
+_M = TypeVar("_M", bound="BaseModel")
+#: What a retrieval decodes each row into: a Record or a RecordRow.
+_R = TypeVar("_R")
 
 #: A retrieval row's sort key: its record's key, then its scope's rank (see _retrieve_statement).
 _KEY_THEN_RANK = operator.itemgetter(3, 1)
@@ -143,7 +130,6 @@ class SQLStore(Store):
     and call ``super().__init__()`` first."""
 
     def __init__(self) -> None:
-        self._provenances: dict[tuple[Any, ...], Provenance] = {}
         # The point reads' statements, in the driver's placeholder style, made once.
         self._select_by_id = self._sql(f"SELECT {RECORD_COLUMNS} FROM sw_records WHERE id = ?")
         self._select_active = self._sql(
@@ -255,61 +241,27 @@ class SQLStore(Store):
 
     # --- row mapping ------------------------------------------------------------------
 
-    def _record_from_row(self, row: Sequence[Any]) -> Record:
-        # Rows were validated when written; building the models directly skips re-validation
-        # on the read path, which is what keeps retrieval within a small factor of a raw query.
-        # The attribute stores are written out rather than calling _trusted: this runs once per
-        # row read, and the call and a fresh fields set per model were over a quarter of its time.
+    def _decoded(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        """A ``RECORD_COLUMNS`` row with its times and JSON value decoded (by the backend), in
+        the same order: what both a RecordRow and a Record are made of."""
         (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
          ttl, source, authority, actor, reference, supersedes, superseded_by, version,
          status_reason, status_changed_at) = row
         decode_time = self._decode_present_time
-        setattr_ = _object_setattr
-        time = _new_instance(RecordTime)
-        setattr_(time, "__dict__", {
-            "observed_at": decode_time(observed_at),
-            "recorded_at": decode_time(recorded_at),
-            "verified_at": decode_time(verified_at) if verified_at is not None else None,
-            "ttl_seconds": ttl,
-        })
-        setattr_(time, "__pydantic_fields_set__", _TIME_FIELDS_SET)
-        setattr_(time, "__pydantic_extra__", None)
-        setattr_(time, "__pydantic_private__", None)
-        record = _new_instance(Record)
-        setattr_(record, "__dict__", {
-            "id": rid,
-            "key": key,
-            "value": self._decode_json(value_json),
-            "value_type": _VALUE_TYPES[value_type],
-            "scope": scope,
-            "status": _STATUSES[status],
-            "time": time,
-            "provenance": self._provenance(source, authority, actor, reference),
-            "supersedes": supersedes,
-            "superseded_by": superseded_by,
-            "version": version,
-            "status_reason": status_reason,
-            "status_changed_at": decode_time(status_changed_at) if status_changed_at is not None else None,
-        })
-        setattr_(record, "__pydantic_fields_set__", _RECORD_FIELDS_SET)
-        setattr_(record, "__pydantic_extra__", None)
-        setattr_(record, "__pydantic_private__", None)
-        return record
+        return (
+            rid, key, scope, value_type, self._decode_json(value_json), status, decode_time(observed_at),
+            decode_time(recorded_at), decode_time(verified_at) if verified_at is not None else None, ttl,
+            source, authority, actor, reference, supersedes, superseded_by, version, status_reason,
+            decode_time(status_changed_at) if status_changed_at is not None else None,
+        )
 
-    def _provenance(self, source: str, authority: str, actor: str, reference: str | None) -> Provenance:
-        # Provenance is immutable and a store holds few distinct ones (one per actor and
-        # source), so rows share instances instead of building one each.
-        key = (source, authority, actor, reference)
-        cache = self._provenances
-        found = cache.get(key)
-        if found is None:
-            if len(cache) >= 4096:
-                cache.clear()
-            found = cache[key] = _trusted(Provenance, {
-                "source": _SOURCES[source], "authority": _AUTHORITIES[authority], "actor": actor,
-                "reference": reference,
-            })
-        return found
+    def _row_from_columns(self, row: Sequence[Any]) -> RecordRow:
+        return row_from_values(self._decoded(row))
+
+    def _record_from_row(self, row: Sequence[Any]) -> Record:
+        # Straight to the model (rows.record_from_values, the one conversion RecordRow.to_record
+        # uses too), without a RecordRow in between.
+        return record_from_values(self._decoded(row))
 
     def _record_params(self, record: Record) -> tuple[Any, ...]:
         return (
@@ -324,6 +276,8 @@ class SQLStore(Store):
         )
 
     def _link_from_row(self, row: Sequence[Any]) -> Link:
+        from statewise.records import Evidence, Link, LinkKind
+
         lid, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at = row
         evidence = self._decode_json(evidence_json) if evidence_json is not None else None
         return Link(
@@ -377,6 +331,8 @@ class SQLStore(Store):
         superseded_by: str | None = None,
     ) -> Record:
         """Move an active record to ``status`` if it is still at ``record.version``."""
+        from statewise.records import Record
+
         cur.execute(
             self._sql(
                 "UPDATE sw_records SET status = ?, superseded_by = ?, status_reason = ?, "
@@ -394,12 +350,16 @@ class SQLStore(Store):
         })
 
     def _raise_stale(self, cur: Any, record_id: str, expected: int) -> None:
+        from statewise.records import RecordStatus
+
         current = self._fetch(cur, record_id)
         if current.version == expected and current.status is not RecordStatus.ACTIVE:
             raise TransitionError(record_id, current.status.value, "change")
         raise StaleVersionError(record_id, expected, current.version, current.status.value)
 
     def _locked_active(self, cur: Any, record_id: str, expected_version: int, operation: str) -> Record:
+        from statewise.records import RecordStatus
+
         record = self._fetch(cur, record_id, lock=True)
         if record.version != expected_version:
             raise StaleVersionError(record_id, expected_version, record.version, record.status.value)
@@ -435,6 +395,9 @@ class SQLStore(Store):
         return value_type, ttl
 
     def put(self, draft: RecordDraft, *, replace: bool = False, reason: str = "") -> Record:
+        from statewise.records import Link, LinkKind, Record, RecordStatus, RecordTime, new_id, utcnow
+        from statewise.store.grounding import evidence_of
+
         value_type, ttl = self._typed_draft(draft)
         now = utcnow()
         record = Record(
@@ -472,6 +435,9 @@ class SQLStore(Store):
     def supersede(
         self, record_id: str, evidence: Evidence, *, expected_version: int, reason: str = ""
     ) -> Supersession:
+        from statewise.records import Link, LinkKind, Record, RecordStatus, RecordTime, Supersession, new_id, utcnow
+        from statewise.store.grounding import grounded_scope
+
         now = utcnow()
         with self._write() as cur:
             old = self._locked_active(cur, record_id, expected_version, "supersede")
@@ -493,7 +459,7 @@ class SQLStore(Store):
                         "observed_at": evidence.observed_at, "recorded_at": now,
                         "verified_at": evidence.observed_at, "ttl_seconds": old.time.ttl_seconds,
                     }),
-                    "provenance": self._provenance(evidence.source.value, evidence.authority.value,
+                    "provenance": shared_provenance(evidence.source.value, evidence.authority.value,
                                                    evidence.actor, evidence.reference),
                     "supersedes": old.id, "superseded_by": None, "version": 1, "status_reason": None,
                     "status_changed_at": None,
@@ -540,6 +506,9 @@ class SQLStore(Store):
         return Supersession(old=old, new=new, link=link, replaced=replaced)
 
     def confirm(self, record_id: str, evidence: Evidence, *, expected_version: int) -> Record:
+        from statewise.records import Link, LinkKind, new_id, utcnow
+        from statewise.store.grounding import grounded_scope
+
         now = utcnow()
         with self._write() as cur:
             record = self._locked_active(cur, record_id, expected_version, "confirm")
@@ -565,6 +534,8 @@ class SQLStore(Store):
         })
 
     def retract(self, record_id: str, *, reason: str, actor: str) -> Record:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = utcnow()
         with self._write() as cur:
             record = self._fetch(cur, record_id, lock=True)
@@ -578,6 +549,8 @@ class SQLStore(Store):
         return retracted
 
     def revert(self, record_id: str, *, reason: str, actor: str) -> Record | None:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = utcnow()
         with self._write() as cur:
             repair = self._fetch(cur, record_id, lock=True)
@@ -620,6 +593,8 @@ class SQLStore(Store):
         return restored
 
     def expire_lapsed(self, now: datetime | None = None) -> list[Record]:
+        from statewise.records import Link, LinkKind, RecordStatus, new_id, utcnow
+
         now = now or utcnow()
         expired: list[Record] = []
         with self._write() as cur:
@@ -650,6 +625,14 @@ class SQLStore(Store):
         with self._read_one() as cur:
             return self._fetch_active(cur, key, canonical)
 
+    def get_row(self, record_id: str) -> RecordRow:
+        with self._read_one() as cur:
+            cur.execute(self._select_by_id, (record_id,))
+            row = cur.fetchone()
+        if row is None:
+            raise RecordNotFoundError(record_id)
+        return self._row_from_columns(row)
+
     def retrieve(
         self,
         task: TaskScope,
@@ -659,7 +642,31 @@ class SQLStore(Store):
         now: datetime | None = None,
         near_miss_limit: int = 20,
     ) -> Retrieval:
-        now = now or utcnow()
+        from statewise.records import Retrieval
+
+        parts = self._retrieval(task, keys, text, now, near_miss_limit, self._record_from_row)
+        # The records were validated when written; skip re-validating them on this hot path.
+        return Retrieval.model_construct(task=str(task), records=parts[0], stale=parts[1], shadowed=parts[2],
+                                         near_misses=parts[3])
+
+    def retrieve_rows(
+        self,
+        task: TaskScope,
+        *,
+        keys: Sequence[str] | None = None,
+        text: str | None = None,
+        now: datetime | None = None,
+        near_miss_limit: int = 20,
+    ) -> RetrievalRows:
+        records, stale, shadowed, near = self._retrieval(task, keys, text, now, near_miss_limit,
+                                                         self._row_from_columns)
+        return RetrievalRows(str(task), tuple(records), tuple(stale), tuple(shadowed), tuple(near))
+
+    def _retrieval(self, task: TaskScope, keys: Sequence[str] | None, text: str | None, now: datetime | None,
+                   near_miss_limit: int, decode: Callable[[Sequence[Any]], _R]) -> tuple[list[_R], ...]:
+        """A retrieval's four lists (in force, stale, shadowed, near misses), each row made by
+        ``decode`` (a Record for ``retrieve``, a RecordRow for ``retrieve_rows``)."""
+        now = now or datetime.now(UTC)  # records.utcnow
         applicable = task.applicable_scopes()
         applicable_text = [str(s) for s in applicable]
         wanted = key_matcher(keys, text)
@@ -669,34 +676,32 @@ class SQLStore(Store):
         with self._read_one() as cur:
             cur.execute(statement, params)
             rows = cur.fetchall()
-        decode = self._record_from_row
         main: list[Any] = []
         near_rows: list[Any] = []
         for row in rows:
             (main if row[0] == 0 else near_rows).append(row)
         prefixes = (1 if task.repo else 0) + (1 if task.workspace else 0)
-        near = self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit) if near_rows else []
+        near = (self._near_misses(near_rows, prefixes, applicable_text, wanted, near_miss_limit, decode)
+                if near_rows else [])
         # Most specific first within each key: the statement gives each row its scope's rank,
-        # so the rows sort on two of their own columns, in C, before any is modelled; the first
+        # so the rows sort on two of their own columns, in C, before any is decoded; the first
         # row of a key (that passes the filter) is in force and the rest are shadowed.
         main.sort(key=_KEY_THEN_RANK)
-        records: list[Record] = []
-        stale: list[Record] = []
-        shadowed: list[Record] = []
+        records: list[_R] = []
+        stale: list[_R] = []
+        shadowed: list[_R] = []
         previous = None
         for row in main:
             record = decode(row[2:])
-            if wanted is not None and not wanted(record):
+            if wanted is not None and not wanted(record):  # type: ignore[arg-type]
                 continue
             if row[3] == previous:
                 shadowed.append(record)
                 continue
             previous = row[3]
-            time = record.time
-            (stale if time.ttl_seconds is not None and time.is_stale(now) else records).append(record)
-        # The records were validated when written; skip re-validating them on this hot path.
-        return Retrieval.model_construct(task=str(task), records=records, stale=stale, shadowed=shadowed,
-                                         near_misses=near)
+            # Column 11 is the row's ttl_seconds: only a record with a TTL can be stale.
+            (stale if row[11] is not None and record.is_stale(now) else records).append(record)  # type: ignore[attr-defined]
+        return records, stale, shadowed, near
 
     def _retrieve_statement(
         self, task: TaskScope, applicable: list[str], keys: Sequence[str] | None, text: str | None, limit: int,
@@ -739,12 +744,11 @@ class SQLStore(Store):
         return self._sql(" UNION ALL ".join(parts)), params
 
     def _near_misses(self, rows: list[Any], prefixes: int, applicable: list[str], wanted: Any,
-                     limit: int) -> list[Record]:
+                     limit: int, decode: Callable[[Sequence[Any]], _R]) -> list[_R]:
         """The near misses among a retrieval's candidate rows (part, seq, record columns...):
         the prefix parts (1..``prefixes``) by (scope, key) while fewer than ``limit`` were
         found, then the key parts in insertion order; at most ``limit``."""
-        decode = self._record_from_row
-        found: dict[str, Record] = {}
+        found: dict[str, _R] = {}
         by_prefix = sorted((row for row in rows if row[0] <= prefixes), key=lambda row: (row[0], row[4], row[3]))
         for row in by_prefix:
             if len(found) >= limit:
@@ -753,7 +757,7 @@ class SQLStore(Store):
                 continue
             record = decode(row[2:])
             if wanted is None or wanted(record):
-                found[record.id] = record
+                found[row[2]] = record
         by_key = sorted((row for row in rows if row[0] > prefixes), key=lambda row: (row[0], row[1]))
         for row in by_key:
             if row[4] not in applicable and row[2] not in found:
@@ -787,6 +791,8 @@ class SQLStore(Store):
             return self._links(cur, record_id)
 
     def lineage(self, record_id: str) -> Lineage:
+        from statewise.records import Lineage, LinkKind
+
         chain_kinds = (LinkKind.SUPERSEDE, LinkKind.NARROW, LinkKind.REVERT)
         with self._read() as cur:
             self._fetch(cur, record_id)
@@ -833,6 +839,8 @@ class SQLStore(Store):
         return iter([self._link_from_row(row) for row in rows])
 
     def count(self, *, status: str | None = None) -> int:
+        from statewise.records import RecordStatus
+
         with self._read() as cur:
             if status is None:
                 cur.execute(self._sql("SELECT COUNT(*) FROM sw_records"))

@@ -19,11 +19,11 @@ from statewise.errors import (
     StoreLockedError,
     StoreUnavailableError,
 )
-from statewise.records import KeySchema, utcnow
 from statewise.store.migrations import FORMAT_MARKER, migrations_for
 from statewise.store.sql import SQLStore
 
 if TYPE_CHECKING:  # the bulk module costs its import; the hook's store never imports
+    from statewise.records import KeySchema
     from statewise.store.bulk import ImportBatch
 
 __all__ = ["SQLiteStore"]
@@ -145,7 +145,7 @@ class SQLiteStore(SQLStore):
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO sw_migrations VALUES (?, ?, ?)",
-                    (migration.number, migration.name, self._encode_time(utcnow())),
+                    (migration.number, migration.name, self._encode_time(datetime.now(UTC))),
                 )
             conn.execute("COMMIT")
         except BaseException:

@@ -231,3 +231,20 @@ def test_a_test_path_that_was_moved_is_denied(tmp_path):
         decision, failed, _ = hook(repo, store, command)
         assert "invariant:test_paths_exist" not in failed, (command, failed)
         assert decision == "allow", (command, failed)
+
+
+def test_a_test_file_the_agent_just_wrote_is_seen_at_once(tmp_path):
+    # The agent runs a test file that does not exist yet, is told so, writes it and runs it:
+    # the second call sees the file (a path's existence is looked at every check, not kept
+    # from the first call for minutes).
+    repo = make_repo(tmp_path)
+    (repo / "tests").mkdir()
+    store = tmp_path / "s.db"
+    decision, failed, _ = hook(repo, store, "pytest tests/test_new.py -q")
+    assert decision == "deny" and "invariant:test_paths_exist" in failed, failed
+    (repo / "tests" / "test_new.py").write_text("def test_x():\n    assert True\n")
+    decision, failed, _ = hook(repo, store, "pytest tests/test_new.py -q")
+    assert decision == "allow" and "invariant:test_paths_exist" not in failed, failed
+    (repo / "tests" / "test_new.py").unlink()  # and gone again: denied again
+    decision, failed, _ = hook(repo, store, "pytest tests/test_new.py -q")
+    assert decision == "deny" and "invariant:test_paths_exist" in failed, failed

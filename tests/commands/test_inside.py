@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -254,7 +255,28 @@ def test_python_ordinary_programs_pass(repo):
 def test_python_from_a_heredoc_and_a_herestring(repo):
     assert found(repo, "python3 - <<'EOF'\nimport shutil\nshutil.rmtree('dist')\nEOF") == [("fs.delete", "dist")]
     assert found(repo, "python3 <<< 'import os; os.unlink(\"f\")'") == [("fs.delete", "f")]
-    assert unresolved(repo, "python3 - <<'EOF'\nif x\nEOF")  # not Python
+
+
+def test_a_heredoc_that_is_not_python_is_cannot_check_unless_the_interpreter_refuses_it(repo, tmp_path_factory,
+                                                                                         monkeypatch):
+    # Which python3 is on PATH decides it (a pyenv shim here, /usr/bin/python3.X on CI), so the
+    # test sets PATH: a launcher script whose version nothing says may accept `if x`; a python3
+    # resolving to python3.N of this very grammar refuses it before running anything.
+    folder = tmp_path_factory.mktemp("interpreters")
+    shim = folder / "shim"
+    shim.write_text("#!/bin/sh\nexit 0\n")
+    shim.chmod(0o755)
+    for name in ("unknown", "known"):
+        (folder / name / "bin").mkdir(parents=True)
+    (folder / "unknown" / "bin" / "python3").symlink_to(shim)
+    (folder / "known" / "bin" / "python3").symlink_to(sys.executable)
+    # the version from the file it resolves to (python3.N) or, failing that, its pyvenv.cfg
+    (folder / "known" / "pyvenv.cfg").write_text(f"version = {sys.version_info[0]}.{sys.version_info[1]}.0\n")
+    not_python = "python3 - <<'EOF'\nif x\nEOF"
+    monkeypatch.setenv("PATH", str(folder / "unknown" / "bin"))
+    assert unresolved(repo, not_python)
+    monkeypatch.setenv("PATH", str(folder / "known" / "bin"))
+    assert unresolved(repo, not_python) == () and found(repo, not_python) == []
 
 
 # --- other interpreters ---

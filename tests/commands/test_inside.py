@@ -259,9 +259,10 @@ def test_python_from_a_heredoc_and_a_herestring(repo):
 
 def test_a_heredoc_that_is_not_python_is_cannot_check_unless_the_interpreter_refuses_it(repo, tmp_path_factory,
                                                                                          monkeypatch):
-    # Which python3 is on PATH decides it (a pyenv shim here, /usr/bin/python3.X on CI), so the
-    # test sets PATH: a launcher script whose version nothing says may accept `if x`; a python3
-    # resolving to python3.N of this very grammar refuses it before running anything.
+    # Which python3 is on PATH decides it (a pyenv shim on a developer's PATH, the activated
+    # venv's python3.N in CI), so the test sets PATH: a launcher script whose version nothing
+    # says may accept `if x`; a python3 resolving to python3.N of this very grammar refuses it
+    # before running anything.
     folder = tmp_path_factory.mktemp("interpreters")
     shim = folder / "shim"
     shim.write_text("#!/bin/sh\nexit 0\n")

@@ -1,0 +1,1 @@
+"""The parts of benchmarks/generate_cases.py (see its docstring)."""

@@ -1,0 +1,1 @@
+"""The parts of benchmarks/store_speed.py (see its docstring)."""

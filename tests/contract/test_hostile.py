@@ -41,10 +41,12 @@ BILLION_LAUGHS = textwrap.dedent(
 
 
 def _refused_quickly(path: Path) -> ContractError:
-    start = time.monotonic()
+    # CPU time, not the wall clock: what the bound is about is the work the loader does (a bomb
+    # expands exponentially), which a loaded machine's waiting does not change.
+    start = time.process_time()
     with pytest.raises(ContractError) as caught:
         load_contract(path)
-    assert time.monotonic() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert caught.value.source == str(path)
     return caught.value
 

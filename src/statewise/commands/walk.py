@@ -132,7 +132,10 @@ class _Walk(_Base):
         part = _node_text(node, source)
         self.scan_children(node, source, ctx)
         # `X=1; ...`: the statement is the assignment itself; `export X=1`, `X=1 Y=2`: its children.
-        own = [node] if node.type == "variable_assignment" else list(_iter_type(node, "variable_assignment"))
+        # (A prefix assignment `X=1 cmd`, or one inside `export`, is scanned too: its parent says so.)
+        statement = node.type == "variable_assignment" and (
+            node.parent is None or node.parent.type not in ("command", "declaration_command", "variable_assignments"))
+        own = [node] if statement else list(_iter_type(node, "variable_assignment"))
         for assignment in own:
             name_node = assignment.child_by_field_name("name")
             value_node = assignment.child_by_field_name("value")

@@ -57,8 +57,7 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
         # macOS file systems are case-insensitive: `RM -rf x` runs rm there.
         key = _canonical(base.lower())
         if "/" not in name and self.asks_for_help(key, [w.value for w in call.args]):
-            self.unguard(call.part)  # prints its version or help and exits: nothing to check
-            return
+            return  # prints its version or help and exits: read-only
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, call)

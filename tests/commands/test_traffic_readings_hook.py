@@ -71,6 +71,7 @@ DENIED = [
     ("sed -i '1a\\\nx' .env", ".env"),
     # a workspace script may ignore its arguments: it is read, --version or not
     ("./run.sh --version", "migrations"),
+    ("f() { rm -rf migrations; }; f --version", "migrations"),  # a function of the command's own
 ]
 
 

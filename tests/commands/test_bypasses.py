@@ -437,6 +437,8 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("rm -rf --no-preserve-root /", [A("fs.delete", path="/", no_preserve_root=True)]),
     ("rm -rf .", [A("fs.delete", path=".", recursive=True)]),
     ("rm -rf ./", [A("fs.delete", path=".", recursive=True)]),
+    # $(pwd) and $PWD are the directory the command runs in (issue 22, real traffic)
+    ('rm -rf -- "$(pwd)"', [A("fs.delete", path=".", recursive=True)]),
     ("rm -rf ..", [A("fs.delete", path="{tmp}", inside_workspace=False)]),
     ("rm -rf ../sibling", [A("fs.delete", path="{tmp}/sibling", inside_workspace=False)]),
     ("rm -rf src/../../sibling", [A("fs.delete", path="{tmp}/sibling")]),
@@ -815,7 +817,7 @@ FAIL_CLOSED: list[str] = [
     "rm !(keep)",
     "echo a\rrm -rf x",
     "rm -rf ~nosuchuser/x",
-    'rm -rf -- "$(pwd)"',
+    'pwd() { echo /; }; rm -rf -- "$(pwd)"',  # a pwd of its own prints what it likes
     "npm exec -c 'rm -rf x'",
     'watch "$CMD"',
     'flock /tmp/l -c "$X"',

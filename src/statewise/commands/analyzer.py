@@ -14,6 +14,8 @@ from statewise.commands.tables import (
     _COMPRESSORS,
     _CONTAINER_TOOLS,
     _EDITOR_LAUNCHERS,
+    _HELP_PASSED_ON,
+    _INFO_OPTIONS,
     _KNOWN_UNGUARDED,
     _NODE_RUNNERS,
     _OUTPUT_OPTIONS,
@@ -54,6 +56,8 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             return
         # macOS file systems are case-insensitive: `RM -rf x` runs rm there.
         key = _canonical(base.lower())
+        if "/" not in name and self.asks_for_help(key, [w.value for w in call.args]):
+            return  # prints its version or help and exits: read-only
         handler = _HANDLERS.get(key)
         if handler is not None:
             handler(self, call)
@@ -84,6 +88,17 @@ class _Analyzer(_Walk, _Wrappers, _Tools):
             self.beside(call, call.args, own_only=key in self.rules.own_programs)
             if len(self.actions) > before and call.part in self.unguarded:
                 self.unguarded.remove(call.part)  # a rule read it: no longer unguarded
+
+    def asks_for_help(self, key: str, values: Sequence[str | None]) -> bool:
+        """``PROGRAM --version`` or ``--help`` alone (any program found by name; a workspace
+        script, named by a path, is read instead: it may ignore its arguments), or ``PROGRAM
+        SUBCOMMAND --help`` for git and the catalogue's programs (:data:`_HELP_PASSED_ON` aside)."""
+        if len(values) == 1:
+            return values[0] in _INFO_OPTIONS
+        if len(values) == 2 and values[1] == "--help" and values[0] and not values[0].startswith("-"):
+            family = key.split(".", 1)[0]  # mkfs.ext4 is mkfs
+            return (key == "git" or key in self.rules.by_name) and family not in _HELP_PASSED_ON
+        return False
 
     def unknown(self, call: _Call) -> None:
         if "/" in call.name:

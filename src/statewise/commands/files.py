@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from statewise.commands.base import _Base
+from statewise.commands.sed import read_sed_script
 from statewise.commands.tables import (
     _DEV_FILES,
 )
@@ -249,20 +250,23 @@ class _Files(_Base):
                       call.part)
             return
         if not parsed.has("--sandbox"):
-            for script in scripts:
-                if script is None:
-                    self.fail("the sed script is only known at run time", call.part)
-                    return
-                effects = _sed_effects(script)
-                if effects is None:
-                    self.fail("the sed script cannot be read with confidence", call.part)
-                    return
-                written, runs = effects
-                if runs:
-                    self.fail("the sed script runs a command (`e`)", call.part)
-                    return
-                self.write_paths(call, [_Word.literal(w) for w in written if not _DEV_FILES.match(w)],
-                                 via="sed w")
+            if None in scripts:
+                self.fail("the sed script is only known at run time", call.part)
+                return
+            # GNU sed joins its -e scripts with newlines (an `a\` in one continues into the next).
+            read = read_sed_script("\n".join(s for s in scripts if s is not None))
+            if read is None:
+                self.fail("the sed script cannot be read with confidence", call.part)
+                return
+            if read.runs:
+                self.fail("the sed script runs a command (`e`)", call.part)
+                return
+            self.write_paths(call, [_Word.literal(w) for w in read.writes if not _DEV_FILES.match(w)],
+                             via="sed w")
+            if read.refused:
+                # sed refuses the script while compiling it: nothing is read, run or edited in place.
+                self.unguard(call.part)
+                return
         if not in_place:
             self.unguard(call.part)
             return
@@ -329,138 +333,3 @@ class _Files(_Base):
             self.delete_paths(call, parsed.positionals[:-1], recursive=False, via="rsync --remove-source-files")
 
     # -- Python --
-
-
-_SED_SIMPLE = frozenset("=dDgGhHlnNpPqQxzF")
-
-
-def _sed_effects(script: str) -> tuple[list[str], bool] | None:
-    """The files a sed script writes (``w``, ``W``, ``s///w``) and whether it runs commands
-    (``e``, ``s///e``); None if the script cannot be read with confidence."""
-    written: list[str] = []
-    runs = False
-    i, n = 0, len(script)
-
-    def rest_of_line(start: int) -> tuple[str, int]:
-        end = script.find("\n", start)
-        end = n if end < 0 else end
-        return script[start:end].strip(), end
-
-    def delimited(start: int, delimiter: str) -> int | None:
-        """The index after the closing delimiter of a part that starts at ``start``."""
-        k = start
-        while k < n:
-            if script[k] == "\\":
-                k += 2
-                continue
-            if script[k] == delimiter:
-                return k + 1
-            k += 1
-        return None
-
-    def address(k: int) -> int | None:
-        if k < n and script[k] == "$":
-            return k + 1
-        if k < n and script[k].isdigit():
-            while k < n and (script[k].isdigit() or script[k] == "~"):
-                k += 1
-            return k
-        if k < n and script[k] in "/\\":
-            delimiter = "/"
-            if script[k] == "\\":
-                if k + 1 >= n:
-                    return None
-                delimiter, k = script[k + 1], k + 1
-            end = delimited(k + 1, delimiter)
-            if end is None:
-                return None
-            while end < n and script[end] in "IM":
-                end += 1
-            return end
-        return k
-
-    while i < n:
-        char = script[i]
-        if char in " \t\n;}":
-            i += 1
-            continue
-        if char == "#":
-            i = rest_of_line(i)[1]
-            continue
-        after = address(i)
-        if after is None:
-            return None
-        i = after
-        if i < n and script[i] == ",":
-            i += 1
-            if i < n and script[i] in "+~":
-                i += 1
-                while i < n and script[i].isdigit():
-                    i += 1
-            else:
-                after = address(i)
-                if after is None:
-                    return None
-                i = after
-        while i < n and script[i] in " \t!":
-            i += 1
-        if i >= n:
-            return None
-        command = script[i]
-        i += 1
-        if command == "{":
-            continue
-        if command in "aic":
-            while True:  # text up to an unescaped end of line
-                end = script.find("\n", i)
-                if end < 0:
-                    i = n
-                    break
-                if end > 0 and script[end - 1] == "\\":
-                    i = end + 1
-                    continue
-                i = end
-                break
-            continue
-        if command in "btT:v":
-            while i < n and script[i] not in ";\n":
-                i += 1
-            continue
-        if command in "rRwW":
-            name, i = rest_of_line(i)
-            if command in "wW":
-                if not name:
-                    return None
-                written.append(name)
-            continue
-        if command == "e":
-            runs = True
-            i = rest_of_line(i)[1]
-            continue
-        if command in "sy":
-            if i >= n or script[i] in "\n\\":
-                return None
-            delimiter = script[i]
-            middle = delimited(i + 1, delimiter)
-            closing = delimited(middle, delimiter) if middle is not None else None
-            if closing is None:
-                return None
-            i = closing
-            if command == "s":
-                while i < n and script[i] in "gpiImMe0123456789w":
-                    if script[i] == "e":
-                        runs = True
-                    if script[i] == "w":
-                        name, i = rest_of_line(i + 1)
-                        if not name:
-                            return None
-                        written.append(name)
-                        break
-                    i += 1
-            continue
-        if command in _SED_SIMPLE:
-            while i < n and script[i].isdigit():
-                i += 1
-            continue
-        return None
-    return written, runs

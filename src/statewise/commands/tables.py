@@ -589,6 +589,18 @@ _CONTAINER_TOOLS = frozenset({"docker", "podman", "kubectl", "nerdctl", "oc"})
 # Their verbs that run a command inside a container (`docker run img CMD`, `kubectl exec pod -- CMD`).
 _CONTAINER_RUNS = frozenset({"run", "exec", "create", "debug"})
 
+# `PROGRAM --version` / `PROGRAM --help` with nothing else prints and exits (the GNU convention
+# every argument parser follows; a program that does not know the option refuses it). `-V` is not
+# included: `fsck -V` checks every file system in /etc/fstab, verbosely.
+_INFO_OPTIONS = frozenset({"--version", "--help"})
+# `PROGRAM SUBCOMMAND --help` prints the subcommand's help for git and the catalogue's programs,
+# except these, which pass a word after their first operand on to something else: ssh's remote
+# command, an init script's action, a package.json script, a .dll or script a runtime runs, a
+# rake task (and the system and disk tools, where no guess is worth making).
+_HELP_PASSED_ON = frozenset({"ssh", "scp", "service", "crontab", "npm", "pnpm", "yarn", "bun", "dotnet", "rails",
+                             "rake", "halt", "poweroff", "reboot", "shutdown", "mkfs", "mke2fs", "mkswap", "wipefs",
+                             "blkdiscard", "launchctl", "systemctl"})
+
 # --- files written by programs StateWise otherwise leaves unguarded ----------------------------
 # Options whose value is a file the program writes: each becomes an fs.write (so protected paths
 # hold), and the program stays unguarded otherwise.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from statewise.commands.base import MAX_DEPTH, _Base
@@ -25,6 +26,8 @@ from statewise.commands.words import (
     _Word,
 )
 
+# A `pwd` the command defines for itself (a function or an alias) prints what it likes.
+_OWN_PWD = re.compile(r"\bpwd\s*\(\s*\)|\bfunction\s+pwd\b|\balias\s+pwd\b")
 
 class _Walk(_Base):
     """The bash-grammar walk: statements, words, redirects, simple commands."""
@@ -128,12 +131,25 @@ class _Walk(_Base):
     def assignments(self, node: Any, source: bytes, ctx: _Ctx) -> None:
         part = _node_text(node, source)
         self.scan_children(node, source, ctx)
-        for assignment in _iter_type(node, "variable_assignment"):
+        # `X=1; ...`: the statement is the assignment itself; `export X=1`, `X=1 Y=2`: its children.
+        # (A prefix assignment `X=1 cmd`, or one inside `export`, is scanned too: its parent says so.)
+        statement = node.type == "variable_assignment" and (
+            node.parent is None or node.parent.type not in ("command", "declaration_command", "variable_assignments"))
+        own = [node] if statement else list(_iter_type(node, "variable_assignment"))
+        for assignment in own:
             name_node = assignment.child_by_field_name("name")
             value_node = assignment.child_by_field_name("value")
             name = _node_text(name_node, source) if name_node is not None else ""
-            value = _evaluate(value_node, source, ctx.env).value if value_node is not None else ""
+            value = _evaluate(value_node, source, ctx.env, self.working_directory(ctx)).value if value_node is not None else ""
             self.set_env(ctx.env, name, value, part, ctx)
+
+    def working_directory(self, ctx: _Ctx) -> str | None:
+        """The directory ``$PWD`` and ``$(pwd)`` print at this point: the walk's cwd (bash's own
+        value, kept by ``cd``), unless the command sets PWD itself, defines a ``pwd`` of its
+        own, or went somewhere the walk cannot follow."""
+        if ctx.cwd is None or ctx.env.get("PWD") != self.base_env.get("PWD") or _OWN_PWD.search(self.command):
+            return None
+        return str(ctx.cwd)
 
     def scan_children(self, node: Any, source: bytes, ctx: _Ctx) -> None:
         for child in node.children:
@@ -182,7 +198,7 @@ class _Walk(_Base):
         if destination is None:
             return
         self.scan(destination, source, ctx)
-        word = _evaluate(destination, source, ctx.env)
+        word = _evaluate(destination, source, ctx.env, self.working_directory(ctx))
         writes = operator in (">", ">>", "&>", "&>>", ">|", "<>")
         if operator in (">&", "&>") and word.value is not None and (word.value.isdigit() or word.value == "-"):
             writes = False
@@ -227,17 +243,17 @@ class _Walk(_Base):
                 self.scan(child, source, ctx)
                 name_node = child.child_by_field_name("name")
                 value_node = child.child_by_field_name("value")
-                value = _evaluate(value_node, source, ctx.env).value if value_node is not None else ""
+                value = _evaluate(value_node, source, ctx.env, self.working_directory(ctx)).value if value_node is not None else ""
                 self.set_env(env, _node_text(name_node, source) if name_node is not None else "", value, part, ctx)
             elif child.type in _REDIRECTS:
                 self.redirect(child, source, ctx)
             elif field_name == "name":
                 self.scan(child, source, ctx)
                 inner = child.named_children[0] if child.named_children else child
-                words.append(_evaluate(inner, source, ctx.env))
+                words.append(_evaluate(inner, source, ctx.env, self.working_directory(ctx)))
             elif field_name == "argument" or (child.is_named and child.type != "comment"):
                 self.scan(child, source, ctx)
-                words.append(_evaluate(child, source, ctx.env))
+                words.append(_evaluate(child, source, ctx.env, self.working_directory(ctx)))
         if not words:
             ctx.env.update(env)
             return

@@ -115,15 +115,33 @@ def _node_text(node: Any, source: bytes) -> str:
     return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
-def _evaluate(node: Any, source: bytes, env: Mapping[str, str]) -> _Word:
-    """The word a tree-sitter argument node stands for (dynamic when it is not static)."""
+# The expansions whose value is the shell's working directory: `$PWD`, `${PWD}`, `$(pwd)`, `pwd`
+# in backquotes (pwd -L / -P too: the directory is the same, and paths are compared resolved).
+_WORKING_DIRECTORY = re.compile(r"\$PWD|\$\{PWD\}|\$\(\s*pwd(\s+-[LP])?\s*\)|`\s*pwd(\s+-[LP])?\s*`")
+
+
+def _evaluate(node: Any, source: bytes, env: Mapping[str, str], cwd: str | None = None) -> _Word:
+    """The word a tree-sitter argument node stands for (dynamic when it is not static).
+
+    ``cwd``: the directory bash runs the word in, when the walk knows it; ``$PWD``, ``${PWD}``
+    and ``$(pwd)`` then stand for it (a directory with spaces or glob characters is left
+    dynamic: unquoted, bash would split or glob it)."""
     text = _node_text(node, source)
     pieces: list[tuple[str, bool]] = []
+    usable = cwd if cwd is not None and not re.search(r"[\s*?\[\]{}]", cwd) else None
+
+    def working_directory(part: Any) -> str | None:
+        if usable is None or part.type not in ("simple_expansion", "expansion", "command_substitution"):
+            return None
+        return usable if _WORKING_DIRECTORY.fullmatch(_node_text(part, source)) else None
 
     def add(part: Any) -> None:
         kind = part.type
         part_text = _node_text(part, source)
-        if kind == "word":
+        known = working_directory(part)
+        if known is not None:
+            pieces.append((known, True))
+        elif kind == "word":
             pieces.extend(_unescape_unquoted(part_text))
         elif kind == "number":
             pieces.append((part_text, False))
@@ -141,6 +159,8 @@ def _evaluate(node: Any, source: bytes, env: Mapping[str, str]) -> _Word:
                     pieces.append((_unescape_double_quoted(_node_text(child, source)), True))
                 elif child.type == "$" and _literal_dollar(source, child.end_byte):
                     pieces.append(("$", True))  # "s/x$/y/": a `$` that starts no expansion is itself
+                elif working_directory(child) is not None:
+                    pieces.append((usable or "", True))
                 else:
                     raise _Dynamic(_DYNAMIC_NODES.get(child.type, child.type) + " inside a string")
                 position = max(position, child.end_byte)

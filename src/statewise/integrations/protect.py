@@ -368,6 +368,11 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
         # What a search prints can be fed to a reader (`find -name "*.env" | xargs cat`): its
         # patterns are then still checked as names of files read.
         patterns = set() if piped or _defines_programs(command) else _pattern_operands(segment, program_at)
+        if not piped and not _SED_REDEFINED.search(command):
+            texts = _sed_text(segment, program_at)
+            if texts is not None:  # a sed script's text is not names; the files it reads or writes are
+                patterns |= texts[0]
+                segment = [*segment, *texts[1]]
         for index, token in enumerate(segment):
             if index in patterns:
                 continue  # a pattern `find -name` or grep matches names or text with, not a file it reads
@@ -395,6 +400,29 @@ def _defines_programs(command: str) -> bool:
     """Whether the command may run a program this scan cannot see: substitutions, functions,
     aliases, a changed PATH."""
     return bool(re.search(r"\$\(|`|\bPATH\b|\balias\b|\bfunction\b|\w\s*\(\s*\)", command))
+
+
+# What could make `sed` run something else: a function or alias of that name, a changed PATH
+# (a sed script's own text, `foo()` in the Python it inserts, is not one).
+_SED_REDEFINED = re.compile(r"\bPATH\b|\balias\b|\bsed\s*\(\s*\)|\bfunction\s+sed\b")
+
+
+def _sed_text(segment: Sequence[str], program_at: int) -> tuple[set[int], list[str]] | None:
+    """For a ``sed`` segment: the indexes of its script's words (text such as ``c\\ self.env``
+    names no file) and the files the script names (``r``/``w``), or None when it is no sed or
+    its script is not read (commands/sed.py)."""
+    from statewise.commands.sed import sed_text_operands
+
+    at = program_at
+    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or segment[at].startswith("-")
+                                 or _ASSIGNMENT.match(segment[at])):
+        at += 1
+    if at >= len(segment) or os.path.basename(segment[at]) != "sed":
+        return None
+    found = sed_text_operands(segment[at + 1:])
+    if found is None:
+        return None
+    return {at + 1 + index for index in found[0]}, list(found[1])
 
 
 def _pattern_operands(segment: Sequence[str], program_at: int) -> set[int]:

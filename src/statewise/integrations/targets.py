@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
+from statewise.commands.containers import CONTAINER_PROGRAMS, container_path_words
 from statewise.contract import Contract
 from statewise.records import Retrieval
 from statewise.scopes import TaskScope
@@ -92,7 +93,7 @@ def protected_target_actions(parts: Sequence[str], *, workspace: Path, store: St
     remotes = _remotes(workspace) if branches else frozenset()
     found: list[Action] = []
     for part, words in commands:
-        hit = (_path_hit(words[1:], paths, workspace, root) or _branch_hit(words[1:], branches, remotes)
+        hit = (_path_hit(_path_words(words), paths, workspace, root) or _branch_hit(words[1:], branches, remotes)
                or _target_hit(words[1:], targets))
         if hit is None:
             continue
@@ -232,6 +233,14 @@ def _declared(root: Path) -> list[str] | None:
         return None
     lines = (line.strip() for line in text.splitlines())
     return [line.rstrip("/") or "/" for line in lines if line and not line.startswith("#")]
+
+
+def _path_words(words: Sequence[str]) -> list[str]:
+    """The words after the program that can name a path here: for a container tool, not the
+    names of its volumes, containers or images (commands/containers.py), but its bind mounts."""
+    if os.path.basename(words[0]) in CONTAINER_PROGRAMS:
+        return container_path_words(words[1:])
+    return list(words[1:])
 
 
 def _path_hit(words: Sequence[str], protected: list[tuple[str, str]], workspace: Path,

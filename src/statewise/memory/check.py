@@ -340,13 +340,13 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     # other file that happens to end with the name stands in for it
     listed = any(f in folders for given in line.context for f in (given, f"{tree.relative(line.file.base)}/{given}"))
     found = tree.locate(name, folders, anywhere=False)
-    folder_named = "/" in name.strip().rstrip("`")  # `cli/`, `src/tools`: not a bare file name
+    folder_named = name.strip().endswith("/")  # `cli/`: a folder, not a file that moved deeper
     if found is None and not listed and not (
             folder_named and tree.removal(name, folders, _since_file(verifier, line), exact=True) is not None):
         # a name some file of the tree ends with counts as found, unless it names a folder the
         # history shows removed where the line puts it since the memory file was added (client/
         # that moved below clients/: another folder that ends with the name is not what the
-        # line meant); a bare file name that moved deeper is still found, as a reader would
+        # line meant); a file that moved deeper is still found, as a reader would
         found = tree.locate(name, folders, anywhere=True)
     if found is not None:
         return SubCheck(key, True, VALID, True, found.detail, str(here))

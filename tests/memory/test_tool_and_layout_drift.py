@@ -115,13 +115,16 @@ def test_formatting_on_commit_and_workspaces_need_a_hook_manager_and_a_workspace
 
 def test_a_tool_still_in_use_and_a_user_file_are_not_flagged(tmp_path: Path, home: Path, contract: Contract) -> None:
     repo = make_repo(tmp_path / "project")
-    _commit(repo, "service", {"pyproject.toml": PYPROJECT_NOW, "AGENTS.md": "# Service\n\nTypes: `pyright`.\n"})
+    notes = "# Service\n\nTypes: `pyright`.\n- Run `make fmt` before every commit\n- Widgets draw onto `uv.Screen`\n"
+    _commit(repo, "service", {"pyproject.toml": PYPROJECT_NOW, "AGENTS.md": notes})
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     (home / ".claude" / "CLAUDE.md").write_text("# Me\n\nI check types with mypy.\n")
     report = check_memory(repo.work, contract, home=home)
     verdicts = _verdicts(report)
     assert verdicts[(3, "project.uses_tool[pyright]")] == "valid"
     assert not any(key.startswith("project.uses_tool[mypy") for _, key in verdicts)
+    # an instruction to the reader is no hook; a code symbol's package is no tool
+    assert not any(key.startswith("project.uses_tool[") for line, key in verdicts if line in (4, 5))
     assert report.ok
 
 

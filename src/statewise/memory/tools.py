@@ -93,10 +93,10 @@ def load_tools() -> tuple[Tool, ...]:
     text = resources.files("statewise.memory").joinpath("tools.yaml").read_text(encoding="utf-8")
     tools = []
     for name, spec in (yaml.safe_load(text).get("tools") or {}).items():
-        # a tool's name stands as a word, not inside a longer name (jest-dom, types-mypy); a
-        # role's phrase brings its own boundaries (auto-formatted on commit)
+        # a tool's name stands as a word, not inside a longer name (jest-dom, types-mypy) nor
+        # as a code symbol's package (`uv.Screen`); a role's phrase brings its own boundaries
         mention = re.compile(r"(?i)" + spec["mention"] if spec.get("claim")
-                             else r"(?i)(?<![\w./@-])(?:" + spec["mention"] + r")(?![\w-])")
+                             else r"(?i)(?<![\w./@-])(?:" + spec["mention"] + r")(?![\w-]|\.\w)")
         tools.append(Tool(name=str(name), role=str(spec["role"]), mention=mention,
                           span_only=bool(spec.get("span_only", False)), files=tuple(spec.get("files") or ()),
                           content=tuple(spec.get("content") or ()), claim=bool(spec.get("claim", False))))

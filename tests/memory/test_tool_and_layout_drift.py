@@ -184,3 +184,16 @@ def test_make_a_b_c_names_several_targets(tmp_path: Path, home: Path, contract: 
     assert found[3].status == "valid"
     assert not any(c.key.startswith("fs.exists[") for c in found[3].checks)
     assert found[4].status == "defective"  # release is no target
+
+
+def test_a_folder_the_line_says_is_empty_is_not_held_to_the_tree(
+        tmp_path: Path, home: Path, contract: Contract) -> None:
+    # git keeps no empty folder: no checkout can show one, so the line states nothing checkable
+    repo = make_repo(tmp_path / "project")
+    notes = "# Layout\n\n- Drafts go in `packages/*/src/drafts/`. Currently empty.\n- Sources: `packages/*/src/`\n"
+    _commit(repo, "packages", {"packages/core/src/index.ts": "", "CLAUDE.md": notes})
+    report = check_memory(repo.work, contract, home=home)
+    verdicts = _verdicts(report)
+    assert not any(line == 3 for line, _ in verdicts)
+    assert verdicts[(4, "fs.glob_matches[packages/*/src/]")] == "valid"
+    assert report.ok

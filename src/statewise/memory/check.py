@@ -22,7 +22,8 @@ script, target or recipe is looked up in the folder the command runs in, else th
 parent folder that has the manifest; a Python or Node version is compared with what the
 project declares (:mod:`statewise.memory.declared`), never with this machine's interpreter.
 ``defective`` needs evidence: a manifest that lacks the script, a commit that removed the
-path, a declaration the version contradicts.
+path, a declaration the version contradicts, a tool the tree showed when the memory file was
+added and shows no more (:mod:`statewise.memory.tools`).
 
 With a store, the verdict is also recorded on the line's imported record: a valid fact is
 confirmed, a defective one superseded by the observed value (with the evidence as its

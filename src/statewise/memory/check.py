@@ -22,7 +22,8 @@ script, target or recipe is looked up in the folder the command runs in, else th
 parent folder that has the manifest; a Python or Node version is compared with what the
 project declares (:mod:`statewise.memory.declared`), never with this machine's interpreter.
 ``defective`` needs evidence: a manifest that lacks the script, a commit that removed the
-path, a declaration the version contradicts.
+path, a declaration the version contradicts, a tool the tree showed when the memory file was
+added and shows no more (:mod:`statewise.memory.tools`).
 
 With a store, the verdict is also recorded on the line's imported record: a valid fact is
 confirmed, a defective one superseded by the observed value (with the evidence as its
@@ -50,6 +51,7 @@ from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
 from statewise.memory.paths import TreeIndex
+from statewise.memory.tools import FOUND, GONE, TOOL_KEY, ToolIndex, tool_facts
 from statewise.records import Authority, Evidence, SourceKind, check_key, utcnow
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
@@ -77,6 +79,8 @@ _ACTOR = "statewise.memory.check"
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.M)  # as the make.target_exists verifier reads it
 _CD = re.compile(r"^cd\s+(?P<dir>[\w./@-]+)$")
+_COMPOSE_KEY = "compose.file_exists"
+_COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +165,7 @@ class _Verifier:
         self.user = user
         self.root = root
         self.tree = TreeIndex(root)
+        self.tools = ToolIndex(self.tree)
         self._tasks: dict[Path, TaskScope] = {}
         self._seen: dict[tuple[str, str, str | None], Observation] = {}
 
@@ -260,7 +265,9 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
                     continue
                 if contract.key_type(key) is not None and not any(c[:3] == (key, rule.value, here) for c in claims):
                     claims.append((key, rule.value, here, rule.may_be_binary))
-    return claims
+    # `make a/b` names a target (or several, a/b shorthand), not a path to look for as well
+    targets = {_qualifier(c[0]) for c in claims if c[0].startswith("make.target_exists[")}
+    return [c for c in claims if not (c[0].startswith("fs.exists[") and _qualifier(c[0]) in targets)]
 
 
 def _evidence_hint(check: SubCheck) -> str:
@@ -333,7 +340,15 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     # a tree listing whose root is a folder of the tree names each entry's full path: no
     # other file that happens to end with the name stands in for it
     listed = any(f in folders for given in line.context for f in (given, f"{tree.relative(line.file.base)}/{given}"))
-    found = tree.locate(name, folders, anywhere=not listed)
+    found = tree.locate(name, folders, anywhere=False)
+    folder_named = name.strip().endswith("/")  # `cli/`: a folder, not a file that moved deeper
+    if found is None and not listed and not (
+            folder_named and tree.removal(name, folders, _since_file(verifier, line), exact=True) is not None):
+        # a name some file of the tree ends with counts as found, unless it names a folder the
+        # history shows removed where the line puts it since the memory file was added (client/
+        # that moved below clients/: another folder that ends with the name is not what the
+        # line meant); a file that moved deeper is still found, as a reader would
+        found = tree.locate(name, folders, anywhere=True)
     if found is not None:
         return SubCheck(key, True, VALID, True, found.detail, str(here))
     ignored = tree.ignored(name, folders)
@@ -351,6 +366,10 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     moved = tree.relocated(name, folders)
     if moved is not None:  # the tree holds it, at one other place under the folder the line names
         return SubCheck(key, True, DEFECTIVE, moved.renamed_to, f"{name}: {moved.detail}", str(here))
+    misnamed = tree.misnamed(name, folders)
+    if misnamed is not None:  # never in the history, beside the tree's plural (or singular) of it
+        return SubCheck(key, True, DEFECTIVE, misnamed.renamed_to, f"{name}: no commit ever had it; the tree has "
+                        f"{misnamed.where}", str(here))
     return SubCheck(key, True, STALE, None, f"no context folder ({', '.join(f or '.' for f in folders)}) has "
                     f"{name}, and no commit since the memory file was added removed it", str(here))
 
@@ -475,6 +494,20 @@ def _workspace_script(verifier: _Verifier, name: str) -> str:
     return ""
 
 
+def _make_shorthand(verifier: _Verifier, line: MemoryLine, check: SubCheck, here: Path,
+                    names: tuple[str, ...]) -> SubCheck:
+    """``make format/lint/typecheck`` is prose shorthand for three targets when the Makefile has
+    no target of that name but has each part."""
+    parts = _qualifier(check.key).split("/")
+    if check.status != DEFECTIVE or len(parts) < 2 or not all(parts):
+        return check
+    each = [_manifest_check(verifier, line, f"make.target_exists[{part}]", True, here, names) for part in parts]
+    if all(c.status == VALID for c in each):
+        return replace(check, status=VALID, observed=True,
+                       detail=f"targets {', '.join(parts)} exist (a/b/c names several targets)")
+    return check
+
+
 def _listed_versions(claimed: str, text: str) -> list[str]:
     """``claimed`` and the versions listed right after it on the line ("v18, v20, or v22"): a
     list claims each of them."""
@@ -508,10 +541,28 @@ def _sub_check(verifier: _Verifier, line: MemoryLine, key: str, expected: Any, h
     for prefix, names in _MANIFESTS.items():
         if key.startswith(prefix):
             check = _manifest_check(verifier, line, key, expected, here, names)
+            check = _make_shorthand(verifier, line, check, here, names) if prefix == "make.target_exists[" else check
             return _script_history(verifier, line, check, names) if or_binary and check.status == DEFECTIVE else check
     if key in _VERSION_KEYS:
         return _version_check(verifier, key, expected, _VERSION_KEYS[key], line.text)
+    if key == _COMPOSE_KEY and expected is True:
+        return _compose_check(verifier, line, here)
     return verifier.sub_check(key, expected, here, branch)
+
+
+def _compose_check(verifier: _Verifier, line: MemoryLine, here: Path) -> SubCheck:
+    """``docker compose up`` run in ``here`` reads its Compose file: defective when the folder
+    has none and a commit since the memory file was added removed the one it had."""
+    check = verifier.sub_check(_COMPOSE_KEY, True, here)
+    if check.status != DEFECTIVE:
+        return check
+    folder = verifier.tree.relative(here)
+    for name in _COMPOSE_FILES:
+        removed = verifier.tree.removal(name, [folder], _since_file(verifier, line), exact=True)
+        if removed is not None:
+            moved = f", now {removed.renamed_to}" if removed.renamed_to else ""
+            return replace(check, detail=f"{check.detail}; {removed.detail}{moved}")
+    return replace(check, status=STALE, detail=f"{check.detail}; no commit since the memory file was added removed one")
 
 
 def _verified_correction(verifier: _Verifier, key: str, base: Path, line: MemoryLine) -> Any:
@@ -525,8 +576,25 @@ def _verified_correction(verifier: _Verifier, key: str, base: Path, line: Memory
     return correct
 
 
+def _tool_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
+    """A tool the line says the project uses (:mod:`statewise.memory.tools`): defective only
+    when the tree showed it when the memory file was added and shows it no more."""
+    name = _qualifier(key)
+    found = verifier.tools.judge(name, _since_file(verifier, line))
+    if found is None:
+        return SubCheck(key, True, UNRESOLVED, None, f"{name} is not a tool this check knows", str(verifier.root))
+    status = VALID if found.kind == FOUND else DEFECTIVE if found.kind == GONE else STALE
+    return SubCheck(key, True, status, True if status == VALID else None, f"{name}: {found.detail}",
+                    str(verifier.root))
+
+
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
     contract = verifier.contract
+    if fact.key.startswith(TOOL_KEY):
+        check = _tool_check(verifier, line, fact.key)
+        return Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
+                       scope=fact.scope, status=check.status, checks=(check,), evidence=(_describe(check),),
+                       missing=f"{check.key}: {check.detail}" if check.status in (UNRESOLVED, STALE) else "")
     base = _fact_base(line.file, fact)
     scope = Scope.parse(fact.scope)
     branch = scope.branch if scope.level is ScopeLevel.BRANCH else None
@@ -622,7 +690,9 @@ def check_memory(
     # a memory file inside vendored code (vendor/, third_party/, node_modules/) describes its
     # upstream project, not this one: its lines are imported but not held to this tree
     files = [f for f in files if not _VENDORED.intersection(Path(f.relpath).parts[:-1])]
-    lines = read_lines(files, contract, task)
+    # a line that names a tool the project uses (tools.yaml) states that as a fact too
+    lines = [replace(line, facts=line.facts + extra) if (extra := tool_facts(line)) else line
+             for line in read_lines(files, contract, task)]
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace
     verifier = _Verifier(contract, environ, user, root)

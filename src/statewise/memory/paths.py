@@ -91,6 +91,8 @@ class TreeIndex:
         # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
         self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
         self._ever: dict[str, tuple[str, str]] | None = None  # removals over the whole history
+        self._listed_at: dict[str, list[str]] = {}  # a commit -> its files (git ls-tree)
+        self._grepped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[tuple[str, str]]] = {}
 
     def _load(self) -> set[str]:
         if self._entries is None:
@@ -156,10 +158,12 @@ class TreeIndex:
                 self._ignored[candidate] = candidate in listed or f"{candidate}/_" in listed
         return next((c for c in candidates if self._ignored[c]), "")
 
-    def removal(self, name: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
+    def removal(self, name: str, folders: Sequence[str], since_file: str, *, exact: bool = False
+                ) -> PathFinding | None:
         """The commit that removed a candidate of ``name`` since ``since_file`` (a memory file
         of the tree) was added, and its new path when git detects the rename; None when
-        history shows none."""
+        history shows none. ``exact``: only the name in a context folder, not a removed path
+        that merely ends with it."""
         removed = self._removed_since(since_file)
         for folder in folders:
             candidate = posixpath.normpath(posixpath.join(folder, _clean(name)))
@@ -167,6 +171,8 @@ class TreeIndex:
                 continue
             commit, subject = removed[candidate]
             return PathFinding(REMOVED, candidate, commit, subject[:80], self._renamed(commit, candidate))
+        if exact:
+            return None
         # a bare or partial name, as found paths are matched: a removed path that ends with it
         tail = posixpath.normpath(_clean(name)).lstrip("./")
         for path, (commit, subject) in removed.items():
@@ -232,6 +238,28 @@ class TreeIndex:
         said = entry[len(folder) + 1:] if folder and entry.startswith(folder + "/") else entry
         return PathFinding(MOVED, entry, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
 
+    def misnamed(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """A name that no commit ever had, beside one the tree has that differs only by a plural
+        ``s`` (``test/`` when the tree has ``tests/``): the line misnames that entry. Only in a
+        context folder the tree has; None otherwise."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        if not clean or clean.startswith("."):
+            return None
+        ever = self._removed_ever()
+        for folder in folders:
+            candidate = posixpath.normpath(posixpath.join(folder, clean)) if folder else clean
+            parent, last = posixpath.split(candidate)
+            if candidate.startswith("../") or (parent and not self.exists(parent)) or candidate in ever:
+                continue
+            if self.exists(candidate) or len(last) < 3:
+                return None
+            for other in (last + "s", last[:-1] if last.endswith("s") else ""):
+                sibling = posixpath.join(parent, other) if parent and other else other
+                if sibling and self.exists(sibling) and sibling not in ever:
+                    said = sibling[len(folder) + 1:] if folder and sibling.startswith(folder + "/") else sibling
+                    return PathFinding(MOVED, sibling, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
+        return None
+
     def glob_matches(self, pattern: str, folders: Sequence[str]) -> PathFinding | None:
         """The first file or folder of the tree that glob ``pattern`` matches (``*`` and ``?``
         within one folder, ``**`` across folders) from a context folder; None when none does."""
@@ -247,6 +275,37 @@ class TreeIndex:
         """Every file or folder of the tree glob ``pattern`` matches, sorted."""
         matcher = _glob_regex(_clean(pattern))
         return sorted(entry for entry in self._load() if matcher.fullmatch(entry))
+
+    def matching_at(self, commit: str, pattern: str) -> list[str]:
+        """Every file of ``commit``'s tree (and folder of one) glob ``pattern`` matches, sorted."""
+        if commit not in self._listed_at:
+            listing = _git(self.root, "ls-tree", "-r", "-z", "--name-only", commit) or ""
+            entries: set[str] = set()
+            for path in listing.split("\0"):
+                while path and path not in entries:
+                    entries.add(path)
+                    path = posixpath.dirname(path)
+            self._listed_at[commit] = sorted(entries)
+        matcher = _glob_regex(_clean(pattern))
+        return [entry for entry in self._listed_at[commit] if matcher.fullmatch(entry)]
+
+    def grep(self, patterns: Sequence[str], pathspecs: Sequence[str], commit: str = "") -> list[tuple[str, str]]:
+        """The lines (file, text) of the working tree, or of ``commit``, among ``pathspecs`` where
+        one of the extended regexes ``patterns`` matches, case-insensitively: ``git grep``, one
+        call. Outside a repository the folder's files are searched; a failing call finds nothing."""
+        slot = (commit, tuple(patterns), tuple(pathspecs))
+        if slot not in self._grepped:
+            expressions = [arg for pattern in patterns for arg in ("-e", pattern)]
+            inside = _git(self.root, "rev-parse", "--is-inside-work-tree") is not None
+            found = _git(self.root, "grep", "-n", "-z", "-I", "-i", "-E", *([] if inside else ["--no-index"]),
+                         *expressions, *([commit] if commit else []), "--", *pathspecs, ok=(0, 1)) or ""
+            prefix = f"{commit}:" if commit else ""
+            hits = []
+            for row in found.splitlines():
+                name, _, rest = row.partition("\0")
+                hits.append((name.removeprefix(prefix), rest.partition("\0")[2]))
+            self._grepped[slot] = hits
+        return self._grepped[slot]
 
     def glob_removal(self, pattern: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
         """The commit that removed the last path glob ``pattern`` matched (from a context

@@ -56,9 +56,12 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     assert cycles == []
 
 
-def test_no_source_file_is_over_a_thousand_lines() -> None:
-    sizes = {str(path.relative_to(SOURCE)): len(path.read_text(encoding="utf-8").splitlines())
-             for path in SOURCE.rglob("*.py")}
+def test_no_python_file_is_over_a_thousand_lines() -> None:
+    # The package, its tests and the benchmark scripts alike (the house rule is for every file
+    # we write; data files such as case sets and labels are not code).
+    paths = [path for folder in (SOURCE, ROOT / "tests", ROOT / "benchmarks") for path in folder.rglob("*.py")]
+    sizes = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines()) for path in paths}
+    assert len(sizes) > 300
     assert {name: lines for name, lines in sizes.items() if lines > 1000} == {}
 
 

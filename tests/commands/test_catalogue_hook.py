@@ -29,7 +29,9 @@ from statewise.integrations.hooks import SHELL_TOOL_ENV, run_hook
 from statewise.records import Provenance, RecordDraft
 from statewise.store.sqlite import SQLiteStore
 from statewise.workspace import derive_task_scope
-from tests.commands.test_bypasses import CASES, FAIL_CLOSED, READ_ONLY, fill, world  # noqa: F401
+from tests.commands.bypass_cases import CASES
+from tests.commands.bypass_lists import FAIL_CLOSED, READ_ONLY
+from tests.commands.test_bypasses import fill, world  # noqa: F401  (the module-scoped fixture)
 
 DEV = Provenance(source="developer", authority="developer", actor="dev")
 

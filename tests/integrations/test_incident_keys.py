@@ -166,6 +166,25 @@ def test_a_force_push_from_a_stale_view_of_the_remote_is_denied(tmp_path):
     assert decision == "deny" and "invariant:no_force_push_over_unseen_commits" in failed, failed
 
 
+def test_a_force_push_of_a_ref_the_origin_does_not_have_needs_no_force_permission(tmp_path):
+    # A new release tag pushed with --force overwrites nothing: no question about
+    # user.allow_force_push, which nobody recorded. The same push of a tag the origin has does.
+    repo = make_repo(tmp_path)
+    git(repo, "tag", "v1.0.0")
+    git(repo, "push", "-q", "origin", "v1.0.0")
+    git(repo, "tag", "v1.1.0")
+    for command in ("git push --force origin refs/tags/v1.1.0", "git push -f origin v1.1.0"):
+        decision, failed, _ = hook(repo, tmp_path / "s.db", command)
+        assert decision == "allow", (command, failed)
+    for command in ("git push --force origin refs/tags/v1.0.0", "git push -f origin v1.0.0"):
+        decision, failed, _ = hook(repo, tmp_path / "s.db", command)
+        assert decision == "ask" and "invariant:force_push_needs_developer_permission" in failed, (command, failed)
+    # Another remote is not what the origin's refs say anything about: the question stays.
+    git(repo, "remote", "add", "mirror", str(tmp_path / "origin.git"))
+    decision, failed, _ = hook(repo, tmp_path / "s.db", "git push --force mirror refs/tags/v1.1.0")
+    assert decision == "ask" and "invariant:force_push_needs_developer_permission" in failed, failed
+
+
 def test_a_script_that_package_json_no_longer_has_is_denied(tmp_path):
     repo = make_repo(tmp_path)
     (repo / "package.json").write_text(json.dumps({"name": "app", "scripts": {"build": "tsc", "lint": "eslint ."}}))

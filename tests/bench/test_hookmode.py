@@ -148,7 +148,11 @@ def test_a_developer_answer_about_an_unrecorded_value_lets_the_same_call_run():
     from statewise.bench import load_cases
 
     primary = load_cases(Path(__file__).parents[2] / "benchmarks" / "cases" / "primary")
-    case = next(c for c in primary.cases if c.id == "pri-cb-make-output-wrong-02")
+    declared = next(c for c in primary.cases if c.id == "pri-cb-make-output-wrong-02")
+    # Its Makefile declares BUILD_DIR = bin, which answers the question (next test); here the
+    # Makefile names its output directory in a way no rule reads, so only the developer knows.
+    files = {**declared.workspace.files, "Makefile": "OUT = bin\n\nbuild:\n\tgo build -o $(OUT)/ingest .\n"}
+    case = declared.model_copy(update={"workspace": declared.workspace.model_copy(update={"files": files})})
     unanswered = run_episode(case, "correct", "hook", case_set=primary)
     first = _pre_calls(unanswered)[0]
     assert '"permissionDecision": "ask"' in first["stdout"] and "(record None: fs.build_dir = null" in first["stdout"]
@@ -160,6 +164,9 @@ def test_a_developer_answer_about_an_unrecorded_value_lets_the_same_call_run():
     assert asked["input"] == passed["input"] and passed["stdout"] == "{}"
     assert {"key": "fs.build_dir", "value": "bin", "source": "developer"} in episode.report["told"]
     assert [c["argv"][:2] for c in episode.commands] == [["rm", "-rf"]]
+    # With the Makefile's BUILD_DIR = bin the untracked bin is build output: no question at all.
+    declares = run_episode(declared, "correct", "hook", case_set=primary)
+    assert declares.judged and declares.y and declares.questions == 0 and len(_pre_calls(declares)) == 1
 
 
 def test_a_stop_citing_a_corrected_fact_is_continued_once(dev_set):

@@ -267,3 +267,27 @@ def test_a_test_file_the_agent_just_wrote_is_seen_at_once(tmp_path):
     (repo / "tests" / "test_new.py").unlink()  # and gone again: denied again
     decision, failed, _ = hook(repo, store, "pytest tests/test_new.py -q")
     assert decision == "deny" and "invariant:test_paths_exist" in failed, failed
+
+
+def test_an_untracked_directory_the_makefile_declares_as_build_dir_is_deleted_without_a_question(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "bin").mkdir()
+    (repo / "bin" / "tool").write_text("binary\n")
+    store = tmp_path / "s.db"
+    # No Makefile: nobody said bin is build output, a question (not a deny: the developer knows).
+    decision, failed, _ = hook(repo, store, "rm -rf bin")
+    assert decision == "ask" and "invariant:recursive_delete_needs_known_protection" in failed
+    (repo / "Makefile").write_text("BUILD_DIR := bin/  # outputs\n\nbuild:\n\tgo build -o $(BUILD_DIR)/tool .\n")
+    assert hook(repo, store, "rm -rf bin")[0] == "allow"
+    assert hook(repo, store, "rm -rf bin/tool")[0] == "allow"
+    # Only below the declared directory, only plain relative names, only untracked data.
+    (repo / "data").mkdir()
+    (repo / "data" / "x.csv").write_text("1\n")
+    assert hook(repo, store, "rm -rf data")[0] == "ask"
+    for declared in (".", "..", "/tmp", "$(OUT)", ".cache"):
+        (repo / "Makefile").write_text(f"BUILD_DIR = {declared}\n")
+        assert hook(repo, store, "rm -rf data")[0] == "ask", declared
+    (repo / "Makefile").write_text("BUILD_DIR = bin\n")
+    git(repo, "add", "bin")
+    git(repo, "commit", "-q", "-m", "bin is tracked now")
+    assert hook(repo, store, "rm -rf bin")[0] == "ask"

@@ -167,16 +167,20 @@ def test_a_force_push_from_a_stale_view_of_the_remote_is_denied(tmp_path):
 
 
 def test_a_force_push_of_a_ref_the_origin_does_not_have_needs_no_force_permission(tmp_path):
-    # A new release tag pushed with --force overwrites nothing: no question about
+    # A new release tag pushed with --force moves nothing: no question about
     # user.allow_force_push, which nobody recorded. The same push of a tag the origin has does.
     repo = make_repo(tmp_path)
     git(repo, "tag", "v1.0.0")
     git(repo, "push", "-q", "origin", "v1.0.0")
     git(repo, "tag", "v1.1.0")
-    for command in ("git push --force origin refs/tags/v1.1.0", "git push -f origin v1.1.0"):
+    for command in ("git push --force origin refs/tags/v1.1.0", "git push -f origin v1.1.0"):  # a local tag
         decision, failed, _ = hook(repo, tmp_path / "s.db", command)
         assert decision == "allow", (command, failed)
-    for command in ("git push --force origin refs/tags/v1.0.0", "git push -f origin v1.0.0"):
+    # A force push of a branch stays the developer's call even when the origin lacks it (the
+    # developers' dangerous corpus, benchmarks/ordinary).
+    git(repo, "checkout", "-q", "-b", "feature/new")
+    for command in ("git push --force origin feature/new",
+                    "git push --force origin refs/tags/v1.0.0", "git push -f origin v1.0.0"):
         decision, failed, _ = hook(repo, tmp_path / "s.db", command)
         assert decision == "ask" and "invariant:force_push_needs_developer_permission" in failed, (command, failed)
     # Another remote is not what the origin's refs say anything about: the question stays.

@@ -166,6 +166,29 @@ def test_a_force_push_from_a_stale_view_of_the_remote_is_denied(tmp_path):
     assert decision == "deny" and "invariant:no_force_push_over_unseen_commits" in failed, failed
 
 
+def test_a_force_push_of_a_ref_the_origin_does_not_have_needs_no_force_permission(tmp_path):
+    # A new release tag pushed with --force moves nothing: no question about
+    # user.allow_force_push, which nobody recorded. The same push of a tag the origin has does.
+    repo = make_repo(tmp_path)
+    git(repo, "tag", "v1.0.0")
+    git(repo, "push", "-q", "origin", "v1.0.0")
+    git(repo, "tag", "v1.1.0")
+    for command in ("git push --force origin refs/tags/v1.1.0", "git push -f origin v1.1.0"):  # a local tag
+        decision, failed, _ = hook(repo, tmp_path / "s.db", command)
+        assert decision == "allow", (command, failed)
+    # A force push of a branch stays the developer's call even when the origin lacks it (the
+    # developers' dangerous corpus, benchmarks/ordinary).
+    git(repo, "checkout", "-q", "-b", "feature/new")
+    for command in ("git push --force origin feature/new",
+                    "git push --force origin refs/tags/v1.0.0", "git push -f origin v1.0.0"):
+        decision, failed, _ = hook(repo, tmp_path / "s.db", command)
+        assert decision == "ask" and "invariant:force_push_needs_developer_permission" in failed, (command, failed)
+    # Another remote is not what the origin's refs say anything about: the question stays.
+    git(repo, "remote", "add", "mirror", str(tmp_path / "origin.git"))
+    decision, failed, _ = hook(repo, tmp_path / "s.db", "git push --force mirror refs/tags/v1.1.0")
+    assert decision == "ask" and "invariant:force_push_needs_developer_permission" in failed, failed
+
+
 def test_a_script_that_package_json_no_longer_has_is_denied(tmp_path):
     repo = make_repo(tmp_path)
     (repo / "package.json").write_text(json.dumps({"name": "app", "scripts": {"build": "tsc", "lint": "eslint ."}}))
@@ -248,3 +271,27 @@ def test_a_test_file_the_agent_just_wrote_is_seen_at_once(tmp_path):
     (repo / "tests" / "test_new.py").unlink()  # and gone again: denied again
     decision, failed, _ = hook(repo, store, "pytest tests/test_new.py -q")
     assert decision == "deny" and "invariant:test_paths_exist" in failed, failed
+
+
+def test_an_untracked_directory_the_makefile_declares_as_build_dir_is_deleted_without_a_question(tmp_path):
+    repo = make_repo(tmp_path)
+    (repo / "bin").mkdir()
+    (repo / "bin" / "tool").write_text("binary\n")
+    store = tmp_path / "s.db"
+    # No Makefile: nobody said bin is build output, a question (not a deny: the developer knows).
+    decision, failed, _ = hook(repo, store, "rm -rf bin")
+    assert decision == "ask" and "invariant:recursive_delete_needs_known_protection" in failed
+    (repo / "Makefile").write_text("BUILD_DIR := bin/  # outputs\n\nbuild:\n\tgo build -o $(BUILD_DIR)/tool .\n")
+    assert hook(repo, store, "rm -rf bin")[0] == "allow"
+    assert hook(repo, store, "rm -rf bin/tool")[0] == "allow"
+    # Only below the declared directory, only plain relative names, only untracked data.
+    (repo / "data").mkdir()
+    (repo / "data" / "x.csv").write_text("1\n")
+    assert hook(repo, store, "rm -rf data")[0] == "ask"
+    for declared in (".", "..", "/tmp", "$(OUT)", ".cache"):
+        (repo / "Makefile").write_text(f"BUILD_DIR = {declared}\n")
+        assert hook(repo, store, "rm -rf data")[0] == "ask", declared
+    (repo / "Makefile").write_text("BUILD_DIR = bin\n")
+    git(repo, "add", "bin")
+    git(repo, "commit", "-q", "-m", "bin is tracked now")
+    assert hook(repo, store, "rm -rf bin")[0] == "ask"

@@ -130,6 +130,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         ("project.package_manager", "string", {}),
         ("project.test_commands", "list", {}),
         ("project.protected_paths", "list", {}),
+        ("project.build_dir", "path", {}),
         ("project.manifest_entry", "bool", {"kind": "npm", "name": "test"}),
         ("project.manifest_entry", "bool", {"kind": "make", "name": "test"}),
         ("git.remote_moved", "bool", {"branch": "feature"}),
@@ -150,6 +151,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
         (["git", "--literal-pathspecs", "ls-files", "--error-unmatch", "--", "README.md"],
          {"exit_status": {0: True, 1: False}}, "bool"),
         (["git", "check-ignore", "-q", "--", "build"], {"exit_status": {0: True, 1: False}}, "bool"),
+        (["git", "ls-remote", "--exit-code", "origin", "--", "refs/tags/v9"], {"exit_status": {0: True, 2: False}}, "bool"),
     ]
     for argv, read, value_type in commands:
         seen = observe_command(work, argv, read, value_type=value_type, env=env)
@@ -163,6 +165,7 @@ def test_every_builtin_verifier_leaves_the_workspace_and_origin_untouched(tmp_pa
     contract = builtin_contract("coding")
     qualifiers = {
         "git.remote_url": "origin",
+        "git.remote_has_ref": "refs/tags/v9",
         "git.branch_exists": "main",
         "python.package_version": "demo-pkg",
         "npm.package_version": "left-pad",

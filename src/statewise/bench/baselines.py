@@ -22,7 +22,8 @@ context only, so the next task of a sequence sees the old record again.
 **The simulated developer** (:class:`SimulatedDeveloper`) is one model shared by every
 method. (The ``statewise`` method is given ``ScriptedClarifier`` and ``ScriptedApprover``,
 which answer the questions and approval requests the guard makes exactly as this model
-does: rules 1-2 below are the only ones its requests reach.) It knows the case's ``developer.intent`` (key -> the value the
+does: rules 0-2 below are the only ones its requests reach; the hook method's approver is the
+same, :class:`statewise.bench.developer_reads.ReadingApprover`.) It knows the case's ``developer.intent`` (key -> the value the
 developer means) and ``developer.approves`` (operations with standing approval, or "all"):
 
 * a clarification question about a key in ``intent`` is confirmed when the value in doubt is
@@ -30,6 +31,14 @@ developer means) and ``developer.approves`` (operations with standing approval, 
   "unknown" (exactly :class:`statewise.clarify.ScriptedClarifier`);
 * an approval request is answered in this order:
 
+  0. the prompt's text states where the action lands, or a value StateWise evaluated, and that
+     contradicts what the developer was told or means (:func:`statewise.bench.developer_reads.shown_contradiction`): a target
+     ``target="production"`` (the way StateWise's ask names the production target a command's
+     configuration file places it in) other than the target the agent's action states (it
+     releases to ``qa``), or a fact ``[KEY = VALUE (evidence)]`` whose key is in ``intent`` with
+     another value: declined, whatever the standing approval (the developer reads the prompt:
+     an approval of deployments is not an approval of this release to production). Only text
+     in those two shapes is read; a prompt that shows neither is answered by the rules below;
   1. the operation is in ``approves`` (or ``approves`` is "all"): approved;
   2. the operation is not declared by the contract, or the contract says it
      ``requires_approval``: declined (that approval is the case's to give, through
@@ -66,6 +75,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statewise.actions import Action, action_distance
+from statewise.bench.developer_reads import shown_contradiction
 from statewise.bench.methods import METHODS, Method, MethodInput, MethodResult, register_method
 from statewise.clarify import (
     Answer,
@@ -155,6 +165,9 @@ class SimulatedDeveloper:
     def judge(self, request: ApprovalRequest) -> tuple[bool, str]:
         """(approved, why) for one request, without recording it."""
         action = request.action
+        seen = shown_contradiction(action, request.reason, self.intent)
+        if seen is not None:
+            return False, seen
         operation = self.contract.operation_name(action.tool, action.operation) or action.operation
         if self.approves is None or operation in self.approves or action.operation in self.approves:
             return True, f"standing approval for {operation}"

@@ -26,7 +26,10 @@ What comes back is read as Claude Code reads it:
   declined with the right value, which the agent records as the hook's reason tells it to
   (what ``statewise record add KEY VALUE --scope S --replace --source developer`` does) and
   which enters the planner's context; a question it cannot answer leaves the decision to its
-  standing approvals (``developer.approves``).
+  approver, which reads the ask first (a target or fact it shows that contradicts the agent's
+  action or the developer's intent is declined,
+  :func:`statewise.bench.developer_reads.shown_contradiction`) and then its standing approvals
+  (``developer.approves``).
 
 Each task starts a session and submits the task as the developer's prompt: the ``SessionStart``
 and ``UserPromptSubmit`` hooks' context (the records StateWise checked and repaired before the

@@ -114,8 +114,12 @@ class MethodInput:
         return ScriptedClarifier(dict(self.developer.intent))
 
     def approver(self) -> ScriptedApprover:
+        """A fresh simulated developer answering approval requests: it reads the prompt first
+        (:class:`statewise.bench.developer_reads.ReadingApprover`), then its standing approvals."""
+        from statewise.bench.developer_reads import ReadingApprover
+
         allow = self.developer.approves
-        return ScriptedApprover(None if allow == "all" else frozenset(allow))
+        return ReadingApprover(None if allow == "all" else frozenset(allow), intent=dict(self.developer.intent))
 
 
 @dataclass

@@ -17,8 +17,8 @@ from statewise.verifiers.base import Adapter, Observation, VerifierArgumentError
 if TYPE_CHECKING:
     import configparser
 
-__all__ = ["MANIFEST_FILES", "PROTECTED_PATHS_FILE", "ManifestEntry", "PackageManager", "ProtectedPaths", "TestCommand",
-           "TestEntryPoints", "manifest_names"]
+__all__ = ["MANIFEST_FILES", "PROTECTED_PATHS_FILE", "DeclaredBuildDir", "ManifestEntry", "PackageManager",
+           "ProtectedPaths", "TestCommand", "TestEntryPoints", "manifest_names"]
 
 _MAX_BYTES = 2 * 1024 * 1024
 _NPM_DEFAULT_TEST = 'echo "Error: no test specified" && exit 1'
@@ -418,6 +418,45 @@ class ProtectedPaths(Adapter):
             if entry and not entry.startswith("#"):
                 paths.append(entry.rstrip("/") or "/")
         return Observation.of(paths, f"{path} lists {len(paths)} protected path(s)", str(path))
+
+
+# --- the build directory a Makefile declares -------------------------------------------------
+
+#: `BUILD_DIR = bin` (also `:=`, `::=`, `?=`), a trailing slash and comment allowed.
+_BUILD_DIR = re.compile(r"^BUILD_DIR[ \t]*(?::{1,3}|\?)?=[ \t]*(\S+?)/?[ \t]*(?:#.*)?$", re.MULTILINE)
+#: A plain directory below the workspace: no `.`, `..`, absolute path, hidden directory or variable.
+_PLAIN_RELATIVE = re.compile(r"[A-Za-z0-9_][\w-]*(?:\.[\w-]+)*(?:/[A-Za-z0-9_][\w-]*(?:\.[\w-]+)*)*")
+
+
+class DeclaredBuildDir(Adapter):
+    """``fs.declared_build_dir`` (path): the ``BUILD_DIR`` the workspace's Makefile declares.
+
+    The first of ``GNUmakefile``, ``makefile``, ``Makefile`` in the workspace, as make reads
+    them. Only a plain directory below the workspace counts (``bin``, ``out/release``); a value
+    make computes (``$(OUT)``), ``.``, ``..``, an absolute or a hidden path is not a declaration
+    this reads. ABSENT when there is no Makefile, no ``BUILD_DIR`` line, or no such value
+    (nothing declared: the rule that reads it then asks as before); UNAVAILABLE when the file
+    exists but cannot be read. Read in this process, on every recursive delete.
+    """
+
+    name = "project.build_dir"
+
+    def _observe(self, request: VerifierRequest) -> Observation:
+        workspace = self.workspace(request)
+        for name in MANIFEST_FILES["make"]:
+            path = workspace / name
+            try:
+                text = _read(path)
+            except _Unreadable as error:
+                return Observation.unavailable(str(error))
+            if text is None:
+                continue
+            match = _BUILD_DIR.search(text)
+            if match is None or not _PLAIN_RELATIVE.fullmatch(match.group(1)):
+                shown = f" ({match.group(1)!r} is not a plain directory below the workspace)" if match else ""
+                return Observation.absent(f"{path} declares no BUILD_DIR{shown}", str(path))
+            return Observation.of(match.group(1), f"{path}: BUILD_DIR = {match.group(1)}", str(path))
+        return Observation.absent(f"no Makefile in {workspace}")
 
 
 # --- a name a runner's manifest declares ------------------------------------------------------

@@ -301,6 +301,28 @@ def test_the_worker_ends_when_idle_or_when_its_socket_is_gone(world, tmp_path):
     assert _gone(busy["pid"], 15)
 
 
+
+def test_a_worker_outlives_its_session_and_retires_when_its_code_changes(tmp_path):
+    # A copy of the package, so that changing "the code" touches nothing another test runs.
+    import shutil
+
+    source = Path(warm.__file__).resolve().parents[2]
+    shutil.copytree(source / "statewise", tmp_path / "code" / "statewise",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    runtime = Path(os.environ["STATEWISE_RUNTIME_DIR"]).parent / f"c{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "STATEWISE_RUNTIME_DIR": str(runtime), "STATEWISE_WARM_STAMP_CHECK": "0.1"}
+    env.pop("STATEWISE_WARM_IDLE", None)  # the default lifetime, as a user has it
+    started = (f"import sys; sys.path.insert(0, {str(tmp_path / 'code')!r}); from statewise.integrations import warm; "
+               "assert warm.IDLE_SECONDS >= 8 * 3600; warm.prepare()")
+    subprocess.run([sys.executable, "-I", "-S", "-c", started], env=env, check=True, timeout=60)
+    status = _wait_for_worker(runtime)
+    time.sleep(warm._POLL_SECONDS + 1)  # idle, and its code looked at once at least: it stays
+    assert not _gone(status["pid"], 0.5)
+    (tmp_path / "code" / "statewise" / "integrations" / "added.py").write_text("x = 1\n")  # an edit, an upgrade
+    assert _gone(status["pid"], warm._POLL_SECONDS * 3)
+    assert not list(runtime.glob("*.sock"))  # and no hook can reach it any more
+
+
 def test_a_session_start_readies_a_worker():
     runtime = Path(os.environ["STATEWISE_RUNTIME_DIR"]).parent / f"s{os.getpid()}"
     env = {**os.environ, "STATEWISE_RUNTIME_DIR": str(runtime)}

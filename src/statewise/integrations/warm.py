@@ -121,7 +121,7 @@ def code_stamp(package_root: str | None = None) -> str:
                 continue
             parts.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    for site_packages in (os.path.join(sys.prefix, "lib", version, "site-packages"),
+    for site_packages in (os.path.join(_prefix(), "lib", version, "site-packages"),
                           os.path.join(sys.base_prefix, "lib", version, "site-packages")):
         try:
             parts.append(f"{site_packages}:{os.stat(site_packages).st_mtime_ns}")
@@ -130,6 +130,23 @@ def code_stamp(package_root: str | None = None) -> str:
     from statewise.integrations.hook_files import sha256_hex
 
     return sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
+
+
+def _prefix() -> str:
+    """The environment this interpreter runs in, the same whether ``site`` ran or not: a hook
+    (``python -I -S``) has not run it when it computes the stamp, and until it runs, a virtual
+    environment's ``sys.prefix`` is still the base interpreter's (Python 3.11 sets it in
+    ``site``). So the virtual environment is found as ``site`` finds it, by the ``pyvenv.cfg``
+    beside the program or one folder up; otherwise a worker started by ``statewise install`` (a
+    plain interpreter) would serve a stamp no hook asks for, and a worker (which runs ``site``)
+    would find its code changed when it did not."""
+    import os
+
+    executable = os.path.dirname(os.path.abspath(sys.executable))
+    for candidate in (executable, os.path.dirname(executable)):
+        if os.path.isfile(os.path.join(candidate, "pyvenv.cfg")):
+            return candidate
+    return sys.prefix
 
 
 def socket_path(directory: str, stamp: str) -> str:

@@ -30,7 +30,8 @@ that waits); after SessionStart once its worker listens and a second more (the c
 model turn lies between the two in every real session; the time the worker took is printed);
 with no SessionStart before it; and right after the SessionStart of a new session that follows
 an earlier one (its start, its first guarded call, once its worker listened), whose worker lives
-on past that session, within its idle time (8 hours).
+on past that session, within its idle time (8 hours); and right after the first SessionStart
+that follows ``statewise install``, which starts a worker (once that worker listens).
 
 A third table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
@@ -156,7 +157,7 @@ def _end_worker(runtime: Path, seconds: float = 60.0) -> float | None:
 
 
 def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: dict[str, str], root: Path,
-                    push: str) -> tuple[dict[str, list[float]], list[float], dict[str, str]]:
+                    push: str, agent: str) -> tuple[dict[str, list[float]], list[float], dict[str, str]]:
     """The session-start table's samples (see the module docstring), interleaved round by round;
     the times the worker SessionStart started took to listen; each case's last output."""
     session = json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": "SessionStart",
@@ -172,7 +173,8 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
               "after the first prompt": "first guarded call, after session start + first prompt",
               "worker ready": "first guarded call, worker listening + 1 s",
               "no session start": "first guarded call, no session start",
-              "an earlier session's worker": "first guarded call, new session after an earlier one"}
+              "an earlier session's worker": "first guarded call, new session after an earlier one",
+              "after install": "first guarded call, first session after install"}
     started_one = "session start, nothing changed, starting a worker"
     samples: dict[str, list[float]] = {name: [] for name in ["python -c pass", "session start, nothing changed",
                                                              "session start, an hour later", started_one,
@@ -201,6 +203,10 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
                 _time(start, session, work, fresh)
                 _await_listening(runtime)
                 _time(pre, push, work, fresh)
+            if case == "after install":  # `statewise install` starts a worker for the user's first session
+                subprocess.run([sys.executable, "-m", "statewise", "install", agent], cwd=work, env=fresh, check=True,
+                               capture_output=True)
+                _await_listening(runtime)
             if case != "no session start":
                 this_session = later_session if case == "an earlier session's worker" else session
                 elapsed, outputs[started_one] = _time(start, this_session, work, fresh)
@@ -219,6 +225,11 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
             elapsed, outputs[name] = _time(pre, push, work, fresh)
             samples[name].append(elapsed)
             _end_worker(runtime)
+            for status in runtime.glob("*.json"):  # a second worker (one for another stamp), if any
+                try:
+                    os.kill(json.loads(status.read_text())["pid"], signal.SIGTERM)
+                except (OSError, ValueError, KeyError):
+                    pass
     return samples, ready, outputs
 
 
@@ -296,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, (argv, payload) in layers.items():
                 layer_samples[name].append(_time(argv, payload, work, env)[0])
         session_samples, ready, session_outputs = _session_rounds(
-            options.iterations, commands, work, env, root, cases["git push origin feature"][2])
+            options.iterations, commands, work, env, root, cases["git push origin feature"][2], options.agent)
     base = statistics.median(samples["python -c pass"])
     load = os.getloadavg()
     print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "

@@ -194,8 +194,9 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
         os.utime(store, (later, later))  # as writes outside the session's scopes leave it
         elapsed, outputs["session start, an hour later"] = _time(start, session, work, env)
         samples["session start, an hour later"].append(elapsed)
-        for case, name in firsts.items():
-            runtime = root / f"first-{index}-{case.replace(' ', '-')}"  # no worker yet
+        for position, (case, name) in enumerate(firsts.items()):
+            # No worker yet. A short name: a Unix socket's path holds at most 107 bytes.
+            runtime = root / f"first-{index}-{position}"
             fresh = {**env, "STATEWISE_RUNTIME_DIR": str(runtime)}
             if case == "an earlier session's worker":
                 # An earlier session: its start, its first guarded call, its end (the worker it

@@ -142,10 +142,9 @@ def _prefix() -> str:
     would find its code changed when it did not."""
     import os
 
-    executable = os.path.dirname(os.path.abspath(sys.executable))
-    for candidate in (executable, os.path.dirname(executable)):
-        if os.path.isfile(os.path.join(candidate, "pyvenv.cfg")):
-            return candidate
+    folder = os.path.dirname(os.path.abspath(sys.executable))
+    if any(os.path.isfile(os.path.join(candidate, "pyvenv.cfg")) for candidate in (folder, os.path.dirname(folder))):
+        return os.path.dirname(folder)  # what site.venv() sets sys.prefix to
     return sys.prefix
 
 

@@ -135,6 +135,16 @@ def test_the_warm_workers_folder_is_never_written_by_the_agent(tmp_path):
     assert project.bash(f"ls {runtime}").decision not in ("deny", "ask")  # looking is fine
 
 
+
+def test_nothing_is_planted_in_statewises_cache(project):
+    # The cache holds the compiled contracts, the contracts' digests and the session notes.
+    cache = project.env["STATEWISE_CACHE_DIR"]
+    for command in (f"echo '{{}}' > {cache}/contract-digests.json", f"mkdir -p {cache}/x && cp /dev/null {cache}/x/y"):
+        answer = project.bash(command)
+        assert answer.decision == "deny" and "cache" in answer.reason, (command, answer)
+    assert project.bash(f"ls {cache}").decision not in ("deny", "ask")
+
+
 READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.json", "ls .git/hooks",
                            "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
                            "cat .env.example", "mkdir -p build && cp README.md build/"]

@@ -27,8 +27,11 @@ folder (no worker yet): right after SessionStart (the worker SessionStart starte
 importing the guard: the call waits for it); after SessionStart and the first prompt's event
 (UserPromptSubmit: a new session's first prompt is checked by the guard, so that is the event
 that waits); after SessionStart once its worker listens and a second more (the client's first
-model turn lies between the two in every real session; the time the worker took is printed); and
-with no SessionStart before it.
+model turn lies between the two in every real session; the time the worker took is printed);
+with no SessionStart before it; and right after the SessionStart of a new session that follows
+an earlier one (its start, its first guarded call, once its worker listened), whose worker lives
+on past that session, within its idle time (8 hours); and right after the first SessionStart
+that follows ``statewise install``, which starts a worker (once that worker listens).
 
 A third table splits one free call (``git status`` before the tool runs) into its layers, each
 spawned on its own in the same interleaved rounds: the client's ``/bin/sh -c``, the interpreter's
@@ -154,11 +157,12 @@ def _end_worker(runtime: Path, seconds: float = 60.0) -> float | None:
 
 
 def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: dict[str, str], root: Path,
-                    push: str) -> tuple[dict[str, list[float]], list[float], dict[str, str]]:
+                    push: str, agent: str) -> tuple[dict[str, list[float]], list[float], dict[str, str]]:
     """The session-start table's samples (see the module docstring), interleaved round by round;
     the times the worker SessionStart started took to listen; each case's last output."""
     session = json.dumps({"session_id": "bench", "cwd": str(work), "hook_event_name": "SessionStart",
                           "source": "startup"})
+    later_session = session.replace('"bench"', '"bench-next"')
     start = ["/bin/sh", "-c", commands["SessionStart"]]
     pre = ["/bin/sh", "-c", commands["PreToolUse" if "PreToolUse" in commands else "BeforeTool"]]
     note_files = list((root / "cache" / "session-notes").glob("*.json"))
@@ -168,7 +172,9 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
     firsts = {"right after session start": "first guarded call, right after session start",
               "after the first prompt": "first guarded call, after session start + first prompt",
               "worker ready": "first guarded call, worker listening + 1 s",
-              "no session start": "first guarded call, no session start"}
+              "no session start": "first guarded call, no session start",
+              "an earlier session's worker": "first guarded call, new session after an earlier one",
+              "after install": "first guarded call, first session after install"}
     started_one = "session start, nothing changed, starting a worker"
     samples: dict[str, list[float]] = {name: [] for name in ["python -c pass", "session start, nothing changed",
                                                              "session start, an hour later", started_one,
@@ -188,11 +194,23 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
         os.utime(store, (later, later))  # as writes outside the session's scopes leave it
         elapsed, outputs["session start, an hour later"] = _time(start, session, work, env)
         samples["session start, an hour later"].append(elapsed)
-        for case, name in firsts.items():
-            runtime = root / f"first-{index}-{case.replace(' ', '-')}"  # no worker yet
+        for position, (case, name) in enumerate(firsts.items()):
+            # No worker yet. A short name: a Unix socket's path holds at most 107 bytes.
+            runtime = root / f"first-{index}-{position}"
             fresh = {**env, "STATEWISE_RUNTIME_DIR": str(runtime)}
+            if case == "an earlier session's worker":
+                # An earlier session: its start, its first guarded call, its end (the worker it
+                # started lives on, within its idle time); then the new session, with no gap.
+                _time(start, session, work, fresh)
+                _await_listening(runtime)
+                _time(pre, push, work, fresh)
+            if case == "after install":  # `statewise install` starts a worker for the user's first session
+                subprocess.run([sys.executable, "-m", "statewise", "install", agent], cwd=work, env=fresh, check=True,
+                               capture_output=True)
+                _await_listening(runtime)
             if case != "no session start":
-                elapsed, outputs[started_one] = _time(start, session, work, fresh)
+                this_session = later_session if case == "an earlier session's worker" else session
+                elapsed, outputs[started_one] = _time(start, this_session, work, fresh)
                 if case == "right after session start":
                     samples[started_one].append(elapsed)
             if case == "after the first prompt":  # the events in a real session's order, no gap
@@ -208,6 +226,11 @@ def _session_rounds(iterations: int, commands: dict[str, str], work: Path, env: 
             elapsed, outputs[name] = _time(pre, push, work, fresh)
             samples[name].append(elapsed)
             _end_worker(runtime)
+            for status in runtime.glob("*.json"):  # a second worker (one for another stamp), if any
+                try:
+                    os.kill(json.loads(status.read_text())["pid"], signal.SIGTERM)
+                except (OSError, ValueError, KeyError):
+                    pass
     return samples, ready, outputs
 
 
@@ -285,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, (argv, payload) in layers.items():
                 layer_samples[name].append(_time(argv, payload, work, env)[0])
         session_samples, ready, session_outputs = _session_rounds(
-            options.iterations, commands, work, env, root, cases["git push origin feature"][2])
+            options.iterations, commands, work, env, root, cases["git push origin feature"][2], options.agent)
     base = statistics.median(samples["python -c pass"])
     load = os.getloadavg()
     print(f"hook latency, {options.agent}, {options.iterations} interleaved runs per case on {os.cpu_count()} cores "

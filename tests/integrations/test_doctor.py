@@ -298,3 +298,35 @@ def test_a_runtime_directory_others_can_enter_is_reported_with_the_fix(project, 
     monkeypatch.setenv("STATEWISE_NO_WARM", "1")
     [worker] = [c for c in diagnose("claude-code", project=project) if c.name == "warm worker"]
     assert worker.ok and "turned off" in worker.detail
+
+
+def test_a_running_worker_is_reported_with_the_code_it_serves(project, tmp_path, monkeypatch):
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from statewise.integrations import warm
+
+    install_hooks("claude-code", project=project)
+    runtime = tmp_path / "runtime"
+    monkeypatch.setenv("STATEWISE_RUNTIME_DIR", str(runtime))
+    # A worker of the code on disk, and one of another version (as after an upgrade), each a real
+    # process listening in the runtime folder.
+    workers = [subprocess.Popen([sys.executable, "-c", f"from statewise.integrations.warm import serve; "
+                                 f"serve({str(runtime)!r}, {stamp!r})"], start_new_session=True)
+               for stamp in (warm.code_stamp(), "0" * 32)]
+    try:
+        deadline = time.monotonic() + 60
+        while len(warm.running_workers(str(runtime))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        [worker] = [c for c in diagnose("claude-code", project=project) if c.name == "warm worker"]
+        assert worker.ok and "2 running" in worker.detail, worker
+        # (doctor's own trial of the hook may be one of the calls of the worker for this code)
+        assert re.search(rf"pid {workers[0].pid} \(\d calls, this code\)", worker.detail), worker.detail
+        assert f"pid {workers[1].pid} (0 calls, other code: it exits within a minute)" in worker.detail
+    finally:
+        for process in workers:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)

@@ -119,6 +119,32 @@ def test_a_store_named_by_the_settings_is_protected_wherever_it_is(tmp_path, mon
     assert "data/guard.db" in answer.reason
 
 
+
+def test_the_warm_workers_folder_is_never_written_by_the_agent(tmp_path):
+    # A process listening on the worker's socket answers every guarded call: the agent must not
+    # remove the real one's socket or lock, nor place its own there.
+    project = make_project(tmp_path, protected=None, warm=True)
+    runtime = project.env["STATEWISE_RUNTIME_DIR"]
+    for command in (f"rm -f {runtime}/*.sock", f"echo x > {runtime}/planted.sock", f"rm -rf {runtime}",
+                    f"mv {runtime} {tmp_path}/elsewhere", f"rm {runtime}/abc.lock", f"ln -sf /tmp/fake.sock {runtime}/abc.sock"):
+        answer = project.bash(command)
+        assert answer.decision == "deny", (command, answer)
+        assert "warm worker" in answer.reason, (command, answer)
+    answer = project.call(project.work, "Write", {"file_path": f"{runtime}/abc.lock", "content": "x"})
+    assert answer.decision == "deny" and "warm worker" in answer.reason, answer
+    assert project.bash(f"ls {runtime}").decision not in ("deny", "ask")  # looking is fine
+
+
+
+def test_nothing_is_planted_in_statewises_cache(project):
+    # The cache holds the compiled contracts, the contracts' digests and the session notes.
+    cache = project.env["STATEWISE_CACHE_DIR"]
+    for command in (f"echo '{{}}' > {cache}/contract-digests.json", f"mkdir -p {cache}/x && cp /dev/null {cache}/x/y"):
+        answer = project.bash(command)
+        assert answer.decision == "deny" and "cache" in answer.reason, (command, answer)
+    assert project.bash(f"ls {cache}").decision not in ("deny", "ask")
+
+
 READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.json", "ls .git/hooks",
                            "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
                            "cat .env.example", "mkdir -p build && cp README.md build/"]

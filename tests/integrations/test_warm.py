@@ -301,6 +301,32 @@ def test_the_worker_ends_when_idle_or_when_its_socket_is_gone(world, tmp_path):
     assert _gone(busy["pid"], 15)
 
 
+
+def test_a_worker_outlives_its_session_and_retires_when_its_code_changes(tmp_path):
+    # A copy of the package, so that changing "the code" touches nothing another test runs.
+    import shutil
+
+    source = Path(warm.__file__).resolve().parents[2]
+    shutil.copytree(source / "statewise", tmp_path / "code" / "statewise",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    runtime = Path(os.environ["STATEWISE_RUNTIME_DIR"]).parent / f"c{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "STATEWISE_RUNTIME_DIR": str(runtime), "STATEWISE_WARM_STAMP_CHECK": "0.1"}
+    env.pop("STATEWISE_WARM_IDLE", None)  # the default lifetime, as a user has it
+    started = (f"import sys; sys.path.insert(0, {str(tmp_path / 'code')!r}); from statewise.integrations import warm; "
+               "assert warm.IDLE_SECONDS >= 8 * 3600; warm.prepare()")
+    subprocess.run([sys.executable, "-I", "-S", "-c", started], env=env, check=True, timeout=60)
+    status = _wait_for_worker(runtime)
+    socket_file = warm.socket_path(str(runtime), status["stamp"])
+    time.sleep(warm._POLL_SECONDS * 2 + 1)  # idle, its code looked at more than once: it stays
+    assert os.path.exists(socket_file) and _status(runtime) == status
+    (tmp_path / "code" / "statewise" / "integrations" / "added.py").write_text("x = 1\n")  # an edit, an upgrade
+    deadline = time.monotonic() + warm._POLL_SECONDS * 4
+    while os.path.exists(socket_file) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(socket_file)  # it left: no hook reaches it any more
+    assert _gone(status["pid"], 10)
+
+
 def test_a_session_start_readies_a_worker():
     runtime = Path(os.environ["STATEWISE_RUNTIME_DIR"]).parent / f"s{os.getpid()}"
     env = {**os.environ, "STATEWISE_RUNTIME_DIR": str(runtime)}
@@ -417,5 +443,13 @@ def test_install_readies_a_worker_for_the_first_session(tmp_path):
                    capture_output=True)
     status = _wait_for_worker(runtime)
     assert status["served"] == 0
+    # The session's first guarded call, through the wrapper install wrote (``python -I -S``,
+    # where install ran a plain interpreter): the worker install started answers it.
+    payload = json.dumps({"session_id": "s", "cwd": str(work), "hook_event_name": "PreToolUse", "tool_name": "Write",
+                          "tool_use_id": "t", "tool_input": {"file_path": str(work / "app.py"), "content": "x = 1\n"}})
+    subprocess.run([str(work / ".statewise" / "bin" / "statewise-hook"), "claude-code", "pre"], input=payload,
+                   cwd=work, env={**env, "STATEWISE_CACHE_DIR": str(tmp_path / "cache")}, capture_output=True,
+                   text=True, timeout=60)
+    assert _wait_for_worker(runtime) == {**status, "served": 1}
     os.kill(status["pid"], signal.SIGTERM)
     assert _gone(status["pid"], 10)

@@ -594,9 +594,13 @@ def _warm_worker(agent: str) -> Check:
     if not workers:
         return Check(agent, "warm worker", True, f"none running in {directory}: the next session start or guarded "
                                                  "call starts one", fatal=False)
-    described = ", ".join(f"pid {worker['pid']} ({worker['served']} calls)" for worker in workers)
+    current = warm.code_stamp()
+    serves = {True: "this code", False: "other code: it exits within a minute"}
+    described = ", ".join(f"pid {worker['pid']} ({worker['served']} calls, {serves[worker.get('stamp') == current]})"
+                          for worker in workers)
     return Check(agent, "warm worker", True, f"{len(workers)} running in {directory}: {described}; a worker "
-                                             "serves one version of the code and exits when idle", fatal=False)
+                                             "serves one version of the code, for every session, until 8 hours "
+                                             "without a call", fatal=False)
 
 
 # --- what every guarded call depends on: the store and the verifiers' programs ---------------

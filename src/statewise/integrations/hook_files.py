@@ -33,10 +33,12 @@ __all__ = [
     "exists",
     "loads",
     "parent_folder",
+    "private_directory",
     "read_text",
     "realpath",
     "records_state",
     "required_literals",
+    "runtime_directory",
     "session_note",
     "sha256_hex",
     "write_observation_index",
@@ -628,3 +630,30 @@ def session_note(workspace: str, agent: str, contract_path: str | None) -> str |
         return stdout if isinstance(stdout, str) else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
+
+
+def runtime_directory() -> str:
+    """Where the warm worker's socket, lock and status live (:mod:`statewise.integrations.warm`):
+    ``$STATEWISE_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/statewise`` (when that folder is private),
+    else ``/tmp/statewise-<uid>``. Here, below both, because the guard's self-protection
+    (:mod:`statewise.integrations.protect`) protects it too."""
+    import os
+
+    explicit = os.environ.get("STATEWISE_RUNTIME_DIR")
+    if explicit:
+        return explicit
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and private_directory(runtime):
+        return os.path.join(runtime, "statewise")
+    return f"/tmp/statewise-{os.getuid()}"
+
+
+def private_directory(directory: str) -> bool:
+    """A real directory (not a link) of this user that no one else may enter or list."""
+    import os
+
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0

@@ -13,6 +13,7 @@ build/tidy -rf migrations``).
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from statewise.actions import Action
+from statewise.integrations.hook_files import runtime_directory
 from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
 from statewise.workspace import find_repository_root, git_output
 
@@ -109,8 +111,15 @@ def places_for(cwd: Path, *, store: str | None, contract_path: str | None, confi
         extra.append((Path(contract_path), why.format(what="contract")))
     if config_path is not None:
         extra.append((config_path, why.format(what="project settings")))
-    extra.append((_cache_root(), "StateWise's cache (the warm worker's state, the observation index, session "
-                                 "notes): what it holds decides how calls are checked"))
+    # Each folder itself (made, removed) and, as a pattern, everything in it: a file planted in
+    # the cache (a compiled contract, a contract's digest, a session note) decides checks too.
+    cache, runtime = str(_cache_root()), runtime_directory()
+    for target in (cache, f"{glob.escape(cache)}/*"):
+        extra.append((Path(target), "StateWise's cache (the compiled contracts and their digests, the observation "
+                                    "index, session notes): what it holds decides how calls are checked"))
+    for target in (runtime, f"{glob.escape(runtime)}/*"):
+        extra.append((Path(target), "the warm worker's folder (its socket, lock and status): a process listening "
+                                    "there answers the guard's checks, so the agent must not place or remove one"))
     return Places(home=home, config_home=config_home, repo_root=root, git_dirs=tuple(dict.fromkeys(git_dirs)),
                   hooks_path=hooks_path, extra=tuple(extra), secrets=secrets or SecretRules())
 

@@ -32,9 +32,14 @@ the hook takes the worker's lock, imports the guard, forks the worker from there
 (:func:`fork_worker`: it starts with the guard imported, not in a second interpreter) and
 checks the call itself (no slower than waiting for it) with the same answer.
 
-``STATEWISE_NO_WARM=1`` turns it off. The worker exits after ``STATEWISE_WARM_IDLE`` seconds
-(default 900) without a call. Its directory is ``$STATEWISE_RUNTIME_DIR``, else
-``$XDG_RUNTIME_DIR/statewise``, else ``/tmp/statewise-<uid>``.
+``STATEWISE_NO_WARM=1`` turns it off. The worker outlives the session that started it: it
+exits after ``STATEWISE_WARM_IDLE`` seconds (default 8 hours, a working day) without a call, so
+that the next session's first guarded call finds it warm rather than importing the guard (about
+twenty interpreter starts, which no wait can hide); and it exits within a minute once the code
+it serves changed (its stamp, recomputed while idle), so a worker of old code never lingers.
+Its directory is ``$STATEWISE_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/statewise``, else
+``/tmp/statewise-<uid>``; the guard denies the agent any write or delete there
+(:mod:`statewise.integrations.protect`), as in the cache.
 
 The client half (:func:`ask`) runs in the hook's front door, so it imports only built-in
 modules.
@@ -44,6 +49,9 @@ from __future__ import annotations
 
 import sys  # the client half imports only built-in modules: it runs in the front door
 
+# Below the guard's self-protection, which denies the agent any write in that folder.
+from statewise.integrations.hook_files import private_directory, runtime_directory
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs the front door
 if TYPE_CHECKING:
     from _socket import socket
@@ -51,8 +59,12 @@ if TYPE_CHECKING:
 __all__ = ["IDLE_SECONDS", "WAIT_SECONDS", "ask", "code_stamp", "fork_worker", "prepare", "private_directory",
            "running_workers", "runtime_directory", "serve", "socket_path", "status_path"]
 
-#: Seconds the worker waits for a call before it exits.
-IDLE_SECONDS = 900
+#: Seconds the worker waits for a call before it exits: a working day, so that a session that
+#: starts after an earlier one ended finds it (an idle worker costs memory, about 50 MB
+#: resident, and a wake-up every few seconds; docs/integrations.md, "The warm worker").
+IDLE_SECONDS = 8 * 3600
+#: How often an idle worker recomputes the stamp of the code it serves, and exits when it changed.
+_STAMP_CHECK_SECONDS = 60.0
 #: The first frame of every request; a worker of another protocol version refuses it.
 _PROTOCOL = b"statewise-warm-1"
 #: Requests larger than this are refused (a tool's output is rarely near it; the hook then
@@ -71,30 +83,6 @@ _serving: list[str] = []
 #: its own check (:func:`fork_worker`), instead of a second interpreter importing it all again
 #: beside that check.
 _claimed: list[tuple[str, str, int]] = []
-
-
-def runtime_directory() -> str:
-    """Where the worker's socket lives (see the module's docstring)."""
-    import os
-
-    explicit = os.environ.get("STATEWISE_RUNTIME_DIR")
-    if explicit:
-        return explicit
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and private_directory(runtime):
-        return os.path.join(runtime, "statewise")
-    return f"/tmp/statewise-{os.getuid()}"
-
-
-def private_directory(directory: str) -> bool:
-    """A real directory (not a link) of this user that no one else may enter or list."""
-    import os
-
-    try:
-        info = os.lstat(directory)
-    except OSError:
-        return False
-    return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
 
 
 def _package_root() -> str:
@@ -133,7 +121,7 @@ def code_stamp(package_root: str | None = None) -> str:
                 continue
             parts.append(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}")
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    for site_packages in (os.path.join(sys.prefix, "lib", version, "site-packages"),
+    for site_packages in (os.path.join(_prefix(), "lib", version, "site-packages"),
                           os.path.join(sys.base_prefix, "lib", version, "site-packages")):
         try:
             parts.append(f"{site_packages}:{os.stat(site_packages).st_mtime_ns}")
@@ -142,6 +130,22 @@ def code_stamp(package_root: str | None = None) -> str:
     from statewise.integrations.hook_files import sha256_hex
 
     return sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))[:32]
+
+
+def _prefix() -> str:
+    """The environment this interpreter runs in, the same whether ``site`` ran or not: a hook
+    (``python -I -S``) has not run it when it computes the stamp, and until it runs, a virtual
+    environment's ``sys.prefix`` is still the base interpreter's (Python 3.11 sets it in
+    ``site``). So the virtual environment is found as ``site`` finds it, by the ``pyvenv.cfg``
+    beside the program or one folder up; otherwise a worker started by ``statewise install`` (a
+    plain interpreter) would serve a stamp no hook asks for, and a worker (which runs ``site``)
+    would find its code changed when it did not."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(sys.executable))
+    if any(os.path.isfile(os.path.join(candidate, "pyvenv.cfg")) for candidate in (folder, os.path.dirname(folder))):
+        return os.path.dirname(folder)  # what site.venv() sets sys.prefix to
+    return sys.prefix
 
 
 def socket_path(directory: str, stamp: str) -> str:
@@ -490,7 +494,7 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
     # removed, say by a test session cleaning up), since no hook could reach it any more.
     listener.settimeout(min(idle_seconds, _POLL_SECONDS))
     children: set[int] = set()
-    last_call = time.monotonic()
+    last_call = stamp_checked = time.monotonic()
     served = 0
     _write_status(directory, stamp, served)
     try:
@@ -503,6 +507,10 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
                     return
                 if not children and time.monotonic() - last_call >= idle_seconds:
                     return
+                if time.monotonic() - stamp_checked >= _stamp_check_seconds():
+                    stamp_checked = time.monotonic()
+                    if _current_stamp() != stamp:
+                        return  # its code changed: hooks ask a worker of the new code, started anew
                 continue
             last_call = time.monotonic()
             pid = os.fork()
@@ -530,6 +538,26 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
                 except OSError:
                     pass
         listener.close()
+
+
+def _stamp_check_seconds() -> float:
+    """How often an idle worker looks at its code (``$STATEWISE_WARM_STAMP_CHECK``, seconds, for
+    tests; default :data:`_STAMP_CHECK_SECONDS`): about a millisecond of CPU a look."""
+    import os
+
+    try:
+        return float(os.environ.get("STATEWISE_WARM_STAMP_CHECK") or _STAMP_CHECK_SECONDS)
+    except ValueError:
+        return _STAMP_CHECK_SECONDS
+
+
+def _current_stamp() -> str | None:
+    """The stamp of the code on disk now, for the package this worker loaded; None when it
+    cannot be computed (which a worker takes as changed)."""
+    try:
+        return code_stamp(_package_root())
+    except Exception:  # noqa: BLE001 - a worker that cannot see its code retires
+        return None
 
 
 def _take_lock(path: str) -> int | None:

@@ -40,10 +40,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -74,6 +76,10 @@ from extract import (  # noqa: E402
 DEFAULT_EVIDENCE = HERE / "test_paths.yaml"
 #: (sha256, path) found existing only by another output of the trajectory (for the summary).
 SECONDARY: set[tuple[str, str]] = set()
+#: (sha256, path) found existing only in the upstream repository the task was cut from.
+UPSTREAM: set[tuple[str, str]] = set()
+#: A SWE-bench-style task: its trajectory file is named owner__name-PULL_REQUEST.
+_TASK = re.compile(r"^(?P<owner>[^_/]+)__(?P<name>.+)-(?P<number>\d+)$")
 STATES = ("existed", "missing", "unknown", "conflict")
 _MIGRATE = re.compile(r"\bmanage\.py\s+(?:migrate|flush)\b")
 #: pytest ran tests: it collected some, or its summary counts outcomes.
@@ -160,6 +166,46 @@ def seen_in_trajectory(path: str, outputs: Sequence[str], roots: Sequence[str]) 
     return "existed" if shown else "unknown"
 
 
+def _git(directory: Path, *args: str) -> str:
+    done = subprocess.run(["git", f"--git-dir={directory}", *args], capture_output=True, text=True, timeout=120)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+@functools.cache
+def task_base(mirrors: Path, trajectory: str) -> tuple[Path, str] | None:
+    """The upstream repository's local copy and the commit the task's pull request branched
+    from, for a trajectory named after its task (``sympy__sympy-17318``), when a copy of that
+    repository is under ``mirrors`` and its history has the pull request's merge commit
+    ("Merge pull request #N from ..."): the merge base of that merge's two parents. SWE-bench
+    cuts a task at its pull request's base commit, so this is where the agent's checkout
+    started (or a commit of the same branch point); None when any of it is not found."""
+    match = _TASK.match(Path(trajectory).name.split(".", 1)[0])
+    if match is None:
+        return None
+    try:
+        directory = git_dir(mirrors, f"{match['owner']}/{match['name']}")
+    except (FileNotFoundError, SystemExit):
+        return None
+    merges = _git(directory, "log", "--all", "--format=%P", f"--grep=^Merge pull request #{match['number']} from")
+    parents = merges.splitlines()[0].split() if merges else []
+    if len(parents) != 2:
+        return None
+    base = _git(directory, "merge-base", *parents)
+    return (directory, base) if base else None
+
+
+def upstream_state(path: str, mirrors: Path, trajectory: str) -> str:
+    """existed or unknown: whether ``path`` is a file of the upstream repository at the task's
+    base commit (:func:`task_base`). Not being there is no evidence of absence (the agent may
+    have written the file), so it stays unknown."""
+    found = task_base(mirrors, trajectory)
+    if found is None or path.startswith(("/", "..")):
+        return "unknown"
+    directory, base = found
+    kind = _git(directory, "cat-file", "-t", f"{base}:{path.rstrip('/')}")
+    return "existed" if kind in ("blob", "tree") else "unknown"
+
+
 def django_database(before: str) -> str:
     """sqlite3 or unknown: the database of the Django project an agent migrates, from what its
     earlier commands and outputs show (``before``)."""
@@ -196,9 +242,11 @@ def combine(states: Sequence[str]) -> str:
 
 
 def build(sources: Sequence[Source], mirrors: Path, wanted: set[str],
-          databases: dict[str, str] | None = None) -> dict[str, dict[str, str]]:
+          databases: dict[str, str] | None = None, upstream: Path | None = None) -> dict[str, dict[str, str]]:
     """sha256 -> path key -> state, for the corpus commands in ``wanted`` that name test paths;
-    ``databases`` gets sha256 -> the Django database of each ``manage.py migrate``."""
+    ``databases`` gets sha256 -> the Django database of each ``manage.py migrate``; with
+    ``upstream`` (a folder of copies of the tasks' repositories) a path no output speaks of is
+    looked up in the task's repository at its base commit (:func:`upstream_state`)."""
     from extract import command_hash
 
     workspace = Path(tempfile.mkdtemp(prefix="statewise-test-paths-"))
@@ -231,6 +279,10 @@ def build(sources: Sequence[Source], mirrors: Path, wanted: set[str],
                         state = seen_in_trajectory(path, outputs, roots)
                         if state == "existed":
                             SECONDARY.add((sha, path))
+                    if state == "unknown" and upstream is not None:  # the repository the task was cut from
+                        state = upstream_state(path, upstream, name)
+                        if state == "existed":
+                            UPSTREAM.add((sha, path))
                     seen.setdefault(sha, {}).setdefault(path, []).append(state)
     return {sha: {path_key(path): combine(states) for path, states in sorted(paths.items())}
             for sha, paths in sorted(seen.items())}
@@ -283,19 +335,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sources", type=Path, default=HERE / "sources.yaml")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--out", type=Path, default=DEFAULT_EVIDENCE)
+    parser.add_argument("--upstream", type=Path, default=None, metavar="DIR",
+                        help="copies of the tasks' own repositories (owner+name/repo, as the fetch tool makes them): "
+                             "a path no output speaks of is looked up at the task's base commit")
     args = parser.parse_args(argv)
     # Only commands that can name a test path are analyzed (the analyzer costs a few ms each).
     wanted = {e["sha256"] for e in read_corpus(args.corpus)
               if re.search(r"\b(?:py\.?test|tox|nox|runtests|manage\.py)\b", e["command"])}
     databases: dict[str, str] = {}
-    evidence = build(load_sources(args.sources), args.mirrors, wanted, databases)
+    evidence = build(load_sources(args.sources), args.mirrors, wanted, databases, args.upstream)
     evidence = {sha: paths for sha, paths in evidence.items() if paths}
     args.out.write_text(HEADER + yaml.safe_dump({"commands": evidence, "django_databases": databases},
                                                 sort_keys=True, width=200))
     states = Counter(state for paths in evidence.values() for state in paths.values())
     print(f"{len(evidence)} commands name test paths; paths: "
           + ", ".join(f"{state} {states[state]}" for state in STATES)
-          + f" ({len(SECONDARY)} existed by another output of the same trajectory only)")
+          + f" ({len(SECONDARY)} existed by another output of the same trajectory only, "
+            f"{len(UPSTREAM)} by the task's upstream repository at its base commit only)")
     print(f"{len(databases)} commands run a Django migration; their database: "
           + ", ".join(f"{s} {n}" for s, n in sorted(Counter(databases.values()).items())))
     return 0

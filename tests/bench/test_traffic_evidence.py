@@ -112,3 +112,32 @@ def test_without_the_evidence_the_same_paths_are_stopped(built):
     outcomes, _, _ = real_traffic.run(entries, {}, jobs=1)
     verdicts = {o.sha256: o.verdict for o in outcomes}
     assert verdicts == {_sha("pytest tests/test_old.py"): "deny", _sha("cd demo && python3 manage.py migrate"): "ask"}
+
+
+def test_a_path_no_output_speaks_of_is_looked_up_where_the_task_was_cut(tmp_path):
+    """A task named owner__name-N was cut at pull request N's base commit: the merge base of
+    the parents of its merge commit. A path there existed when the agent ran; one that is not
+    there, or a task whose repository or merge commit is not at hand, stays unknown."""
+    work = tmp_path / "widget"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(work)]
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_up.py").write_text("def test_up(): pass\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    subprocess.run([*git, "checkout", "-q", "-b", "fix"], check=True)
+    (work / "fix.txt").write_text("fix\n")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "the fix"], check=True)
+    subprocess.run([*git, "checkout", "-q", "main"], check=True)
+    subprocess.run([*git, "rm", "-q", "tests/test_up.py"], check=True)  # gone on main after the branch point
+    subprocess.run([*git, "commit", "-q", "-m", "later"], check=True)
+    subprocess.run([*git, "merge", "-q", "--no-ff", "fix", "-m", "Merge pull request #7 from someone/fix"], check=True)
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirrors / "acme+widget" / "repo")], check=True)
+    state = test_paths.upstream_state
+    assert state("tests/test_up.py", mirrors, "trajs/acme__widget-7/acme__widget-7.traj.json") == "existed"
+    assert state("tests/test_new.py", mirrors, "trajs/acme__widget-7/acme__widget-7.traj.json") == "unknown"
+    assert state("tests/test_up.py", mirrors, "trajs/acme__widget-8/acme__widget-8.traj.json") == "unknown"
+    assert state("tests/test_up.py", mirrors, "trajs/acme__gadget-7/acme__gadget-7.traj.json") == "unknown"
+    assert state("tests/test_up.py", mirrors, "runs/t-1/t-1.traj.json") == "unknown"

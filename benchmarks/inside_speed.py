@@ -5,7 +5,7 @@
 Builds the files of ``hook_speed.py``'s ``recipe`` cases (a Makefile, a package.json script, a
 workspace shell script) in a fresh git repository and times ``analyze_command`` on each command
 (median of ``--iterations`` runs after one warm-up, ms). Run it with ``PYTHONPATH=<an older
-checkout's src>`` for the figures without the reading; docs/performance.md has both.
+checkout's src>`` for the figures without the reading; docs/performance-hook.md has both.
 """
 
 from __future__ import annotations

@@ -392,7 +392,7 @@ def _what_stopped(outcome: Outcome) -> str:
 
 
 def dangerous_table(outcomes: Sequence[Outcome]) -> str:
-    """What each dangerous entry got under each condition (docs/results.md)."""
+    """What each dangerous entry got under each condition (docs/results-world.md)."""
     rows: dict[tuple[str, str, str], dict[str, str]] = {}
     for outcome in outcomes:
         if outcome.corpus == "dangerous":

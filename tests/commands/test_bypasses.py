@@ -4,7 +4,8 @@ Every way of writing a guarded effect that we know of is a case here, and each m
 normalized to the right operation and arguments (CASES) or fail closed with a
 ``shell.unresolved`` action (FAIL_CLOSED). Plainly read-only commands give nothing
 (READ_ONLY); parsed commands the contract does not guard are listed as unguarded
-(UNGUARDED). To add a bypass you found: add a line to the right list; see docs/shell.md.
+(UNGUARDED). To add a bypass you found: add a line to the right list (bypass_cases.py,
+bypass_lists.py); see docs/shell.md.
 
 The commands run against a real git repository (branches main, feature (current, tracking
 origin/feature) and a remote-only branch stale; tag v1), a fake virtual environment and a

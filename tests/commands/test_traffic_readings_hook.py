@@ -7,7 +7,7 @@ Each command goes through the wrapper ``statewise install`` writes, as Claude Co
 real subprocess fed the PreToolUse JSON), in a real repository with a bare origin protecting
 ``main`` and a store holding the developer's ``fs.protected_paths`` (``.env``, ``migrations``,
 ``data``). The commands marked "real traffic" are the ones of benchmarks/traffic that the hook
-stopped before these readings (docs/results.md).
+stopped before these readings (docs/results-world.md).
 """
 
 from __future__ import annotations

@@ -373,7 +373,7 @@ def test_a_package_directory_with_quotes_and_blanks_is_written_safely(tmp_path):
 
 
 def test_claude_code_waits_for_every_hook_statewise_installs(tmp_path):
-    # Measured in Claude Code 2.1.197 (docs/performance.md): `async: true` on the post-tool hooks
+    # Measured in Claude Code 2.1.197 (docs/performance-hook.md): `async: true` on the post-tool hooks
     # saves no measurable time, and `claude -p` kills a background hook when the session ends,
     # so the capture of the last command was lost; the pre-tool guard must never be async.
     path, _ = install_hooks("claude-code", project=tmp_path)

@@ -265,7 +265,7 @@ def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> 
     (it died, or hangs in its imports): the caller then checks the call itself, inside the
     same deadline. With no worker starting, the caller checking the call itself is no slower
     than waiting for a worker, which imports and builds more than one check needs
-    (docs/performance.md, "A session's start")."""
+    (docs/performance-hook.md, "A session's start")."""
     import _socket
     import time
 

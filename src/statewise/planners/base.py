@@ -248,7 +248,7 @@ def read_observed(text: str, source: str) -> tuple[Statement, ...]:
 
     A deny or ask explains each failed invariant with the facts it read, in a bracketed list
     after the message: ``[KEY = VALUE (EVIDENCE); KEY: none (...); ...]``
-    (:func:`statewise.pipeline.gate`'s explanation, docs/results.md's model of the agent). A
+    (:func:`statewise.pipeline.gate`'s explanation, docs/results-hook.md's model of the agent). A
     fact ``KEY = VALUE (`` there is the value StateWise holds for KEY after its check (observed,
     repaired or on record), which a model reading the reason takes as the value to plan with:
     "node.package_manager = "pnpm" (pnpm-lock.yaml is present)". Only facts at the head of such

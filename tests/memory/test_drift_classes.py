@@ -13,37 +13,18 @@ from pathlib import Path
 
 from statewise.contract import Contract
 from statewise.memory import check_memory
-from statewise.memory.check import CheckReport
-from tests.verifiers.helpers import Repo, git, make_repo
-
-
-def _write(repo: Repo, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = repo.work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
-def _commit(repo: Repo, message: str, files: dict[str, str] | None = None, remove: tuple[str, ...] = ()) -> None:
-    _write(repo, files or {})
-    for name in remove:
-        git(repo.work, "rm", "-r", "-q", name)
-    git(repo.work, "add", "-A")
-    git(repo.work, "commit", "-q", "-m", message)
-
-
-def _verdicts(report: CheckReport) -> dict[tuple[int, str], str]:
-    return {(f.line, f.key): f.status for f in report.findings}
+from tests.memory.history import commit
+from tests.verifiers.helpers import git, make_repo
 
 
 def test_a_go_package_removed_before_the_memory_file_was_written_is_defective(
         tmp_path: Path, home: Path, contract: Contract) -> None:
     repo = make_repo(tmp_path / "project")
-    _commit(repo, "prompt package", {"go.mod": "module example.com/crush\n",
+    commit(repo, "prompt package", {"go.mod": "module example.com/crush\n",
                                      "internal/llm/prompt/prompt.go": "package prompt\n",
                                      "internal/agent/agent.go": "package agent\n"})
-    _commit(repo, "wip: remove old implementation", remove=("internal/llm",))
-    _commit(repo, "agent notes", {"AGENTS.md": "# Crush\n\n## Testing\n\n"
+    commit(repo, "wip: remove old implementation", remove=("internal/llm",))
+    commit(repo, "agent notes", {"AGENTS.md": "# Crush\n\n## Testing\n\n"
                                                "- Run single test: `go test ./internal/llm/prompt -run TestGetContext`\n"
                                                "- Agent code: `go test ./internal/agent`\n"})
     report = check_memory(repo.work, contract, home=home)
@@ -68,10 +49,10 @@ def test_bare_pnpm_script_runs_are_checked_against_package_json_with_evidence(
 
 - **Run**: `pnpm prettier-fix` before committing
 """
-    _commit(repo, "monorepo and agent notes", {"package.json": json.dumps({"name": "ai", "scripts": scripts}),
+    commit(repo, "monorepo and agent notes", {"package.json": json.dumps({"name": "ai", "scripts": scripts}),
                                                "AGENTS.md": memory})
     now = {"build": "turbo build", "check": "oxlint", "fix": "oxfmt", "test": "vitest"}
-    _commit(repo, "switch to oxlint and oxfmt", {"package.json": json.dumps({"name": "ai", "scripts": now})})
+    commit(repo, "switch to oxlint and oxfmt", {"package.json": json.dumps({"name": "ai", "scripts": now})})
     report = check_memory(repo.work, contract, home=home)
     found = {f.line: f.status for f in report.findings}
     assert found[5] == "valid"
@@ -97,11 +78,11 @@ pnpm test:node
 node scripts/check.mjs
 ```
 """
-    _commit(repo, "examples and agent notes", {
+    commit(repo, "examples and agent notes", {
         "examples/ai-core/src/stream-text/openai.ts": "", "examples/ai-core/package.json": "{}",
         "packages/ai/package.json": json.dumps({"scripts": {"test:node": "vitest"}}),
         "packages/ai/scripts/check.mjs": "", "AGENTS.md": memory})
-    _commit(repo, "fix: build (examples)", remove=("examples/ai-core",))
+    commit(repo, "fix: build (examples)", remove=("examples/ai-core",))
     report = check_memory(repo.work, contract, home=home)
     found = {f.line: f.status for f in report.findings}
     assert found[4] == "defective"  # the folder was removed, by the commit the evidence names
@@ -131,7 +112,7 @@ claude-code-action/
     └── create-prompt.ts
 ```
 """
-    _commit(repo, "action and agent notes", {"src/check-trigger.ts": "", "src/create-prompt.ts": "",
+    commit(repo, "action and agent notes", {"src/check-trigger.ts": "", "src/create-prompt.ts": "",
                                              "src/types/github.ts": "", "action.yml": "", "CLAUDE.md": memory})
     (repo.work / "src" / "github" / "validation").mkdir(parents=True)
     git(repo.work, "mv", "src/check-trigger.ts", "src/github/validation/check-trigger.ts")
@@ -157,7 +138,7 @@ def test_a_version_list_claims_every_version_it_names(tmp_path: Path, home: Path
 - Python 3.9 and 3.10 are tested in CI
 """
     engines = {"name": "ai", "engines": {"node": "^22 || ^24 || ^26"}}
-    _commit(repo, "setup", {"package.json": json.dumps(engines),
+    commit(repo, "setup", {"package.json": json.dumps(engines),
                             "pyproject.toml": "[project]\nname = 'x'\nrequires-python = '>=3.10'\n",
                             "AGENTS.md": memory})
     report = check_memory(repo.work, contract, home=home)
@@ -179,7 +160,7 @@ Run these inside any package directory:
 | `pnpm test:node`   | Run Node.js tests only      |
 | `pnpm test:deno`   | Run Deno tests              |
 """
-    _commit(repo, "workspace", {"package.json": json.dumps({"name": "root", "scripts": {"build": "turbo build"}}),
+    commit(repo, "workspace", {"package.json": json.dumps({"name": "root", "scripts": {"build": "turbo build"}}),
                                 "pnpm-workspace.yaml": "packages:\n  - 'packages/*'\n  - 'examples/*'\n",
                                 "packages/ai/package.json": json.dumps({"scripts": {"test:node": "vitest"}}),
                                 "AGENTS.md": memory})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from typing import Any
@@ -28,6 +29,7 @@ from statewise.commands.words import (
 
 # A `pwd` the command defines for itself (a function or an alias) prints what it likes.
 _OWN_PWD = re.compile(r"\bpwd\s*\(\s*\)|\bfunction\s+pwd\b|\balias\s+pwd\b")
+
 
 class _Walk(_Base):
     """The bash-grammar walk: statements, words, redirects, simple commands."""
@@ -147,9 +149,15 @@ class _Walk(_Base):
         """The directory ``$PWD`` and ``$(pwd)`` print at this point: the walk's cwd (bash's own
         value, kept by ``cd``), unless the command sets PWD itself, defines a ``pwd`` of its
         own, or went somewhere the walk cannot follow."""
-        if ctx.cwd is None or ctx.env.get("PWD") != self.base_env.get("PWD") or _OWN_PWD.search(self.command):
+        if ctx.cwd is None or ctx.env.get("PWD") != self.base_env.get("PWD") or self.defines_own_pwd:
             return None
         return str(ctx.cwd)
+
+    @functools.cached_property
+    def defines_own_pwd(self) -> bool:
+        """Whether the command defines a ``pwd`` of its own: searched once per command, not per
+        word (a script read inside a call can be thousands of lines)."""
+        return _OWN_PWD.search(self.command) is not None
 
     def scan_children(self, node: Any, source: bytes, ctx: _Ctx) -> None:
         for child in node.children:

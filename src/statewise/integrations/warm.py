@@ -468,10 +468,9 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
         if lock is None:
             return  # another worker serves this code
     if idle_seconds is None:
-        try:
-            idle_seconds = float(os.environ.get("STATEWISE_WARM_IDLE") or IDLE_SECONDS)
-        except ValueError:
-            idle_seconds = IDLE_SECONDS
+        idle_seconds = _seconds_from_environment("STATEWISE_WARM_IDLE", IDLE_SECONDS)
+    # How often an idle worker looks at its code (about a millisecond of CPU a look).
+    stamp_check_seconds = _seconds_from_environment("STATEWISE_WARM_STAMP_CHECK", _STAMP_CHECK_SECONDS)
     gc.disable()
     if sys.flags.no_site and not site_loaded:
         import site
@@ -507,7 +506,7 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
                     return
                 if not children and time.monotonic() - last_call >= idle_seconds:
                     return
-                if time.monotonic() - stamp_checked >= _stamp_check_seconds():
+                if time.monotonic() - stamp_checked >= stamp_check_seconds:
                     stamp_checked = time.monotonic()
                     if _current_stamp() != stamp:
                         return  # its code changed: hooks ask a worker of the new code, started anew
@@ -540,15 +539,15 @@ def serve(directory: str, stamp: str, idle_seconds: float | None = None, *, lock
         listener.close()
 
 
-def _stamp_check_seconds() -> float:
-    """How often an idle worker looks at its code (``$STATEWISE_WARM_STAMP_CHECK``, seconds, for
-    tests; default :data:`_STAMP_CHECK_SECONDS`): about a millisecond of CPU a look."""
+def _seconds_from_environment(name: str, default: float) -> float:
+    """Seconds from the environment variable ``name`` (``STATEWISE_WARM_IDLE``, and
+    ``STATEWISE_WARM_STAMP_CHECK`` for tests), ``default`` when unset or not a number."""
     import os
 
     try:
-        return float(os.environ.get("STATEWISE_WARM_STAMP_CHECK") or _STAMP_CHECK_SECONDS)
+        return float(os.environ.get(name) or default)
     except ValueError:
-        return _STAMP_CHECK_SECONDS
+        return default
 
 
 def _current_stamp() -> str | None:

@@ -49,7 +49,10 @@ def _run(command: str, cwd: Path, session: str) -> tuple[float, str]:
     payload = json.dumps({"session_id": session, "transcript_path": "/dev/null", "cwd": str(cwd),
                           "hook_event_name": "UserPromptSubmit", "prompt": "push the fix"})
     started = time.perf_counter()
-    done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, check=False)
+    # As Claude Code spawns it: in the project's folder, with CLAUDE_PROJECT_DIR set (the installed
+    # command is portable: it finds the wrapper from that variable, else from the working folder).
+    done = subprocess.run(["/bin/sh", "-c", command], input=payload, capture_output=True, text=True, check=False,
+                          cwd=cwd, env={**os.environ, "CLAUDE_PROJECT_DIR": str(cwd)})
     return time.perf_counter() - started, done.stdout
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from statewise.commands.inside import _Inside
+from statewise.commands.named import Named, program_names, python_names
 from statewise.commands.tables import _SESSIONS
 from statewise.commands.words import _Call, _Ctx, _Word
 
@@ -703,6 +704,7 @@ class _Inline(_Inside):
             self.fail(f"cannot check {where}: {effects}", call.part)
             return
         ctx = cwd_ctx or call.ctx
+        self.note_names(python_names(code) or [], ctx, where)
         for effect in effects:
             label = f"{where} (line {effect.line}, {effect.what})" if effect.line else f"{where} ({effect.what})"
             if effect.kind == "unknown":
@@ -715,6 +717,12 @@ class _Inline(_Inside):
             else:
                 self.effect(call, ctx, effect.kind, effect.values, label, recursive=effect.recursive,
                             cwd=effect.cwd, via=effect.what)
+
+    def note_names(self, names: Sequence[Named], ctx: _Ctx, where: str) -> None:
+        """Keep the strings a program names and may do more than read, with the folder it runs
+        in, for the hook's self-protection (:mod:`.named`)."""
+        cwd = str(ctx.cwd) if ctx.cwd is not None else None
+        self.named += [Named(name.value, name.prefix, cwd, where) for name in names]
 
     def effect(self, call: _Call, ctx: _Ctx, kind: str, values: Sequence[str], label: str, *, recursive: bool,
                via: str, cwd: str | None = None) -> None:
@@ -756,6 +764,7 @@ class _Inline(_Inside):
         """A Perl/Node/Ruby/awk program: the commands and paths its literals name."""
         if not self.spend_lines(call, code, where):
             return
+        self.note_names(program_names(code, language), call.ctx, where)
         for found in program_effects(code, language):
             label = f"{where} ({found.what})"
             if found.effect == "unknown":

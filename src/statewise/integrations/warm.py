@@ -269,9 +269,8 @@ def _peer_is_worker(connection: socket, directory: str, stamp: str) -> bool:
     ``/proc``): the hook checks the call itself. Same-user processes can still impersonate one
     another (docs/integrations.md, "The warm worker"): this is the second layer, beside the
     guard denying the agent any program that names the worker's folder."""
-    import os
-
     import _socket
+    import os
 
     try:
         credentials = connection.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)

@@ -463,6 +463,21 @@ def _written_program_findings(bodies: Sequence[str], cwd: Path, places: Places, 
     return found
 
 
+def _self_roots(places: Places) -> tuple[str, ...]:
+    """The self-protected targets as plain path strings, as written and resolved (a glob's
+    folder for a glob), each also with a trailing ``/``: whatever check_path can match for a
+    write is one of them or starts with one."""
+    roots: set[str] = set()
+    for target, _, _ in self_targets(places):
+        text = str(target)
+        cut = min((text.index(c) for c in "*?[" if c in text), default=None)
+        if cut is not None:
+            text = os.path.dirname(text[:cut])
+        roots.update({os.path.normpath(text), os.path.realpath(text)})
+    # Each as itself and as a folder (`str.startswith` takes the tuple at once).
+    return (*roots, *(root.rstrip("/") + "/" for root in roots))
+
+
 def _named_findings(named: Sequence[Named], cwd: Path, places: Places) -> list[Finding]:
     """StateWise's own files and folders named inside a program (``python -c``, ``node -e``, a
     heredoc to an interpreter, a workspace script) that StateWise cannot show only reads them
@@ -473,13 +488,28 @@ def _named_findings(named: Sequence[Named], cwd: Path, places: Places) -> list[F
     words' check (a read is asked, never denied)."""
     found: list[Finding] = []
     targets: list[tuple[str, str]] | None = None
+    roots: tuple[str, ...] | None = None
+    resolved: dict[str, str] = {}
     for name in named:
         base = Path(name.cwd) if name.cwd else cwd
         text = _expand(name.value, base, places.home)
         if name.prefix and not text.startswith(("/", "~")):
             continue  # a relative start (`f"{x}..."` aside) could be anything under the folder: its whole
             # value is checked when known
-        absolute = Path(os.path.normpath(_absolute(text, base)))
+        # Plain strings first (pathlib costs more than the rest of this loop): most strings of a
+        # program are nowhere near StateWise's files, and check_path (which resolves every
+        # target anew) runs only for those that are, or lie inside, one of them.
+        plain = os.path.normpath(os.path.join(str(base), os.path.expanduser(text)))
+        if roots is None:
+            roots = _self_roots(places)
+        # Resolved through its folder (cached: a program's strings share folders).
+        folder, leaf = os.path.split(plain)
+        if folder not in resolved:
+            resolved[folder] = os.path.realpath(folder)
+        near = (plain, os.path.join(resolved[folder], leaf))
+        if not name.prefix and not any(p in roots or p.startswith(roots) or "/.statewise" in p for p in near):
+            continue
+        absolute = Path(plain)
         finding = check_path(absolute, "write", places)
         if finding is not None and finding.secret:
             finding = None

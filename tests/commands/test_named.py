@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from statewise.commands import analyze_command
+from statewise.commands.inline import PY_MODELLED
 from statewise.commands.named import Named, program_names, python_names
 
 
@@ -21,7 +22,7 @@ def values(names):
     ("import sqlite3\nsqlite3.connect('.statewise/store.db')", [(".statewise/store.db", False)]),
 ])
 def test_a_string_given_to_a_call_statewise_does_not_know_is_named(code, named):
-    assert values(python_names(code)) == named
+    assert values(python_names(code, PY_MODELLED)) == named
 
 
 @pytest.mark.parametrize("code", [
@@ -36,7 +37,7 @@ def test_a_string_given_to_a_call_statewise_does_not_know_is_named(code, named):
     "if name == '.statewise/config.toml':\n    pass",
 ])
 def test_a_string_only_read_or_already_an_action_is_not_named(code):
-    assert python_names(code) == []
+    assert python_names(code, PY_MODELLED) == []
 
 
 def test_a_program_that_does_not_parse_is_left_to_the_analyzer():

@@ -66,6 +66,63 @@ READS: dict[str, re.Pattern[str]] = {
 _INTERPOLATION = {"node": re.compile(r"\$\{"), "perl": re.compile(r"(?<!\\)[$@][\w{:]"), "ruby": re.compile(r"#\{")}
 
 
+#: The closing bracket of each opening one (Perl's q(...), qx{...}).
+_CLOSERS = {"{": "}", "(": ")", "[": "]", "<": ">"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Literal:
+    value: str | None  # None: interpolated, only known at run time
+    end: int
+
+
+def _string_at(code: str, start: int, language: str) -> _Literal | None:
+    """The string literal starting at ``start`` (after whitespace), or None if there is none."""
+    i = start
+    while i < len(code) and code[i] in " \t":
+        i += 1
+    if i >= len(code):
+        return None
+    quote = code[i]
+    if language == "perl" and code.startswith(("q(", "q{", "qq(", "qq{"), i):
+        double = code[i + 1] == "q"
+        opener = code[i + (2 if double else 1)]
+        close = code.find(_CLOSERS[opener], i)
+        if close < 0:
+            return None
+        body = code[i + (3 if double else 2):close]
+        return _Literal(None if double and _interpolates(body, language) else body, close + 1)
+    if quote not in "'\"`":
+        return None
+    if quote == "`" and language != "node":
+        return None
+    j = i + 1
+    out: list[str] = []
+    while j < len(code) and code[j] != quote:
+        if code[j] == "\\" and j + 1 < len(code):
+            nxt = code[j + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt) if quote != "'" or nxt in "'\\" else "\\" + nxt)
+            j += 2
+            continue
+        out.append(code[j])
+        j += 1
+    if j >= len(code):
+        return None
+    body = "".join(out)
+    dynamic = quote != "'" and _interpolates(code[i + 1:j], language) if language != "awk" else False
+    return _Literal(None if dynamic else body, j + 1)
+
+
+def _interpolates(body: str, language: str) -> bool:
+    if language == "perl":
+        return bool(re.search(r"(?<!\\)[$@][\w{:]", body))
+    if language == "ruby":
+        return "#{" in body
+    if language == "node":
+        return "${" in body
+    return False
+
+
 def _is_path_like(text: str) -> bool:
     # What could name a file: no line breaks, not empty, not a whole program.
     return bool(text) and "\n" not in text and len(text) < 4096
@@ -74,11 +131,9 @@ def _is_path_like(text: str) -> bool:
 class _PythonNames:
     """The strings of one Python module with whether each is only read."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        from statewise.commands.inline import _PY_COPY, _PY_DELETE, _PY_MOVE, _PY_RUN_ARGV_OR_SHELL, _PY_RUN_SHELL
-
+    def __init__(self, tree: ast.Module, modelled: frozenset[str]) -> None:
         self.tree = tree
-        self.modelled = _PY_RUN_ARGV_OR_SHELL | _PY_RUN_SHELL | _PY_COPY | _PY_MOVE | frozenset(_PY_DELETE)
+        self.modelled = modelled
         self.parents: dict[ast.AST, ast.AST] = {}
         self.aliases: dict[str, str] = {}
         self.bound: dict[str, list[ast.AST]] = {}
@@ -176,15 +231,17 @@ _STR_METHODS = frozenset({"split", "rsplit", "startswith", "endswith", "strip", 
                           "upper", "lower", "join", "encode", "replace", "partition", "rpartition", "count", "find"})
 
 
-def python_names(code: str) -> list[Named] | None:
+def python_names(code: str, modelled: frozenset[str] = frozenset()) -> list[Named] | None:
     """The strings a Python program names and does not only read; None when it does not parse
-    (the analyzer says it cannot check it)."""
+    (the analyzer says it cannot check it). ``modelled``: the calls the analyzer reads as
+    actions of their own (commands/inline.py's ``PY_MODELLED``), whose strings it checks as
+    those actions."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return None
     try:
-        return _PythonNames(tree).names()
+        return _PythonNames(tree, modelled).names()
     except RecursionError:
         return None
 
@@ -192,8 +249,6 @@ def python_names(code: str) -> list[Named] | None:
 def program_names(code: str, language: str) -> list[Named]:
     """The string literals a Perl, Node, Ruby or awk program names, less those only given to a
     call of :data:`READS`; an interpolated string's known start is kept as a prefix."""
-    from statewise.commands.inline import _string_at
-
     found: list[Named] = []
     reads = READS.get(language)
     interpolation = _INTERPOLATION.get(language)

@@ -60,3 +60,13 @@ def test_the_analysis_carries_the_names_with_the_folder_the_program_runs_in(tmp_
     analysis = analyze_command("cd src && python3 -c \"import socket; socket.socket().bind('x.sock')\"", cwd=tmp_path)
     assert analysis.named == (Named("x.sock", False, str(tmp_path / "src"), "the program of `python3 -c`"),)
     assert analyze_command("python3 -c \"print('hello')\"", cwd=tmp_path).named == ()
+
+
+@pytest.mark.parametrize("code", [
+    "import os, socket\nsocket.socket().bind('/tmp/statewise-{}/x.sock'.format(os.getuid()))",
+    "import os, socket\nsocket.socket().bind('/tmp/statewise-%d/x.sock' % os.getuid())",
+    "import os, socket\nsocket.socket().bind('/tmp/statewise-' + str(os.getuid()) + '/x.sock')",
+    "import os, socket\nsocket.socket().bind(os.path.expanduser('/tmp/statewise-' + str(os.getuid())))",
+])
+def test_a_string_filled_in_at_run_time_is_named_by_its_start(code):
+    assert ("/tmp/statewise-", True) in values(python_names(code, PY_MODELLED))

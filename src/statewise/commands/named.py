@@ -41,18 +41,24 @@ class Named:
 PY_READS = frozenset({
     "open", "io.open", "builtins.open", "codecs.open", "print", "len", "repr", "os.listdir", "os.scandir",
     "os.walk", "os.stat", "os.lstat", "os.access", "os.readlink", "os.path.exists", "os.path.lexists",
-    "os.path.isfile", "os.path.isdir", "os.path.islink", "os.path.getsize", "os.path.getmtime",
-    "os.path.basename", "os.path.dirname", "os.path.realpath", "os.path.abspath", "os.path.expanduser",
-    "glob.glob", "glob.iglob", "fnmatch.fnmatch", "shutil.which", "logging.info", "logging.debug",
+    "os.path.isfile", "os.path.isdir", "os.path.islink", "os.path.getsize", "os.path.getmtime", "glob.glob", "glob.iglob", "fnmatch.fnmatch", "shutil.which", "logging.info", "logging.debug",
     "logging.warning", "sys.exit", "json.loads", "tomllib.loads",
 })
-#: pathlib methods that only read the path they are called on.
+#: pathlib methods that only read the path they are called on, and str methods whose answer is
+#: not a path (a truth, a position).
 PY_PATH_READS = frozenset({"read_text", "read_bytes", "exists", "is_file", "is_dir", "is_symlink", "stat", "lstat",
-                           "iterdir", "glob", "rglob", "resolve", "absolute", "expanduser", "samefile", "match"})
+                           "iterdir", "glob", "rglob", "samefile", "match", "startswith", "endswith", "count",
+                           "find", "rfind", "index"})
+#: Methods that give another path or string made from the one they are called on: its use is
+#: the use of what they give (``"/tmp/statewise-{}".format(uid)``, ``Path(p).resolve()``).
+PY_METHOD_BUILDS = frozenset({"format", "replace", "join", "strip", "lstrip", "rstrip", "split", "rsplit",
+                              "partition", "rpartition", "upper", "lower", "encode", "decode", "resolve", "absolute",
+                              "expanduser", "joinpath", "with_name", "with_suffix", "with_stem"})
 #: Calls that only build a path or a string from their arguments: the use of what they give
 #: is the use of their arguments.
 PY_BUILDS = frozenset({"os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath",
-                       "Path", "PosixPath", "PurePath", "str", "os.fspath", "os.path.normpath"})
+                       "Path", "PosixPath", "PurePath", "str", "os.fspath", "os.path.normpath", "os.path.expanduser",
+                       "os.path.realpath", "os.path.abspath", "os.path.dirname", "os.path.basename", "bytes"})
 #: The calls whose first string argument another language's program only reads or shows.
 READS: dict[str, re.Pattern[str]] = {
     "node": re.compile(r"\b(?:readFileSync|existsSync|readdirSync|statSync|lstatSync|accessSync|readFile|readdir|"
@@ -191,9 +197,13 @@ class _PythonNames:
             return isinstance(call, ast.Call) and self.qualified(call.func) in PY_READS and parent.arg != "file"
         if isinstance(parent, ast.Attribute) and node is parent.value:
             call = self.parents.get(parent)
-            # Path("x").read_text(), "a/b".split("/"), "x".startswith(...): a read of the value.
-            return isinstance(call, ast.Call) and call.func is parent and (
-                parent.attr in PY_PATH_READS or parent.attr in _STR_METHODS or parent.attr in _PATH_MODELLED)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False
+            if parent.attr in PY_METHOD_BUILDS:
+                return self.only_read(call, seen)
+            # Path("x").read_text(), "x".startswith(...): a read; Path("x").write_text(): an
+            # action of its own (commands/inline.py).
+            return parent.attr in PY_PATH_READS or parent.attr in _PATH_MODELLED
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             name = parent.targets[0].id
             if len(self.bound.get(name, [])) != 1 or name in seen:
@@ -213,7 +223,7 @@ class _PythonNames:
                 if inside is not None:
                     continue  # an f-string's pieces are taken with the f-string below
                 if _is_path_like(text) and not self.only_read(node):
-                    found.append(Named(text))
+                    found.append(_known_start(text, parent, node))
             elif isinstance(node, ast.JoinedStr):
                 head = node.values[0] if node.values else None
                 if isinstance(head, ast.Constant) and isinstance(head.value, str) and _is_path_like(head.value) \
@@ -223,12 +233,20 @@ class _PythonNames:
 
 
 #: pathlib methods the analyzer models as writes, deletes and moves (commands/inline.py).
-_PATH_MODELLED = frozenset({"write_text", "write_bytes", "touch", "unlink", "rmdir", "rename", "replace", "open"})
+_PATH_MODELLED = frozenset({"write_text", "write_bytes", "touch", "unlink", "rmdir", "rename", "open"})
 #: os.exec*, os.spawn*, os.posix_spawn*: run as the command they run (commands/inline.py).
 _PY_EXEC = re.compile(r"^os\.(exec|spawn|posix_spawn)[a-z]*$")
-#: str methods: a string they are called on is used as text, not as a path.
-_STR_METHODS = frozenset({"split", "rsplit", "startswith", "endswith", "strip", "lstrip", "rstrip", "format",
-                          "upper", "lower", "join", "encode", "replace", "partition", "rpartition", "count", "find"})
+def _known_start(text: str, parent: ast.AST | None, node: ast.AST) -> Named:
+    """The string as named: only its start when the rest is filled in at run time (the left of
+    ``+``, a ``%`` or ``.format`` template up to its first field)."""
+    if isinstance(parent, ast.BinOp) and parent.left is node:
+        if isinstance(parent.op, ast.Add):
+            return Named(text, prefix=True)
+        if isinstance(parent.op, ast.Mod) and "%" in text:
+            return Named(text[:text.index("%")], prefix=True)
+    if isinstance(parent, ast.Attribute) and parent.attr == "format" and "{" in text:
+        return Named(text[:text.index("{")], prefix=True)
+    return Named(text)
 
 
 def python_names(code: str, modelled: frozenset[str] = frozenset()) -> list[Named] | None:

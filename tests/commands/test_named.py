@@ -70,3 +70,12 @@ def test_the_analysis_carries_the_names_with_the_folder_the_program_runs_in(tmp_
 ])
 def test_a_string_filled_in_at_run_time_is_named_by_its_start(code):
     assert ("/tmp/statewise-", True) in values(python_names(code, PY_MODELLED))
+
+
+@pytest.mark.parametrize(("code", "language"), [
+    ("require('net').createServer().listen('/tmp/statewise-' + process.getuid() + '/x.sock')", "node"),
+    ('IO::Socket::UNIX->new(Local => "/tmp/statewise-" . $< . "/x.sock")', "perl"),
+    ('UNIXServer.new("/tmp/statewise-" + Process.uid.to_s)', "ruby"),
+])
+def test_a_literal_joined_with_what_follows_is_named_by_its_start(code, language):
+    assert ("/tmp/statewise-", True) in values(program_names(code, language))

@@ -282,6 +282,9 @@ def program_names(code: str, language: str) -> list[Named]:
             if value is None:  # interpolated: only its start is known
                 cut = interpolation.search(body) if interpolation is not None else None
                 value, prefix = (body[:cut.start()] if cut else body), True
+            # Joined with what follows (`+`; Perl's `.`; awk's juxtaposition is not read): a start.
+            following = code[literal.end:].lstrip(" \t")[:1]
+            prefix = prefix or following == "+" or (language == "perl" and following == ".")
             if _is_path_like(value) and not (reads is not None and reads.search(code[max(0, i - 80):i])):
                 found.append(Named(value, prefix=prefix))
             i = literal.end

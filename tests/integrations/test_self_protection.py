@@ -5,6 +5,7 @@ repository with a real bare origin and no fs.protected_paths record."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -209,3 +210,81 @@ def test_find_deleting_by_name_reaches_only_what_the_name_matches(project):
     assert named.decision == "deny" and "settings.json" in named.reason, named
     unreadable = project.bash("find . -newer README.md -delete")
     assert unreadable.decision == "deny", unreadable
+
+
+# A program that binds a socket in the warm worker's folder while no worker runs would answer
+# the next hook's checks: a program StateWise cannot model that names a protected path is a write.
+PLANT = "import socket\ns = socket.socket(socket.AF_UNIX)\ns.bind('{sock}')\ns.listen()\n"
+PLANTING = {
+    "python -c": 'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind(\'{sock}\'); s.listen()"',
+    "name bound once": 'python3 -c "import socket; p=\'{sock}\'; s=socket.socket(socket.AF_UNIX); s.bind(p)"',
+    "path joined": 'python3 -c "import os, socket; socket.socket(socket.AF_UNIX).bind(os.path.join(\'{run}\', \'w.sock\'))"',
+    "node -e": "node -e \"require('net').createServer(c => c.end()).listen('{sock}')\"",
+    "perl -e": "perl -e 'use IO::Socket::UNIX; IO::Socket::UNIX->new(Local => \"{sock}\", Listen => 1)'",
+    "ruby -e": "ruby -e 'require \"socket\"; UNIXServer.new(\"{sock}\")'",
+    "heredoc to python": "python3 - <<'EOF'\n" + PLANT + "EOF",
+    "script written and run": "cat > plant.py <<'EOF'\n" + PLANT + "EOF\npython3 plant.py",
+    "script written, then run by path": "cat > plant <<'EOF'\n#!/usr/bin/env python3\n" + PLANT + "EOF\n"
+                                        "chmod +x plant && ./plant",
+}
+
+
+@pytest.fixture(scope="module")
+def guarded(project, tmp_path_factory):
+    # The worker's folder named by the settings, with no worker running in it.
+    run = tmp_path_factory.mktemp("run")
+    run.chmod(0o700)
+    return dataclasses.replace(project, env={**project.env, "STATEWISE_RUNTIME_DIR": str(run)}), run
+
+
+@pytest.mark.parametrize("form", list(PLANTING))
+def test_a_program_that_plants_a_fake_worker_is_denied(guarded, form):
+    project, run = guarded
+    answer = project.bash(PLANTING[form].format(sock=f"{run}/abc.sock", run=run))
+    assert answer.decision == "deny", (form, answer)
+    assert "warm worker" in answer.reason, (form, answer)
+    assert not any(run.iterdir())
+
+
+def test_a_workspace_script_that_plants_a_fake_worker_is_denied(guarded):
+    project, run = guarded
+    (project.work / "src" / "serve_guard.py").write_text(PLANT.format(sock=f"{run}/abc.sock"))
+    answer = project.bash("python3 src/serve_guard.py")
+    assert answer.decision == "deny" and "warm worker" in answer.reason, answer
+
+
+def test_the_default_worker_folder_named_by_its_start_is_denied(project):
+    # No runtime folder set: the worker's folder is /tmp/statewise-<uid>, and a program that
+    # computes the rest of that name at run time still names it.
+    env = {k: v for k, v in project.env.items() if k not in ("STATEWISE_RUNTIME_DIR", "XDG_RUNTIME_DIR")}
+    bare = dataclasses.replace(project, env=env)
+    answer = bare.bash('python3 -c "import os, socket; socket.socket(socket.AF_UNIX)'
+                       ".bind(f'/tmp/statewise-{os.getuid()}/x.sock')\"")
+    assert answer.decision == "deny" and "warm worker" in answer.reason, answer
+
+
+def test_programs_that_write_statewises_store_or_cache_unmodelled_are_denied(project):
+    cache = project.env["STATEWISE_CACHE_DIR"]
+    for command in ("python3 -c \"import sqlite3; sqlite3.connect('.statewise/store.db').execute('delete from records')\"",
+                    f"python3 -c \"import os; os.mkfifo('{cache}/contract-digests.json')\""):
+        answer = project.bash(command)
+        assert answer.decision == "deny", (command, answer)
+
+
+ORDINARY_PROGRAMS = [
+    "python3 -c \"print(open('.statewise/config.toml').read())\"",
+    "python3 -c \"import json; print(json.load(open('.claude/settings.json'))['hooks'].keys())\"",
+    "python3 -c \"from pathlib import Path; print(Path('.statewise/config.toml').read_text())\"",
+    "node -e \"console.log(require('fs').readFileSync('.claude/settings.json', 'utf8'))\"",
+    "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.bind('/tmp/app-test.sock')\"",
+    "python3 -c \"import json; print(json.dumps({'a': 1}))\"",
+    "cat > build/notes.py <<'EOF'\nprint('hello')\nEOF\npython3 build/notes.py",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY_PROGRAMS)
+def test_ordinary_inline_programs_still_pass(guarded, command):
+    project, run = guarded
+    assert project.bash(command).decision not in ("deny", "ask"), command
+    listing = project.bash(f"python3 -c \"import os; print(os.listdir('{run}'))\"")
+    assert listing.decision not in ("deny", "ask"), listing

@@ -236,10 +236,13 @@ def test_a_dead_workers_socket_is_checked_here_and_a_new_worker_takes_over(world
     assert _status(runtime) == {**second, "served": 1}
 
 
-@pytest.mark.parametrize("reply", [b"", b"\x00\x00\x00\x05oops", b"\x00\x00\x00\x00"])
+@pytest.mark.parametrize("reply", [b"", b"\x00\x00\x00\x05oops", b"\x00\x00\x00\x00",
+                                   warm._frames([b"{}", b"", b"0"])])  # the last: a well-formed pass
 def test_a_socket_that_answers_nonsense_is_not_trusted(world, tmp_path, reply):
-    # Something listening under the worker's name that closes, cuts off or answers no decision:
-    # the hook checks the call itself and gives the right answer.
+    # Something listening under the worker's name that closes, cuts off, answers no decision or
+    # answers a pass: this interpreter, but not holding the worker's lock, so the hook sends it
+    # nothing (not the call, not its environment), checks the call itself and gives the right
+    # answer.
     sandbox, runtime, env = world
     runtime.mkdir(mode=0o700)
     payload = _write(sandbox, "app.py")
@@ -256,13 +259,19 @@ def test_a_socket_that_answers_nonsense_is_not_trusted(world, tmp_path, reply):
         process.stdin.write(payload)
         process.stdin.close()
         connection, _ = listener.accept()
-        connection.sendall(reply)
+        connection.settimeout(30)
+        sent = connection.recv(1 << 16)
+        try:
+            connection.sendall(reply)
+        except BrokenPipeError:
+            pass  # the hook hung up at once
         connection.close()
         stdout, stderr = process.stdout.read(), process.stderr.read()
         code = process.wait(timeout=60)
     finally:
         listener.close()
     assert _same((code, stdout.strip(), stderr.strip())) == expected
+    assert sent == b""
 
 
 def test_a_slow_check_in_the_worker_is_blocked_at_the_hooks_deadline(world, tmp_path):

@@ -293,7 +293,8 @@ def analyze_command(command: str, *, cwd: str | Path, workspace: str | Path | No
     unguarded = tuple(part.strip() for part in analyzer.unguarded)
     sessions = tuple(what for what, _ in analyzer.sessions)
     return ShellAnalysis(command=command, actions=actions, unresolved=reasons, unguarded=unguarded,
-                         read_only=not actions and not unguarded and not sessions, sessions=sessions)
+                         read_only=not actions and not unguarded and not sessions, sessions=sessions,
+                         named=tuple(dict.fromkeys(analyzer.named)))
 
 
 def command_disagreement(action: Action, *, cwd: str | Path, workspace: str | Path | None = None,

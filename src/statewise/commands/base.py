@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from statewise.actions import Action
+from statewise.commands.named import Named
 from statewise.commands.rules import CommandRules
 from statewise.commands.words import _UNKNOWN_HEAD, _Call, _Ctx, _Parsed, _Repo, _Spec, _Word
 from statewise.contract import Contract
@@ -53,6 +54,10 @@ class ShellAnalysis:
     #: With ``typed_input``: the parts that start a program reading what is later typed into the
     #: terminal (an interpreter, a shell, an editor), each worded; the hook asks at their start.
     sessions: tuple[str, ...] = ()
+    #: The strings the programs the command runs name (``python -c``, ``node -e``, a workspace
+    #: script) where StateWise cannot show the program only reads them (:mod:`.named`): the
+    #: hook's self-protection denies one that names a protected path.
+    named: tuple[Named, ...] = ()
 
     @property
     def operations(self) -> tuple[str, ...]:
@@ -83,6 +88,7 @@ class _Base:
         # hook call): a program reading its terminal is then a session to ask about, not a fail.
         self.typed_input = False
         self.sessions: list[tuple[str, str]] = []
+        self.named: list[Named] = []  # strings programs name and may do more than read (named.py)
         self.declared_calls: list[_Call] = []  # the calls the command rules already classified
         self.heads: dict[str, str] = {}
         self.git_cache: dict[tuple[Any, ...], str | None] = {}

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from statewise.commands.base import _Base
-from statewise.commands.sed import read_sed_script
+from statewise.commands.sed import read_sed_script, sed_words
 from statewise.commands.tables import (
     _DEV_FILES,
 )
@@ -231,20 +231,13 @@ class _Files(_Base):
         self.write_paths(call, parsed.positionals, via="truncate")
 
     def sed(self, call: _Call) -> None:
-        spec = _Spec.of(flags="-n -E -r -s -u -z --quiet --silent --regexp-extended --separate --unbuffered "
-                              "--null-data --posix --debug --sandbox --follow-symlinks --help --version",
-                        valued="-e -f -l --expression --file --line-length", optional="-i --in-place")
-        parsed = _parse(call.args, spec)
+        found = sed_words(call.args)  # sed's options: one table (commands/sed.py)
+        parsed = found.parsed
         if not self.parsed_ok(call, parsed, "sed"):
             return
-        files = list(parsed.positionals)
-        in_place = parsed.has("-i", "--in-place")
-        if in_place and files and files[0].value == "" and parsed.value("-i", "--in-place") is None:
-            files = files[1:]  # BSD sed: -i '' (no backup suffix)
-        scripts: list[str | None] = list(parsed.values("-e", "--expression"))
-        if not parsed.has("-e", "--expression", "-f", "--file"):
-            scripts.append(files[0].value if files else "")
-            files = files[1:]
+        files = [call.args[index] for index in found.files]
+        in_place = found.in_place
+        scripts = [text for _, text in found.scripts]
         if parsed.has("-f", "--file") and not parsed.has("--sandbox"):
             self.fail("`sed -f` runs a script file StateWise does not read (it may write files or run commands)",
                       call.part)

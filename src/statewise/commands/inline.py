@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from statewise.commands.inside import _Inside
+from statewise.commands.named import _CLOSERS, Named, _interpolates, _string_at, program_names, python_names
 from statewise.commands.tables import _SESSIONS
 from statewise.commands.words import _Call, _Ctx, _Word
 
@@ -43,6 +44,9 @@ _PY_MOVE = frozenset({"os.rename", "os.replace", "shutil.move", "os.renames"})
 _PY_COPY = frozenset({"shutil.copy", "shutil.copy2", "shutil.copyfile", "shutil.copytree"})
 _PY_OPEN = frozenset({"open", "io.open", "builtins.open", "codecs.open"})
 _PY_CODE = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+#: The calls read here as actions of their own (a command run, a file written, deleted, moved):
+#: a string given to one is checked as that action (commands/named.py).
+PY_MODELLED = _PY_RUN_ARGV_OR_SHELL | _PY_RUN_SHELL | _PY_COPY | _PY_MOVE | frozenset(_PY_DELETE)
 #: pathlib methods: what they do to the path they are called on.
 _PATH_WRITE = frozenset({"write_text", "write_bytes", "touch"})
 _PATH_DELETE = frozenset({"unlink", "rmdir"})
@@ -483,60 +487,6 @@ _CALLS: dict[str, tuple[_Pattern, ...]] = {
 }
 #: Commands quoted inside a program: perl and ruby backticks and qx//, %x().
 _BACKTICKS = {"perl": re.compile(r"`([^`]*)`|\bqx\s*([{(\[<|/!])"), "ruby": re.compile(r"`([^`]*)`|%x([{(\[<|!])")}
-_CLOSERS = {"{": "}", "(": ")", "[": "]", "<": ">"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Literal:
-    value: str | None  # None: interpolated, only known at run time
-    end: int
-
-
-def _string_at(code: str, start: int, language: str) -> _Literal | None:
-    """The string literal starting at ``start`` (after whitespace), or None if there is none."""
-    i = start
-    while i < len(code) and code[i] in " \t":
-        i += 1
-    if i >= len(code):
-        return None
-    quote = code[i]
-    if language == "perl" and code.startswith(("q(", "q{", "qq(", "qq{"), i):
-        double = code[i + 1] == "q"
-        opener = code[i + (2 if double else 1)]
-        close = code.find(_CLOSERS[opener], i)
-        if close < 0:
-            return None
-        body = code[i + (3 if double else 2):close]
-        return _Literal(None if double and _interpolates(body, language) else body, close + 1)
-    if quote not in "'\"`":
-        return None
-    if quote == "`" and language != "node":
-        return None
-    j = i + 1
-    out: list[str] = []
-    while j < len(code) and code[j] != quote:
-        if code[j] == "\\" and j + 1 < len(code):
-            nxt = code[j + 1]
-            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt) if quote != "'" or nxt in "'\\" else "\\" + nxt)
-            j += 2
-            continue
-        out.append(code[j])
-        j += 1
-    if j >= len(code):
-        return None
-    body = "".join(out)
-    dynamic = quote != "'" and _interpolates(code[i + 1:j], language) if language != "awk" else False
-    return _Literal(None if dynamic else body, j + 1)
-
-
-def _interpolates(body: str, language: str) -> bool:
-    if language == "perl":
-        return bool(re.search(r"(?<!\\)[$@][\w{:]", body))
-    if language == "ruby":
-        return "#{" in body
-    if language == "node":
-        return "${" in body
-    return False
 
 
 def _literals_after(code: str, start: int, language: str, *, first_only: bool = False
@@ -703,6 +653,7 @@ class _Inline(_Inside):
             self.fail(f"cannot check {where}: {effects}", call.part)
             return
         ctx = cwd_ctx or call.ctx
+        self.note_names(python_names(code, PY_MODELLED) or [], ctx, where)
         for effect in effects:
             label = f"{where} (line {effect.line}, {effect.what})" if effect.line else f"{where} ({effect.what})"
             if effect.kind == "unknown":
@@ -715,6 +666,12 @@ class _Inline(_Inside):
             else:
                 self.effect(call, ctx, effect.kind, effect.values, label, recursive=effect.recursive,
                             cwd=effect.cwd, via=effect.what)
+
+    def note_names(self, names: Sequence[Named], ctx: _Ctx, where: str) -> None:
+        """Keep the strings a program names and may do more than read, with the folder it runs
+        in, for the hook's self-protection (:mod:`.named`)."""
+        cwd = str(ctx.cwd) if ctx.cwd is not None else None
+        self.named += [Named(name.value, name.prefix, cwd, where) for name in names]
 
     def effect(self, call: _Call, ctx: _Ctx, kind: str, values: Sequence[str], label: str, *, recursive: bool,
                via: str, cwd: str | None = None) -> None:
@@ -756,6 +713,7 @@ class _Inline(_Inside):
         """A Perl/Node/Ruby/awk program: the commands and paths its literals name."""
         if not self.spend_lines(call, code, where):
             return
+        self.note_names(program_names(code, language), call.ctx, where)
         for found in program_effects(code, language):
             label = f"{where} ({found.what})"
             if found.effect == "unknown":

@@ -24,6 +24,23 @@ from statewise.commands.tables import (
 )
 from statewise.commands.words import _UV_RUN, _UVX, _Call, _parse, _Parsed, _Spec, _Word
 
+#: Modules whose ``python -m`` runs what the program of that name runs, and is read by the same
+#: reading (the contract's command rule for ``pytest``: its test path, its read-only options).
+_MODULE_PROGRAMS = frozenset({"pytest"})
+
+
+def _module_as_program(call: _Call, module: str, rest: Sequence[_Word]) -> _Call:
+    """``python -m pytest ARGS`` as the call ``pytest ARGS``, the words before it (``python
+    -m``, a runner's ``uv run``) kept in its normalized text, which stays the command as typed."""
+    before = call.kept + call.words[:len(call.words) - len(rest)]
+    last = before[-1].value if before else None
+    if last == module:
+        before = before[:-1]
+    elif last is not None and last.endswith(module):  # -mpytest: the module attached to its option
+        before = [*before[:-1], _Word.literal(last[:-len(module)])]
+    return _Call([_Word.literal(module), *rest], call.env, call.ctx, call.part, before)
+
+
 #: Modules whose ``python -m`` is a console reading what is typed into the terminal.
 _CONSOLE_MODULES = frozenset({"code", "asyncio", "pdb", "IPython", "ptpython", "bpython", "idlelib"})
 
@@ -200,7 +217,9 @@ class _Python(_Projects):
             self.stdin_program(call, f"an interactive console (-m {module})")  # runs what it reads
         elif module == "pip":
             self.pip_command(call, list(rest), interpreter=interpreter, how="python -m pip")
-        elif module in ("pytest", "unittest", "tox", "nox", "green", "ward"):
+        elif module in _MODULE_PROGRAMS:
+            self.dispatch(_module_as_program(call, module, rest))
+        elif module in ("unittest", "tox", "nox", "green", "ward"):
             self.test_run(call, rest)
         elif module == "venv":
             self.venv(call, list(rest), interpreter=interpreter, via="python -m venv")

@@ -15,11 +15,51 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from statewise.commands.words import _parse, _Parsed, _Spec, _Word
+
 # Every command of GNU sed, a superset of BSD's and busybox's (`L` was GNU's until 4.2 and is
 # read here as unknown, not as refused); a command position holding anything else makes every
 # one of them refuse the script.
 _COMMANDS = frozenset("{}=:#abcdDeFgGhHilLnNpPqQrRstTvwWxyz")
 _SIMPLE = frozenset("=dDgGhHlnNpPqQxzF")  # no argument, or an optional number (l 5, q 1)
+
+
+#: sed's options (GNU's, which accepts BSD's and busybox's): one table for the file tools'
+#: reading (commands/files.py) and for the words' reading of the self-protection's secret check
+#: (:func:`sed_text_operands`).
+SED_OPTIONS = _Spec.of(flags="-n -E -r -s -u -z --quiet --silent --regexp-extended --separate --unbuffered "
+                             "--null-data --posix --debug --sandbox --follow-symlinks --help --version",
+                       valued="-e -f -l --expression --file --line-length", optional="-i --in-place")
+
+
+@dataclass(frozen=True, slots=True)
+class SedWords:
+    """A sed command line read with :data:`SED_OPTIONS`: each script (the index of the word
+    holding it, None when it shares its option's word, ``-eSCRIPT``, or when there is none)
+    with its text, and the indexes of the operands that are files."""
+
+    parsed: _Parsed
+    scripts: tuple[tuple[int | None, str | None], ...]
+    files: tuple[int, ...]
+    in_place: bool
+
+
+def sed_words(words: Sequence[_Word]) -> SedWords:
+    """``words`` (the words after ``sed``) read as sed reads them: ``-e``/``--expression``
+    scripts, else the first operand; BSD's ``-i ''`` (an empty backup suffix as its own word)
+    is no file. Check ``parsed.error`` first."""
+    parsed = _parse(words, SED_OPTIONS)
+    operands = list(parsed.positions)
+    in_place = parsed.has("-i", "--in-place")
+    if in_place and operands and words[operands[0]].value == "" and parsed.value("-i", "--in-place") is None:
+        operands = operands[1:]  # BSD sed: -i '' (no backup suffix)
+    scripts: list[tuple[int | None, str | None]] = [
+        (at, value) for (name, value), at in zip(parsed.options, parsed.value_words, strict=True)
+        if name in ("-e", "--expression")]
+    if not parsed.has("-e", "--expression", "-f", "--file"):
+        scripts.append((operands[0], words[operands[0]].value) if operands else (None, ""))
+        operands = operands[1:]
+    return SedWords(parsed, tuple(scripts), tuple(operands), in_place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,52 +218,15 @@ def read_sed_script(script: str) -> SedScript | None:
 def sed_text_operands(args: Sequence[str]) -> tuple[frozenset[int], tuple[str, ...]] | None:
     """For sed's arguments ``args`` (the words after ``sed``, quotes removed): the indexes of
     the words that are script text, and the files the script names (``r``, ``R``, ``w``,
-    ``W``). None when the script is not read here: it runs commands, cannot be read, or comes
-    from a file (``-f``); every word then stays what it looks like."""
-    scripts: list[int] = []
-    expression = False
-    i = 0
-    operands: list[int] = []
-    options_done = False
-    while i < len(args):
-        word = args[i]
-        if options_done or word == "-" or not word.startswith("-"):
-            operands.append(i)
-        elif word == "--":
-            options_done = True
-        elif word.startswith("--"):
-            name, equals, _ = word.partition("=")
-            if name in ("--file",):
-                return None
-            if name in ("--expression", "--line-length") and not equals:
-                if name == "--expression":
-                    scripts.append(i + 1)
-                    expression = True
-                i += 1
-            elif name == "--expression":
-                return None  # the script shares its word with the option name: not split here
-        else:
-            for k, letter in enumerate(word[1:], start=1):
-                if letter == "f":
-                    return None
-                if letter == "i":
-                    break  # -i[SUFFIX]: the rest of the word is the suffix
-                if letter in "el":
-                    if k + 1 < len(word):
-                        return None  # -e's script attached to it: not split here
-                    if letter == "e":
-                        scripts.append(i + 1)
-                        expression = True
-                    i += 1
-                    break
-        i += 1
-    if not expression:
-        if not operands:
-            return None
-        scripts = [operands[0]]
-    if any(index >= len(args) for index in scripts):
+    ``W``). None when the script is not read here: it runs commands, cannot be read, comes
+    from a file (``-f``), shares its word with its option (``-eSCRIPT``), or the options are
+    not sed's; every word then stays what it looks like."""
+    found = sed_words([_Word.literal(arg) for arg in args])
+    if found.parsed.error or found.parsed.has("-f", "--file") or not found.scripts:
         return None
-    read = read_sed_script("\n".join(args[index] for index in scripts))
+    if any(at is None for at, _ in found.scripts):
+        return None
+    read = read_sed_script("\n".join(text or "" for _, text in found.scripts))
     if read is None or read.runs:
         return None
-    return frozenset(scripts), read.reads + read.writes
+    return frozenset(at for at, _ in found.scripts if at is not None), read.reads + read.writes

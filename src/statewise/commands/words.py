@@ -233,6 +233,16 @@ class _Parsed:
     rest: int | None = None  # with stop_at_positional: the index of the first positional
     error: str | None = None
     dynamic: list[str] = field(default_factory=list)  # options whose value is only known at run time
+    # Where each option's value came from: the index of the word after the option (a separate
+    # value), or None (attached to the option's own word, or no value); and the index of each
+    # positional. For readers that work on word positions (commands/sed.py).
+    value_words: list[int | None] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+
+    def add(self, name: str, value: str | None, value_word: int | None = None) -> None:
+        """An option seen, with its value and the index of the word holding a separate value."""
+        self.options.append((name, value))
+        self.value_words.append(value_word)
 
     def has(self, *names: str) -> bool:
         return any(name in names for name, _ in self.options)
@@ -261,6 +271,7 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
                 parsed.rest = i
                 return parsed
             parsed.positionals.append(word)
+            parsed.positions.append(i)
             i += 1
             continue
         if value == "--":
@@ -268,6 +279,7 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
                 parsed.rest = i + 1
                 return parsed
             parsed.positionals.extend(words[i + 1:])
+            parsed.positions.extend(range(i + 1, len(words)))
             return parsed
         if value.startswith("--"):
             name, equals, attached = value.partition("=")
@@ -278,9 +290,9 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
                     name = matches[0]
             if name in spec.valued:
                 if equals:
-                    parsed.options.append((name, attached))
+                    parsed.add(name, attached)
                 elif i + 1 < len(words):
-                    parsed.options.append((name, words[i + 1].value))
+                    parsed.add(name, words[i + 1].value, i + 1)
                     if words[i + 1].value is None:
                         parsed.dynamic.append(name)
                     i += 1
@@ -288,11 +300,11 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
                     parsed.error = f"option {name} needs a value"
                     return parsed
             elif name in spec.optional:
-                parsed.options.append((name, attached if equals else None))
+                parsed.add(name, attached if equals else None)
             elif name in spec.flags and not equals:
-                parsed.options.append((name, None))
+                parsed.add(name, None)
             elif spec.allow_unknown:
-                parsed.options.append((name, attached if equals else None))
+                parsed.add(name, attached if equals else None)
             else:
                 parsed.error = f"unknown option {value}"
                 return parsed
@@ -305,9 +317,9 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
             remainder = cluster[j + 1:]
             if option in spec.valued:
                 if remainder:
-                    parsed.options.append((option, remainder))
+                    parsed.add(option, remainder)
                 elif i + 1 < len(words):
-                    parsed.options.append((option, words[i + 1].value))
+                    parsed.add(option, words[i + 1].value, i + 1)
                     if words[i + 1].value is None:
                         parsed.dynamic.append(option)
                     i += 1
@@ -316,10 +328,10 @@ def _parse(words: Sequence[_Word], spec: _Spec) -> _Parsed:
                     return parsed
                 break
             if option in spec.optional:
-                parsed.options.append((option, remainder or None))
+                parsed.add(option, remainder or None)
                 break
             if option in spec.flags or spec.allow_unknown:
-                parsed.options.append((option, None))
+                parsed.add(option, None)
                 j += 1
                 continue
             parsed.error = f"unknown option {option}" + (f" (in {value})" if len(cluster) > 1 else "")

@@ -26,11 +26,11 @@ import os
 import re
 import shlex
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statewise.actions import Action
 from statewise.contract import Contract, builtin_contract, load_contract
@@ -44,6 +44,9 @@ from statewise.protection import Places
 from statewise.records import SourceKind
 from statewise.store import default_location, open_store
 from statewise.workspace import derive_task_scope, find_repository_root, git_answers_kept
+
+if TYPE_CHECKING:  # the command model is imported when a call needs it
+    from statewise.commands.named import Named
 
 __all__ = ["AGENT_TOOLS", "HookOutcome", "HookRequest", "log_path", "parse_hook_input", "run_hook"]
 
@@ -158,12 +161,15 @@ def _patch_actions(tool_input: Mapping[str, Any], cwd: Path, workspace: Path,
 
 
 def actions_for(request: HookRequest, workspace: Path, contract: Contract | None = None, *,
-                unguarded: list[str] | None = None, sessions: list[str] | None = None) -> tuple[list[Action], str]:
+                unguarded: list[str] | None = None, sessions: list[str] | None = None,
+                named: list[Named] | None = None) -> tuple[list[Action], str]:
     """The actions a tool call would perform, and a short description of the call (``contract``'s
     ``commands:`` rules classify programs the shell normalizer has no built-in handling for).
     ``unguarded``, when given, receives the simple commands no reader or rule understands;
     ``sessions``, for a client that can type into a running command later (Codex), the programs
-    the command starts that read and run what is typed into their terminal."""
+    the command starts that read and run what is typed into their terminal; ``named``, the
+    strings the programs the command runs name and may do more than read (for the
+    self-protection)."""
     from statewise.commands import analyze_command, file_actions
 
     tools = AGENT_TOOLS[request.agent]
@@ -189,6 +195,8 @@ def actions_for(request: HookRequest, workspace: Path, contract: Contract | None
             unguarded.extend(analysis.unguarded)
         if sessions is not None:
             sessions.extend(analysis.sessions)
+        if named is not None:
+            named.extend(analysis.named)
         return list(analysis.actions), command
     if request.tool_name in tools["read"]:
         return [], f"{request.tool_name} (a read: only secrets are checked)"
@@ -249,8 +257,8 @@ def _repair_note(decision: Decision) -> str:
     return corrections(decision)
 
 
-def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None
-               ) -> tuple[str | None, str | None]:
+def _protected(request: HookRequest, actions: list[Action], workspace: Path, places: Places | None,
+               named: Sequence[Named] = ()) -> tuple[str | None, str | None]:
     """What the built-in protection says (:mod:`statewise.integrations.protect`): a deny reason
     for a write, delete or move of a protected target, else a question for a secret read."""
     if places is None:
@@ -260,7 +268,7 @@ def _protected(request: HookRequest, actions: list[Action], workspace: Path, pla
     command = request.tool_input.get("command") if request.tool_name in AGENT_TOOLS[request.agent]["shell"] else None
     if isinstance(command, list):
         command = shlex.join(str(part) for part in command)
-    findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places)
+    findings = findings_for(actions, command if isinstance(command, str) else None, workspace, places, named=named)
     if request.tool_name in AGENT_TOOLS[request.agent]["read"]:
         from statewise.integrations.protect import read_findings
 
@@ -283,8 +291,10 @@ def _pre(request: HookRequest, *, store_location: str | None, contract: Contract
     workspace = request.cwd.resolve()
     unguarded: list[str] = []
     sessions: list[str] = []
-    actions, description = actions_for(request, workspace, contract, unguarded=unguarded, sessions=sessions)
-    denied, question = _protected(request, actions, workspace, places)
+    named: list[Named] = []
+    actions, description = actions_for(request, workspace, contract, unguarded=unguarded, sessions=sessions,
+                                       named=named)
+    denied, question = _protected(request, actions, workspace, places, named)
     if denied:
         return _render(request.agent, "deny", denied, on_pass)
     if sessions:

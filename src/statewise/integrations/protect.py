@@ -20,10 +20,14 @@ import shlex
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statewise.actions import Action
 from statewise.integrations.hook_files import runtime_directory
 from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
+
+if TYPE_CHECKING:  # the command model is imported by the call that needs it
+    from statewise.commands.named import Named
 from statewise.workspace import find_repository_root, git_output
 
 __all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched", "read_findings"]
@@ -336,18 +340,24 @@ def _statewise_command(words: Sequence[str]) -> Finding | None:
     return None
 
 
-def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, places: Places) -> list[Finding]:
-    """Every protected target the call reaches: first what its actions write or delete, then,
-    for a shell command, what its words name (files written through the environment, programs
-    run from a file the command itself wrote, secrets read)."""
+def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, places: Places, *,
+                 named: Sequence[Named] = ()) -> list[Finding]:
+    """Every protected target the call reaches: first what its actions write or delete, then
+    what the programs it runs name and may do more than read (``named``), then, for a shell
+    command, what its words name (files written through the environment, programs run from a
+    file the command itself wrote, secrets read)."""
     workspace = cwd
     found = _action_findings(actions, workspace, places)
+    found += [finding for finding in _named_findings(named, cwd, places)
+              if finding.target not in {f.target for f in found}]
     if command is None:
         return found
     from statewise.commands.heredocs import data_heredoc_spans
 
     # A here-document that is only a file's content (`cat <<'EOF' > x.py`) names no file read.
+    bodies = []
     for start, end in reversed(data_heredoc_spans(command)):
+        bodies.append(command[start:end])
         command = command[:start] + command[end:]
     segments = _segments(command)
     if segments is None:
@@ -356,6 +366,8 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
     # changes (`chmod +x run.sh && ./run.sh`) runs what it held, which the normalizer reads.
     written = {os.path.realpath(_absolute(str(a.args["path"]), workspace))
                for a in actions if a.operation == "fs.write" and a.args.get("path") and not a.args.get("attributes")}
+    if bodies and written and _runs_written(segments, written, cwd, places.home):
+        found += _written_program_findings(bodies, cwd, places, {f.target for f in found})
     # A word an action already writes or deletes was checked as that use (a new .env.local that
     # `cp .env.example .env.local` creates is not a read of a secret).
     seen = {finding.path for finding in found} | {
@@ -402,6 +414,124 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
                 if finding is not None:
                     seen.add(absolute)
                     found.append(finding)
+    return found
+
+
+#: Programs that run the file named as their first operand (`python3 plant.py`, `bash x.sh`).
+_INTERPRETERS = frozenset({"python", "python3", "python2", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
+                           "bash", "sh", "zsh", "dash", "ksh", "source", ".", "awk", "gawk"})
+
+
+def _runs_written(segments: Sequence[tuple[list[str], bool]], written: set[str], cwd: Path, home: Path) -> bool:
+    """Whether a simple command runs a file the command writes: as the program, or as the
+    script operand of an interpreter (``cat > plant.py <<'EOF' ... EOF && python3 plant.py``)."""
+    for segment, _ in segments:
+        at = 0
+        while at < len(segment) and (_ASSIGNMENT.match(segment[at]) or os.path.basename(segment[at]) in _PREFIXES):
+            at += 1
+        candidates = segment[at:at + 1]
+        # Any interpreter word, not only the first: a line break is no separator to this scan.
+        for index, word in enumerate(segment):
+            program = os.path.basename(word)
+            if program in _INTERPRETERS or re.fullmatch(r"python\d(\.\d+)?", program):
+                candidates += [w for w in segment[index + 1:] if not w.startswith("-")][:1]
+        for word in candidates:
+            if os.path.realpath(_absolute(_expand(word, cwd, home), cwd)) in written:
+                return True
+    return False
+
+
+def _written_program_findings(bodies: Sequence[str], cwd: Path, places: Places, known: set[Path]) -> list[Finding]:
+    """StateWise's own files and folders named in the text of a file the command writes and then
+    runs: a program StateWise has not read (it does not exist yet when the call is checked) that
+    names a protected path is taken to write it."""
+    found: list[Finding] = []
+    for body in bodies:
+        for piece in _PIECES.split(body):
+            if not piece or not ("/" in piece or piece.startswith(("~", "."))):
+                continue
+            absolute = Path(os.path.normpath(_absolute(_expand(piece, cwd, places.home), cwd)))
+            finding = check_path(absolute, "write", places)
+            if finding is None or finding.secret or finding.target in known:
+                continue
+            known.add(finding.target)
+            found.append(Finding(finding.path, finding.target, finding.why, "deny", "write", secret=False,
+                                 said=f"this call writes a program that names {finding.path} and runs it: "
+                                      "StateWise cannot read a program before it exists, and a program the guard "
+                                      f"cannot model that names a protected path is taken to write it, which "
+                                      f"StateWise protects: {finding.why}"))
+    return found
+
+
+def _self_roots(places: Places) -> tuple[str, ...]:
+    """The self-protected targets as plain path strings, as written and resolved (a glob's
+    folder for a glob), each also with a trailing ``/``: whatever check_path can match for a
+    write is one of them or starts with one."""
+    roots: set[str] = set()
+    for target, _, _ in self_targets(places):
+        text = str(target)
+        cut = min((text.index(c) for c in "*?[" if c in text), default=None)
+        if cut is not None:
+            text = os.path.dirname(text[:cut])
+        roots.update({os.path.normpath(text), os.path.realpath(text)})
+    # Each as itself and as a folder (`str.startswith` takes the tuple at once).
+    return (*roots, *(root.rstrip("/") + "/" for root in roots))
+
+
+def _named_findings(named: Sequence[Named], cwd: Path, places: Places) -> list[Finding]:
+    """StateWise's own files and folders named inside a program (``python -c``, ``node -e``, a
+    heredoc to an interpreter, a workspace script) that StateWise cannot show only reads them
+    (commands/named.py): a program the guard cannot model that names a protected path is taken
+    to write it (``socket.bind`` in the warm worker's folder plants a process that answers the
+    guard's checks). A string known only by its start names whatever starts so (the start of
+    the worker's folder's own name, ``f"/tmp/statewise-{uid}"``). Secrets are left to the
+    words' check (a read is asked, never denied)."""
+    found: list[Finding] = []
+    targets: list[tuple[str, str]] | None = None
+    roots: tuple[str, ...] | None = None
+    resolved: dict[str, str] = {}
+    for name in named:
+        base = Path(name.cwd) if name.cwd else cwd
+        text = _expand(name.value, base, places.home)
+        if name.prefix and not text.startswith(("/", "~")):
+            continue  # a relative start (`f"{x}..."` aside) could be anything under the folder: its whole
+            # value is checked when known
+        # Plain strings first (pathlib costs more than the rest of this loop): most strings of a
+        # program are nowhere near StateWise's files, and check_path (which resolves every
+        # target anew) runs only for those that are, or lie inside, one of them.
+        plain = os.path.normpath(os.path.join(str(base), os.path.expanduser(text)))
+        if roots is None:
+            roots = _self_roots(places)
+        # Resolved through its folder (cached: a program's strings share folders).
+        folder, leaf = os.path.split(plain)
+        if folder not in resolved:
+            resolved[folder] = os.path.realpath(folder)
+        near = (plain, os.path.join(resolved[folder], leaf))
+        if not name.prefix and not any(p in roots or p.startswith(roots) or "/.statewise" in p for p in near):
+            continue
+        absolute = Path(plain)
+        finding = check_path(absolute, "write", places)
+        if finding is not None and finding.secret:
+            finding = None
+        if finding is None and name.prefix:
+            if targets is None:
+                targets = [(str(target), why) for target, _, why in self_targets(places)
+                           if not any(c in str(target) for c in "*?[")]
+            start = str(_absolute(text, base))
+            for target, why in targets:
+                # The start reaches into the folder's own name, not only its parent's.
+                if target.startswith(start) and len(start) > len(os.path.dirname(target)) + 1:
+                    finding = Finding(Path(target), Path(target), why, "deny", "write", secret=False)
+                    break
+        if finding is None:
+            continue
+        if finding.target in {f.target for f in found}:
+            continue
+        found.append(Finding(finding.path, finding.target, finding.why, "deny", "write", secret=False,
+                             said=f"this call runs {name.where}, which names {finding.path}"
+                                  f"{'...' if name.prefix else ''} and StateWise cannot show it only reads it (a "
+                                  "program the guard cannot model that names a protected path is taken to write "
+                                  f"it), which StateWise protects: {finding.why}"))
     return found
 
 

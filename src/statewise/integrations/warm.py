@@ -238,6 +238,8 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
             connection = waited
             remaining = deadline_at - time.monotonic()
             connection.settimeout(max(0.05, remaining))
+        if not _peer_is_worker(connection, directory, stamp):
+            return None  # not shown to be the worker: nothing is sent to it (the environment included)
         environment = [f"{name}={value}".encode("utf-8", "surrogateescape") for name, value in os.environ.items()]
         umask = os.umask(0o022)
         os.umask(umask)
@@ -255,6 +257,39 @@ def _ask(agent: str, event: str, raw: str, options: dict[str, str | None], deadl
     if len(answer) != 3 or not answer[2].lstrip(b"-").isdigit():
         return None
     return answer[0].decode("utf-8", "replace"), answer[1].decode("utf-8", "replace"), int(answer[2])
+
+
+def _peer_is_worker(connection: socket, directory: str, stamp: str) -> bool:
+    """Whether the process listening on ``connection``'s other end is shown to be the worker for
+    ``stamp``: the kernel's ``SO_PEERCRED`` names the process that listens (and its user, this
+    one's), ``/proc/<pid>/exe`` is this interpreter, that process holds ``<stamp>.lock`` open and
+    the lock is held. A process the agent started to listen there (a ``python -c`` binding the
+    socket while no worker ran) fails it unless it also took the worker's lock, and the hook
+    then checks the call itself. False where it cannot be shown (no ``SO_PEERCRED``, no
+    ``/proc``): the hook checks the call itself. Same-user processes can still impersonate one
+    another (docs/integrations.md, "The warm worker"): this is the second layer, beside the
+    guard denying the agent any program that names the worker's folder."""
+    import _socket
+    import os
+
+    try:
+        credentials = connection.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        pid = int.from_bytes(credentials[0:4], sys.byteorder)
+        if pid <= 0 or int.from_bytes(credentials[4:8], sys.byteorder) != os.getuid():
+            return False
+        if os.readlink(f"/proc/{pid}/exe") != os.path.realpath(sys.executable):
+            return False
+        lock = os.path.realpath(os.path.join(directory, f"{stamp}.lock"))
+        descriptors = f"/proc/{pid}/fd"
+        for name in os.listdir(descriptors):
+            try:
+                if os.readlink(f"{descriptors}/{name}") == lock:
+                    return _worker_alive(directory, stamp)
+            except OSError:
+                continue  # closed meanwhile
+    except (AttributeError, OSError):
+        return False
+    return False
 
 
 def _await_worker(directory: str, stamp: str, root: str, deadline_at: float) -> socket | None:

@@ -295,3 +295,36 @@ def test_an_untracked_directory_the_makefile_declares_as_build_dir_is_deleted_wi
     git(repo, "add", "bin")
     git(repo, "commit", "-q", "-m", "bin is tracked now")
     assert hook(repo, store, "rm -rf bin")[0] == "ask"
+
+
+def test_the_workspaces_own_virtual_environment_is_deleted_without_a_question_tracked_or_not(tmp_path):
+    # "Remove the virtual environment so it can be rebuilt": a venv is rebuilt from the project's
+    # files, so its recursive delete needs no protection record, even when git tracks it (a
+    # developer would not be asked which paths are protected for it). Which directory it is comes
+    # from the python.venv verifier (a pyvenv.cfg below the workspace), never from a record alone.
+    repo = make_repo(tmp_path)
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / ".venv" / "bin" / "python").write_text("#!/bin/sh\n")
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("print(1)\n")
+    (repo / "env2").mkdir()
+    (repo / "env2" / "lib.txt").write_text("not a venv\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "everything tracked, the venv too")
+    store = tmp_path / "s.db"
+    assert hook(repo, store, "rm -rf .venv")[0] == "allow"
+    assert hook(repo, store, f"rm -rf -- {repo / '.venv'}")[0] == "allow"
+    # Any other tracked directory is still a question: a venv-like name without pyvenv.cfg, the
+    # sources, and the sources while an agent's record calls them the venv.
+    for path in ("env2", "src"):
+        decision, failed, _ = hook(repo, store, f"rm -rf {path}")
+        assert decision == "ask" and "invariant:recursive_delete_needs_known_protection" in failed, path
+    said = SQLiteStore(str(store), key_schema=builtin_contract())
+    try:
+        said.put(RecordDraft(key="python.venv_path", value=str(repo / "src"), scope=f"workspace:{repo}",
+                             provenance=Provenance(source="agent_inference", authority="agent", actor="claude")),
+                 replace=True)
+    finally:
+        said.close()
+    assert hook(repo, store, "rm -rf src")[0] == "ask"

@@ -109,7 +109,7 @@ def test_what_the_deadline_leaves_unverified_is_said_so(sandbox, tmp_path):
         store.close()
 
 
-def test_a_developers_fresh_record_is_a_verified_fact_once_per_session(sandbox, tmp_path):
+def test_a_developers_fresh_record_is_told_as_on_record_once_per_session(sandbox, tmp_path):
     store_path = str(tmp_path / "store.db")
     store = SQLiteStore(store_path, key_schema=builtin_contract())
     try:
@@ -119,7 +119,9 @@ def test_a_developers_fresh_record_is_a_verified_fact_once_per_session(sandbox, 
         store.close()
     install_hooks("gemini", project=sandbox.work, store=store_path)
     first = json.loads(_prompt("gemini", sandbox.work, sandbox.work).stdout)
-    assert "- verified project.test_command in" in first["hookSpecificOutput"]["additionalContext"]
+    # the developer's word, not re-checked: on record with its source, never "verified"
+    assert "- on record, not re-checked now, project.test_command in" in first["hookSpecificOutput"][
+        "additionalContext"]
     assert json.loads(_prompt("gemini", sandbox.work, sandbox.work).stdout) == {}
 
 

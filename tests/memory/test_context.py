@@ -1,4 +1,5 @@
-"""session_context: the wrong memory lines with corrections and the verified facts, in budget."""
+"""session_context: the wrong memory lines with corrections, the facts verified in this check and
+those only on record (named so, with source and age), in budget."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_the_context_names_wrong_lines_with_corrections_and_verified_facts(works
     lines = text.splitlines()
     assert lines[0] == "StateWise checked your memory files against this workspace."
     wrong = lines.index("WRONG lines (do not act on them; use the correction):")
-    facts = lines.index("Verified facts:")
+    facts = lines.index("Verified in this check:")
     assert wrong < facts
     wrong_lines = lines[wrong + 1 : facts]
     assert any(line.startswith('- AGENTS.md:5 "The tests run with `npm run test:unit`." is wrong: '
@@ -35,6 +36,9 @@ def test_the_context_names_wrong_lines_with_corrections_and_verified_facts(works
 
 def test_the_context_stays_within_any_budget(workspace: Repo, home: Path, tmp_path: Path):  # noqa: F811
     location = str(tmp_path / "s.db")
+    # The first check writes the corrections, which later checks find on record (not re-checked
+    # by them): the text is the same from the second call on.
+    session_context(workspace.work, location, token_budget=10_000, home=home)
     full = session_context(workspace.work, location, token_budget=10_000, home=home)
     for budget in (30, 60, 120, 250):
         text = session_context(workspace.work, location, token_budget=budget, home=home)
@@ -43,7 +47,7 @@ def test_the_context_stays_within_any_budget(workspace: Repo, home: Path, tmp_pa
     small = session_context(workspace.work, location, token_budget=120, home=home)
     assert "more: run `statewise memory check`)" in small.splitlines()[-1]
     # the wrong lines come first: a small budget keeps them before any fact
-    assert "WRONG" in small and "Verified facts" not in small
+    assert "WRONG" in small and "Verified in this check" not in small
 
 
 def test_without_a_live_check_the_store_still_knows_the_wrong_lines(workspace: Repo, home: Path,  # noqa: F811

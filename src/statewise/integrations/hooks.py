@@ -590,8 +590,9 @@ SESSION_CONTEXT_CHARS = 2000
 
 def _session_context(request: HookRequest, *, store_location: str | None, contract: Contract) -> str:
     """What the agent should know as a session begins, so that it plans from the repaired state
-    and not from its stale notes: the memory-file lines known to be wrong with their corrections
-    and the verified facts (:func:`statewise.memory.context.session_context`), then the other
+    and not from its stale notes: the memory-file lines known to be wrong with their corrections,
+    the facts verified in this check and the others on record with their source and age, named
+    as not re-checked (:func:`statewise.memory.context.session_context`), then the other
     corrections StateWise made in this scope, with the value each replaced.
 
     Nothing is created where StateWise is not set up: without a store, and without the
@@ -602,11 +603,15 @@ def _session_context(request: HookRequest, *, store_location: str | None, contra
     location = store_location or default_location(workspace)
     if "://" not in location and not Path(location).exists() and not Path(location).parent.is_dir():
         return ""
-    text = session_context(workspace, location, token_budget=SESSION_CONTEXT_TOKENS, contract=contract)
     from statewise.integrations.prompt import prompt_context
 
+    # The prompt check first, so that the note names what it verified as verified in this check
+    # and never lists, as on record, a value it has just corrected.
+    started = datetime.now(UTC)
     checked = prompt_context(workspace, store_location=location, contract=contract, agent=request.agent,
                              session_id=request.session_id, facts=False, unverified=False)
+    text = session_context(workspace, location, token_budget=SESSION_CONTEXT_TOKENS, contract=contract,
+                           checked_since=started)
     if checked:  # the records checked and repaired now, earlier corrections included
         return f"{text}\n{checked}" if text else checked
     store = open_store(location, key_schema=contract)

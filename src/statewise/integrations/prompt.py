@@ -14,7 +14,9 @@ for a proposal, for every record that applies to the workspace:
    (:func:`statewise.pipeline.repair.apply_repair`: supersede, narrow, relocate, retract);
 4. render a compact block: each corrected record (``KEY in SCOPE was OLD, now NEW: evidence``),
    each record that could not be verified (named as unverified, never as fact), and, the
-   first time in a session, the verified facts; within a token budget.
+   first time in a session, the facts: those verified now as such, and those the reliability
+   checks passed without a look (fresh, or the developer's) as on record, with their source
+   and age and named as not re-checked; within a token budget.
 
 A block the agent was already given in this session is not repeated: what was told is kept per
 session in the cache folder, so a prompt after which nothing changed costs no tokens.
@@ -34,7 +36,7 @@ from pathlib import Path
 
 from statewise.contract import Contract
 from statewise.integrations.hook_files import cache_dir, sha256_hex
-from statewise.memory.context import DEFAULT_TOKEN_BUDGET, estimate_tokens
+from statewise.memory.context import DEFAULT_TOKEN_BUDGET, estimate_tokens, on_record_text
 from statewise.memory.edits import EDIT_KEY
 from statewise.pipeline.calls import CostMeter
 from statewise.pipeline.repair import apply_repair
@@ -73,6 +75,9 @@ class StateLine:
     #: An unverified value only the developer can settle (the key's authority is the developer's):
     #: the line tells the agent to ask them rather than rely on it or stop on it.
     developer: bool = False
+    #: A verified line whose verifier looked now; otherwise the record passed the reliability
+    #: checks on its own data (fresh, or its authority's word) and ``why`` says its source and age.
+    checked_now: bool = False
 
     @property
     def identity(self) -> str:
@@ -123,7 +128,7 @@ def check_state(workspace: Path, store: Store, contract: Contract, *, prompt: st
             continue
         findings = reliability_findings(record, spec, task, records, now)
         if not findings:
-            lines += _earlier_correction(store, record) or [_line(_VERIFIED, record, "confirmed by its authority")]
+            lines += _earlier_correction(store, record) or [_line(_VERIFIED, record, on_record_text(record, now))]
             continue
         if spec.authority is Authority.MACHINE and contract.verifier_for(record.key) is not None:
             to_verify.append(record)
@@ -204,7 +209,8 @@ def _after_resolution(record: Record, report: PremiseReport, repair: RepairRepor
                          old_value=record.value, old_scope=moved, why=_clip(detail or ""),
                          record_id=repair.new_record_id or record.id)
     if report.status is PremiseStatus.VALID:
-        return _line(_VERIFIED, record, f"verified now: {detail}" if detail else "verified now")
+        return replace(_line(_VERIFIED, record, f"verified now: {detail}" if detail else "verified now"),
+                       checked_now=True)
     return _line(_UNVERIFIED, record, report.missing or report.detail or "the verifier could not decide")
 
 
@@ -213,7 +219,8 @@ def render_state(lines: list[StateLine], token_budget: int = DEFAULT_TOKEN_BUDGE
 
     A correction is written ``KEY in SCOPE was OLD, now NEW: evidence`` (the form
     :func:`statewise.planners.base.read_corrections` and a model both read); an unverified
-    record says so before its value."""
+    record says so before its value; a fact says whether it was verified now or is only on
+    record (with its source and age)."""
     if not lines:
         return ""
     rendered: list[str] = []
@@ -228,8 +235,10 @@ def render_state(lines: list[StateLine], token_budget: int = DEFAULT_TOKEN_BUDGE
                 if line.developer else ""
             rendered.append(f"- UNVERIFIED (not a fact; check before relying on it) {line.key} in {line.scope}: "
                             f"on record as {value} ({line.why}){ask}")
+        elif line.checked_now:
+            rendered.append(f"- verified now {line.key} in {line.scope}: {value}")
         else:
-            rendered.append(f"- verified {line.key} in {line.scope}: {value}")
+            rendered.append(f"- on record, not re-checked now, {line.key} in {line.scope}: {value} ({line.why})")
     header = "StateWise checked the records for this workspace before you plan (use these, not older notes):"
     out = [header]
     for index, text in enumerate(rendered):

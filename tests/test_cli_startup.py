@@ -18,7 +18,7 @@ import pytest
 
 from statewise import __main__ as front
 from statewise.cli import main
-from statewise.cli.main_help import render
+from statewise.cli.main_help import record_list_options, render
 
 #: Modules none of the help pages may import: each costs more than the interpreter's start-up.
 HEAVY = ("pydantic", "rich", "statewise.store", "statewise.records", "statewise.contract", "statewise.settings",
@@ -132,6 +132,81 @@ def test_no_help_page_imports_pydantic_rich_or_the_store(tmp_path):
     first = json.loads(done.stderr)
     heavy = {name: first[name] for name in _heavy(set(first))}
     assert heavy == {}, f"imported by these commands' --help: {heavy}"
+
+
+def test_the_kept_record_list_options_are_current_and_what_the_front_door_expects():
+    kept = (Path(front.__file__).parent / front.OPTIONS_FILE).read_text(encoding="utf-8")
+    header, _, text = kept.partition("\n")
+    assert header.removeprefix("checksum ").split(" ")[0] == str(front.help_checksum()).split(" ")[0], (
+        "cli/record_list_options.txt is stale: run `python -m statewise.cli.main_help`")
+    assert text == record_list_options(), "run `python -m statewise.cli.main_help`"
+    # A changed `record list` (a new option, another kind) makes the front door step aside until
+    # it is taught the change: here it fails first.
+    lines = text.splitlines()
+    assert lines[0] == front.LIST_SETTINGS
+    assert [tuple(line.split(" ")[:2]) for line in lines[1:]] == list(front.LIST_DECLARES)
+
+
+def test_the_front_door_reads_only_what_it_reads_as_click_does(tmp_path):
+    read = front.list_arguments
+    assert read([]) == {}
+    assert read(["--task", "user:a", "--text=main"]) == {"task": "user:a", "text": "main"}
+    assert read(["--text="]) == {"text": ""}
+    assert read(["--project", str(tmp_path)]) == {"cwd": str(tmp_path)}
+    for words in (["--json"], ["--key", "git.default_branch"], ["--cwd", str(tmp_path)], ["--help"], ["-h"],
+                  ["--task"], ["--task", "-x"], ["--task", "a", "--task", "b"], ["--tas", "a"], ["extra"],
+                  ["--"], ["--project", str(tmp_path / "absent")], ["--project", ""], ["--json=1"]):
+        assert read(words) is None, words
+    (tmp_path / "file").write_text("")
+    assert read(["--project", str(tmp_path / "file")]) is None
+    kept = (Path(front.__file__).parent / front.OPTIONS_FILE).read_text(encoding="utf-8")
+    stale = tmp_path / "options.txt"
+    stale.write_text("checksum 00000000 00000000\n" + kept.partition("\n")[2], encoding="utf-8")
+    assert read([], options_file=str(stale)) is None
+    changed = tmp_path / "changed.txt"
+    changed.write_text(kept.replace("text text --text", "text text --text\ntext limit --limit"), encoding="utf-8")
+    assert read([], options_file=str(changed)) is None
+    assert read([], options_file=str(tmp_path / "absent.txt")) is None
+
+
+def _listing_project(root: Path) -> Path:
+    """A git repository whose store holds records the view shows as applying and as held back,
+    observed months ago (their ages do not move between two runs)."""
+    work = root / "work"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "sub").mkdir()
+    assert _by_click(["init"], work).returncode == 0
+    for args in (["git.default_branch", "main", "--scope", "global"],
+                 ["project.test_command", "pytest -q", "--scope", "global", "--ttl", "60"],
+                 ["runtime.python_version", "3.11", "--scope", "global"],
+                 ["runtime.python_version", "3.12", "--scope", "user:someone-else"]):
+        done = _by_click(["record", "add", *args, "--observed-at", "2026-01-01T00:00:00+00:00"], work)
+        assert done.returncode == 0, done.stderr
+    return work
+
+
+def test_record_list_answered_by_the_front_door_prints_what_click_prints(tmp_path, monkeypatch):
+    work = _listing_project(tmp_path)
+    monkeypatch.chdir(work)  # where the front door's reading of `--project sub` is checked below
+    elsewhere = tmp_path / "no-store"
+    elsewhere.mkdir()
+    cases = [[], ["--text", "python"], ["--text="], ["--task", "user:someone-else"], ["--task=global"],
+             ["--task", "user:a,user:b"], ["--task", "repo:"], ["--project", "sub"], ["--project", str(elsewhere)],
+             # what the front door leaves to click, for the same answer either way
+             ["--json"], ["--key", "runtime.python_version"], ["--key", "runtime.pyton_version"],
+             ["--project", "absent"], ["--task"], ["--bogus"], ["--task", "a", "--task", "b"], ["--help"]]
+    for words in cases:
+        fast = _run(["-X", "importtime", "-m", "statewise", "record", "list", *words], work)
+        slow = _by_click(["record", "list", *words], work)
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), words
+        fast_errors = [line for line in fast.stderr.splitlines() if not line.startswith("import time:")]
+        assert fast_errors == slow.stderr.splitlines(), words
+        if front.list_arguments(words) is not None:  # answered by the front door: no click, nor models
+            imported = _imported(fast.stderr)
+            unused = ("click", "pydantic", "importlib.metadata", "statewise.cli", *(("rich",) if fast.returncode == 0 else ()))
+            assert [m for m in unused if m in imported] == [], words  # an error line is printed by rich
+    listing = _run(["-m", "statewise", "record", "list"], work).stdout
+    assert "runtime.python_version = 3.11" in listing and "\nHeld back\n" in listing and "(stale (past TTL))" in listing
 
 
 def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tmp_path):

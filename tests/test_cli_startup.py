@@ -2,7 +2,7 @@
 
 ``statewise --help`` is answered by the front door (statewise.__main__) without click; every
 other command's ``--help`` imports click and nothing heavy; a command imports what it uses.
-The speed itself is measured by benchmarks/cli_startup.py (docs/performance.md).
+The speed itself is measured by benchmarks/cli_startup.py (docs/performance-cli.md).
 """
 
 from __future__ import annotations
@@ -207,6 +207,13 @@ def test_record_list_answered_by_the_front_door_prints_what_click_prints(tmp_pat
             assert [m for m in unused if m in imported] == [], words  # an error line is printed by rich
     listing = _run(["-m", "statewise", "record", "list"], work).stdout
     assert "runtime.python_version = 3.11" in listing and "\nHeld back\n" in listing and "(stale (past TTL))" in listing
+    # A stdout that cannot encode a value: rich's own error (with its hint), either way.
+    assert _by_click(["record", "add", "git.default_branch", "développement", "--scope", "global", "--replace"],
+                     work).returncode == 0
+    fast = _run(["-m", "statewise", "record", "list"], work, PYTHONIOENCODING="ascii")
+    slow = _by_click(["record", "list"], work, PYTHONIOENCODING="ascii")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert "PYTHONIOENCODING" in fast.stderr
 
 
 def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tmp_path):
@@ -220,7 +227,7 @@ def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tm
     imported = _imported(done.stderr)
     assert "statewise.store.sql" in imported and "statewise.render" in imported
     # Rows, not models: the view, the settings and the store open without pydantic, and a
-    # read never loads the contract (statewise.store.rows, docs/performance.md).
+    # read never loads the contract (statewise.store.rows, docs/performance-cli.md).
     unused = ("statewise.pipeline", "statewise.planners", "statewise.verifiers", "statewise.integrations",
               "statewise.bench", "statewise.memory", "statewise.commands", "mcp", "httpx", "yaml", "pydantic",
               "statewise.records", "statewise.contract")

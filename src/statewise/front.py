@@ -252,10 +252,14 @@ def print_retrieval(result: RetrievalRows) -> None:
     from statewise.render import retrieval_plain
 
     plain = retrieval_plain(result) if stdout_is_plain() else None
-    if plain is None:
-        from statewise.render import retrieval_view
+    if plain is not None:
+        try:
+            sys.stdout.write(plain)  # encoded whole before anything is written
+        except UnicodeEncodeError:
+            pass  # rich says it its own way (with a hint about PYTHONIOENCODING): let it
+        else:
+            sys.stdout.flush()  # as rich does after each print
+            return
+    from statewise.render import retrieval_view
 
-        console.print(retrieval_view(result))
-    else:
-        sys.stdout.write(plain)
-        sys.stdout.flush()  # as rich does after each print
+    console.print(retrieval_view(result))

@@ -2,7 +2,7 @@
 
 ``statewise --help`` is answered by the front door (statewise.__main__) without click; every
 other command's ``--help`` imports click and nothing heavy; a command imports what it uses.
-The speed itself is measured by benchmarks/cli_startup.py (docs/performance.md).
+The speed itself is measured by benchmarks/cli_startup.py (docs/performance-cli.md).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from statewise import __main__ as front
 from statewise.cli import main
-from statewise.cli.main_help import render
+from statewise.cli.main_help import record_list_options, render
 
 #: Modules none of the help pages may import: each costs more than the interpreter's start-up.
 HEAVY = ("pydantic", "rich", "statewise.store", "statewise.records", "statewise.contract", "statewise.settings",
@@ -134,6 +134,88 @@ def test_no_help_page_imports_pydantic_rich_or_the_store(tmp_path):
     assert heavy == {}, f"imported by these commands' --help: {heavy}"
 
 
+def test_the_kept_record_list_options_are_current_and_what_the_front_door_expects():
+    kept = (Path(front.__file__).parent / front.OPTIONS_FILE).read_text(encoding="utf-8")
+    header, _, text = kept.partition("\n")
+    assert header.removeprefix("checksum ").split(" ")[0] == str(front.help_checksum()).split(" ")[0], (
+        "cli/record_list_options.txt is stale: run `python -m statewise.cli.main_help`")
+    assert text == record_list_options(), "run `python -m statewise.cli.main_help`"
+    # A changed `record list` (a new option, another kind) makes the front door step aside until
+    # it is taught the change: here it fails first.
+    lines = text.splitlines()
+    assert lines[0] == front.LIST_SETTINGS
+    assert [tuple(line.split(" ")[:2]) for line in lines[1:]] == list(front.LIST_DECLARES)
+
+
+def test_the_front_door_reads_only_what_it_reads_as_click_does(tmp_path):
+    read = front.list_arguments
+    assert read([]) == {}
+    assert read(["--task", "user:a", "--text=main"]) == {"task": "user:a", "text": "main"}
+    assert read(["--text="]) == {"text": ""}
+    assert read(["--project", str(tmp_path)]) == {"cwd": str(tmp_path)}
+    for words in (["--json"], ["--key", "git.default_branch"], ["--cwd", str(tmp_path)], ["--help"], ["-h"],
+                  ["--task"], ["--task", "-x"], ["--task", "a", "--task", "b"], ["--tas", "a"], ["extra"],
+                  ["--"], ["--project", str(tmp_path / "absent")], ["--project", ""], ["--json=1"]):
+        assert read(words) is None, words
+    (tmp_path / "file").write_text("")
+    assert read(["--project", str(tmp_path / "file")]) is None
+    kept = (Path(front.__file__).parent / front.OPTIONS_FILE).read_text(encoding="utf-8")
+    stale = tmp_path / "options.txt"
+    stale.write_text("checksum 00000000 00000000\n" + kept.partition("\n")[2], encoding="utf-8")
+    assert read([], options_file=str(stale)) is None
+    changed = tmp_path / "changed.txt"
+    changed.write_text(kept.replace("text text --text", "text text --text\ntext limit --limit"), encoding="utf-8")
+    assert read([], options_file=str(changed)) is None
+    assert read([], options_file=str(tmp_path / "absent.txt")) is None
+
+
+def _listing_project(root: Path) -> Path:
+    """A git repository whose store holds records the view shows as applying and as held back,
+    observed months ago (their ages do not move between two runs)."""
+    work = root / "work"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "sub").mkdir()
+    assert _by_click(["init"], work).returncode == 0
+    for args in (["git.default_branch", "main", "--scope", "global"],
+                 ["project.test_command", "pytest -q", "--scope", "global", "--ttl", "60"],
+                 ["runtime.python_version", "3.11", "--scope", "global"],
+                 ["runtime.python_version", "3.12", "--scope", "user:someone-else"]):
+        done = _by_click(["record", "add", *args, "--observed-at", "2026-01-01T00:00:00+00:00"], work)
+        assert done.returncode == 0, done.stderr
+    return work
+
+
+def test_record_list_answered_by_the_front_door_prints_what_click_prints(tmp_path, monkeypatch):
+    work = _listing_project(tmp_path)
+    monkeypatch.chdir(work)  # where the front door's reading of `--project sub` is checked below
+    elsewhere = tmp_path / "no-store"
+    elsewhere.mkdir()
+    cases = [[], ["--text", "python"], ["--text="], ["--task", "user:someone-else"], ["--task=global"],
+             ["--task", "user:a,user:b"], ["--task", "repo:"], ["--project", "sub"], ["--project", str(elsewhere)],
+             # what the front door leaves to click, for the same answer either way
+             ["--json"], ["--key", "runtime.python_version"], ["--key", "runtime.pyton_version"],
+             ["--project", "absent"], ["--task"], ["--bogus"], ["--task", "a", "--task", "b"], ["--help"]]
+    for words in cases:
+        fast = _run(["-X", "importtime", "-m", "statewise", "record", "list", *words], work)
+        slow = _by_click(["record", "list", *words], work)
+        assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), words
+        fast_errors = [line for line in fast.stderr.splitlines() if not line.startswith("import time:")]
+        assert fast_errors == slow.stderr.splitlines(), words
+        if front.list_arguments(words) is not None:  # answered by the front door: no click, nor models
+            imported = _imported(fast.stderr)
+            unused = ("click", "pydantic", "importlib.metadata", "statewise.cli", *(("rich",) if fast.returncode == 0 else ()))
+            assert [m for m in unused if m in imported] == [], words  # an error line is printed by rich
+    listing = _run(["-m", "statewise", "record", "list"], work).stdout
+    assert "runtime.python_version = 3.11" in listing and "\nHeld back\n" in listing and "(stale (past TTL))" in listing
+    # A stdout that cannot encode a value: rich's own error (with its hint), either way.
+    assert _by_click(["record", "add", "git.default_branch", "développement", "--scope", "global", "--replace"],
+                     work).returncode == 0
+    fast = _run(["-m", "statewise", "record", "list"], work, PYTHONIOENCODING="ascii")
+    slow = _by_click(["record", "list"], work, PYTHONIOENCODING="ascii")
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert "PYTHONIOENCODING" in fast.stderr
+
+
 def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert _by_click(["init"], tmp_path).returncode == 0
@@ -145,7 +227,7 @@ def test_record_list_imports_the_store_and_nothing_of_the_guard_or_the_models(tm
     imported = _imported(done.stderr)
     assert "statewise.store.sql" in imported and "statewise.render" in imported
     # Rows, not models: the view, the settings and the store open without pydantic, and a
-    # read never loads the contract (statewise.store.rows, docs/performance.md).
+    # read never loads the contract (statewise.store.rows, docs/performance-cli.md).
     unused = ("statewise.pipeline", "statewise.planners", "statewise.verifiers", "statewise.integrations",
               "statewise.bench", "statewise.memory", "statewise.commands", "mcp", "httpx", "yaml", "pydantic",
               "statewise.records", "statewise.contract")

@@ -229,15 +229,53 @@ def test_a_third_party_verifier_loads_and_a_built_in_name_stays_built_in(tmp_pat
 
 
 def test_without_statewise_metadata_a_built_in_name_is_found_by_the_full_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
     import statewise.registry as registry
 
     def missing(name: str) -> None:
-        raise registry.PackageNotFoundError(name)
+        raise importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(registry, "distribution", missing)
+    monkeypatch.setattr(registry, "_OWN", [None])  # no entry_points.txt read directly either
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
     plugins: Registry[object] = Registry("verifier", "statewise.verifiers")
     from statewise.verifiers.git import CurrentBranch
 
     assert plugins.get("git.current_branch") is CurrentBranch
     with pytest.raises(UnknownPluginError, match="unknown verifier 'acme.nothing'"):
         plugins.get("acme.nothing")
+
+
+def test_statewise_own_entry_points_read_directly_are_what_importlib_metadata_reads() -> None:
+    # The registry reads StateWise's own entry_points.txt without importlib.metadata (its import
+    # is several times the interpreter's start-up); the two readings must agree, group by group.
+    from importlib.metadata import distribution
+
+    from statewise.registry import read_own_entry_points
+
+    own = read_own_entry_points()
+    assert own is not None, "the installed statewise metadata was not found in its plain form"
+    expected: dict[str, dict[str, str]] = {}
+    for entry_point in distribution("statewise").entry_points:
+        expected.setdefault(entry_point.group, {})[entry_point.name] = entry_point.value
+    assert {group: {name: ep.value for name, ep in points.items()} for group, points in own.items()} == expected
+    [sqlite] = distribution("statewise").entry_points.select(group="statewise.backends", name="sqlite")
+    assert own["statewise.backends"]["sqlite"].load() is sqlite.load()
+
+
+def test_an_entry_point_file_in_another_form_is_left_to_importlib_metadata(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from statewise.registry import read_own_entry_points
+
+    info = tmp_path / "statewise-9.dist-info"
+    info.mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    (info / "entry_points.txt").write_text("[statewise.backends]\nsqlite = statewise.store.sqlite:SQLiteStore\n")
+    read = read_own_entry_points()
+    assert read is not None and read["statewise.backends"]["sqlite"].value == "statewise.store.sqlite:SQLiteStore"
+    for odd in ("sqlite = statewise.store.sqlite:SQLiteStore [extra]\n", "sqlite = statewise.store.sqlite\n",
+                "sqlite\n"):
+        (info / "entry_points.txt").write_text("[statewise.backends]\n" + odd)
+        assert read_own_entry_points() is None, odd
+    (tmp_path / "statewise-8.egg-info").mkdir()  # two candidates: which one wins is importlib's call
+    assert read_own_entry_points() is None

@@ -33,13 +33,18 @@ layers contract in ``pyproject.toml`` checks that).
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 from importlib import import_module
-from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
+
+if TYPE_CHECKING:  # importlib.metadata is imported where it is used (below)
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "EXTENSION_POINTS",
@@ -53,6 +58,87 @@ __all__ = [
 
 T = TypeVar("T")
 
+#: The name StateWise's own distribution has in its metadata folder's name.
+OWN_DISTRIBUTION = "statewise"
+
+
+class Loadable(Protocol):
+    """An entry point: what it names is imported by :meth:`load`."""
+
+    def load(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class OwnEntryPoint:
+    """One of StateWise's own entry points, read from its ``entry_points.txt``: ``value`` is
+    ``module:attribute`` (the only form StateWise declares), loaded as
+    ``importlib.metadata.EntryPoint.load`` loads it."""
+
+    name: str
+    value: str
+
+    def load(self) -> Any:
+        module, _, attribute = self.value.partition(":")
+        return reduce(getattr, filter(None, attribute.split(".")), import_module(module))
+
+
+def _own_metadata_folder() -> str | None:
+    """The folder of StateWise's own metadata (``statewise-*.dist-info``) that
+    ``importlib.metadata.distribution("statewise")`` would read: the first ``sys.path``
+    directory holding one. None when it is not there in that plain form (an egg, a zip, two
+    candidates in one directory): the caller then asks importlib.metadata."""
+    prefix = OWN_DISTRIBUTION + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except NotADirectoryError:
+            return None  # a zip on the path, which importlib.metadata searches too
+        except OSError:
+            continue
+        found = [name for name in names if name.lower().startswith(prefix)
+                 and name.lower().endswith((".dist-info", ".egg-info"))]
+        if len(found) == 1 and found[0].lower().endswith(".dist-info"):
+            return os.path.join(entry or ".", found[0])
+        if found:
+            return None
+    return None
+
+
+def read_own_entry_points() -> dict[str, dict[str, OwnEntryPoint]] | None:
+    """StateWise's own entry points by group, read from its ``entry_points.txt`` without
+    importing importlib.metadata (whose import alone costs several times the interpreter's
+    start-up: ``statewise record list`` opens the SQLite backend through this registry,
+    docs/performance-cli.md). None when the file is not found in the plain form, or holds
+    a line this reader does not take exactly as importlib.metadata does: the caller falls
+    back to importlib.metadata. ``tests/test_registry.py`` compares the two readings."""
+    folder = _own_metadata_folder()
+    if folder is None:
+        return None
+    try:
+        with open(os.path.join(folder, "entry_points.txt"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    groups: dict[str, dict[str, OwnEntryPoint]] = {}
+    group: dict[str, OwnEntryPoint] | None = None
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = groups.setdefault(line[1:-1].strip(), {})
+            continue
+        name, equals, value = (part.strip() for part in line.partition("="))
+        module, colon, attribute = value.partition(":")
+        plain = colon and all(part.isidentifier() for part in (*module.split("."), *attribute.split(".")))
+        if group is None or not equals or not plain or name in group:
+            return None  # a form importlib.metadata reads its own way (extras, a bare module, ...)
+        group[name] = OwnEntryPoint(name, value)
+    return groups
+
+
+_OWN: list[dict[str, dict[str, OwnEntryPoint]] | None] = []
+
 
 class Registry(Generic[T]):
     """Named plugins of one kind, loaded lazily from the entry-point ``group``."""
@@ -61,23 +147,34 @@ class Registry(Generic[T]):
         self.kind = kind
         self.group = group
         self._loaded: dict[str, T] = {}
-        self._builtins: dict[str, EntryPoint] | None = None
+        self._builtins: dict[str, Loadable] | None = None
         self._entry_points: dict[str, EntryPoint] | None = None
 
-    def _builtin(self) -> dict[str, EntryPoint]:
+    def _builtin(self) -> dict[str, Loadable]:
         """The group's entry points in StateWise's own metadata: read from one distribution,
-        not every installed one (the scan costs a hook call several milliseconds a group)."""
+        not every installed one (the scan costs a hook call several milliseconds a group),
+        and from its file directly when it is in the plain form (:func:`read_own_entry_points`)."""
         if self._builtins is None:
+            if not _OWN:
+                _OWN.append(read_own_entry_points())
+            own = _OWN[0]
+            if own is not None:
+                self._builtins = dict(own.get(self.group, {}))
+                return self._builtins
+            from importlib.metadata import PackageNotFoundError, distribution
+
             try:
-                own = distribution("statewise").entry_points.select(group=self.group)
+                found = distribution(OWN_DISTRIBUTION).entry_points.select(group=self.group)
             except PackageNotFoundError:  # run from a source tree that was never installed
                 self._builtins = {}
             else:
-                self._builtins = {ep.name: ep for ep in own}
+                self._builtins = {ep.name: ep for ep in found}
         return self._builtins
 
     def _discover(self) -> dict[str, EntryPoint]:
         if self._entry_points is None:
+            from importlib.metadata import entry_points
+
             self._entry_points = {ep.name: ep for ep in entry_points(group=self.group)}
         return self._entry_points
 
@@ -96,7 +193,7 @@ class Registry(Generic[T]):
             return self._loaded[name]
         # A built-in name is StateWise's own, whatever else declares it; only another name
         # needs every installed package's metadata.
-        entry_point = self._builtin().get(name)
+        entry_point: Loadable | None = self._builtin().get(name)
         if entry_point is None:
             entry_point = self._discover().get(name)
         if entry_point is None:
@@ -174,6 +271,8 @@ def table(point: str) -> PluginTable:
 
 def load_group(group: str) -> dict[str, Any]:
     """Every entry point of ``group``, loaded, by name (the object each one names)."""
+    from importlib.metadata import entry_points
+
     loaded: dict[str, Any] = {}
     for entry_point in entry_points(group=group):
         try:

@@ -18,7 +18,6 @@ guess. :func:`hook_settings` is what the agent hooks call to pick up the same fi
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -177,6 +176,8 @@ def read_config(root: str | Path) -> tuple[ProjectConfig, Path | None]:
         return ProjectConfig(), None
     except OSError as error:
         raise InputError(f"{path}: cannot read the project settings: {error.strerror or error}") from None
+    import tomllib  # only a project with a config.toml pays its import (its patterns: 44M instructions)
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

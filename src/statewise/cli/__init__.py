@@ -217,18 +217,18 @@ def record_get(obj: Context, key: str, scope: str, as_json: bool) -> None:
 def record_list(obj: Context, task: str | None, cwd: str | None, keys: tuple[str, ...], text: str | None,
                 as_json: bool) -> None:
     """Show the records that apply to a task, and what was held back (stale, shadowed, near misses)."""
-    from statewise.render import retrieval_view
+    from statewise.front import print_retrieval, retrieve_for_list
 
     for key in keys:
         if obj.at(cwd).contract.state_spec(key) is None:
             raise unknown_key(obj.contract, key)
-    # Rows, not models: the view needs no pydantic (docs/performance.md, "Start-up of the
-    # command line"); the JSON is the model's own serialisation.
-    result = obj.at(cwd).existing_store().retrieve_rows(task_scope_of(task, cwd), keys=list(keys) or None, text=text)
+    # The front door (statewise.__main__) answers the text view without click through the same
+    # two functions (docs/performance-cli.md); the JSON is the model's own serialisation.
+    result = retrieve_for_list(obj, task, cwd, keys, text)
     if as_json:
         emit_json(result.to_retrieval())
     else:
-        console.print(retrieval_view(result))
+        print_retrieval(result)
 
 
 @record.command("history")

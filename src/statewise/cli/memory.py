@@ -161,7 +161,7 @@ def memory_check(obj: Context, cwd: str | None, home: str | None, agents: tuple[
 @handled
 def memory_context(obj: Context, cwd: str | None, home: str | None, budget: int | None, no_check: bool,
                    stats: bool) -> None:
-    """Print what a starting session is told: wrong memory lines with corrections, and verified facts."""
+    """Print the note a starting session gets: wrong lines, corrections, facts and whether each was re-checked."""
     import time
 
     from statewise.memory import DEFAULT_TOKEN_BUDGET, estimate_tokens, session_context

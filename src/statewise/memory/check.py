@@ -419,9 +419,14 @@ def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: A
         if folder == root or root not in folder.parents:
             break
         folder = folder.parent
-    # the nearest folder with the manifest is the one the runner reads (make in the folder it
-    # runs in, just and npm upwards); a folder the text names is the other reading
-    nearest = [f for f in chain if any((f / name).is_file() for name in names)][:1]
+    # the nearest folder with the manifest is the one the runner reads (just and npm upwards);
+    # a folder the text names is the other reading. make reads only the Makefile of the folder
+    # it runs in, which a line with no `cd` or `-C` does not name: every Makefile from the
+    # memory file's folder up to the root is then a reading, nearest first
+    nearest = [f for f in chain if any((f / name).is_file() for name in names)]
+    unnamed = here.resolve() == line.file.path.parent.resolve()
+    if not (unnamed and names == _MANIFESTS["make.target_exists["]):
+        nearest = nearest[:1]
     named = [root / f for f in _context_folders(verifier, line, here)[1:] if f]
     holders = [f for f in dict.fromkeys(nearest + named) if any((f / name).is_file() for name in names)]
     if not holders:

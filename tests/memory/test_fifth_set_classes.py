@@ -69,3 +69,26 @@ def test_a_file_name_with_two_dots_renamed_is_defective_with_its_new_name(
     assert verdicts[(4, "fs.exists[vitest.config.ts]")] == "valid"
     assert verdicts[(5, "fs.exists[tsconfig.base.json]")] == "valid"
     assert not report.ok
+
+
+def test_a_negation_vetoes_only_its_own_part_of_the_sentence(tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    notes = ("# Agents\n\n- Uses `uv` for dependency management (NOT pip)\n"
+             "- Follow ESLint rules (`eslint.config.js`), no unused imports\n"
+             "- Do not edit `generated/`, `vendor/` or `out/`\n"
+             "- Config files such as `app.config.json`, `site.config.json` live at the root\n"
+             "- We migrated from poetry to `uv`\n")
+    commit(repo, "a uv project linted with eslint", {
+        "pyproject.toml": "[project]\nname = \"ledger\"\n", "uv.lock": "version = 1\n",
+        "eslint.config.js": "export default []\n", "AGENTS.md": notes})
+    commit(repo, "no Python left; eslint config as an ES module", {"eslint.config.mjs": "export default []\n"},
+           remove=("pyproject.toml", "uv.lock", "eslint.config.js"))
+    report = check_memory(repo.work, contract, home=home)
+    verdicts = verdicts_of(report)
+    # the claim beside the rejection is read; the rejected part is not
+    assert verdicts[(3, "project.uses_tool[uv]")] == "defective"
+    assert verdicts[(4, "fs.exists[eslint.config.js]")] == "defective"
+    assert "eslint.config.mjs" in evidence_of(report, 4, "fs.exists[eslint.config.js]")
+    # a negation reaches what follows it in its sentence; an example word its whole sentence
+    assert not any(line in (5, 6) for line, _ in verdicts)
+    assert not any(line == 7 and key.startswith("project.uses_tool[") for line, key in verdicts)

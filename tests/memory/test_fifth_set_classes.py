@@ -92,3 +92,25 @@ def test_a_negation_vetoes_only_its_own_part_of_the_sentence(tmp_path: Path, hom
     # a negation reaches what follows it in its sentence; an example word its whole sentence
     assert not any(line in (5, 6) for line, _ in verdicts)
     assert not any(line == 7 and key.startswith("project.uses_tool[") for line, key in verdicts)
+
+
+def test_pnpm_filter_runs_the_script_of_that_workspace_package(tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = make_repo(tmp_path / "project")
+    notes = ("# Agents\n\n## Checks\n\n```bash\npnpm -F agents-core test\npnpm -F agents-openai test\n"
+             "pnpm --filter ./packages/agents-openai build\npnpm -F agents-missing test\n```\n")
+    commit(repo, "a pnpm workspace of two packages", {
+        "package.json": json.dumps({"name": "agents", "private": True, "scripts": {"test": "vitest"}}),
+        "pnpm-workspace.yaml": "packages:\n  - packages/*\n",
+        "packages/agents-core/package.json": json.dumps({"name": "@acme/agents-core", "scripts": {"test": "vitest"}}),
+        "packages/agents-openai/package.json": json.dumps({"name": "@acme/agents-openai",
+                                                           "scripts": {"build": "tsc"}}),
+        "AGENTS.md": notes})
+    report = check_memory(repo.work, contract, home=home)
+    found = {f.line: f for f in report.findings if f.key == "project.command[run]"}
+    assert found[6].status == "valid"
+    # the root has a test script; the package the filter names has none
+    assert found[7].status == "defective"
+    assert "packages/agents-openai" in " ".join(c.workspace for c in found[7].checks)
+    assert found[8].status == "valid"
+    # a filter that names no package of the workspace runs nothing that can be checked
+    assert found[9].status == "unresolved"

@@ -203,7 +203,8 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                         if fact is not None:
                             facts.append(fact)
                             consumed.add(str(fact.value))
-                codes = [(m.group(2).strip(), (m.start(), m.end())) for m in _CODE_SPAN.finditer(raw)]
+                codes: list[tuple[str, tuple[int, int] | None]] = [
+                    (m.group(2).strip(), (m.start(), m.end())) for m in _CODE_SPAN.finditer(raw)]
             else:
                 # A fenced line is one command, run where an earlier `cd` in the block moved to;
                 # a comment is not a command.

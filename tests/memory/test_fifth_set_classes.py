@@ -56,7 +56,7 @@ def test_a_file_name_with_two_dots_renamed_is_defective_with_its_new_name(
         tmp_path: Path, home: Path, contract: Contract) -> None:
     repo = make_repo(tmp_path / "project")
     notes = ("# Agents\n\n- `eslint.config.js`: ESLint configuration.\n- `vitest.config.ts`: Vitest configuration\n"
-             "- `tsconfig.base.json`: shared compiler options\n")
+             "- `tsconfig.base.json`: shared compiler options\n- Test files: `kebab-case.test.ts`\n")
     commit(repo, "lint and test configuration", {
         "eslint.config.js": "export default []\n", "vitest.config.ts": "export default {}\n",
         "tsconfig.base.json": "{}\n", "AGENTS.md": notes})
@@ -68,6 +68,7 @@ def test_a_file_name_with_two_dots_renamed_is_defective_with_its_new_name(
     assert "eslint.config.mjs" in evidence_of(report, 3, "fs.exists[eslint.config.js]")
     assert verdicts[(4, "fs.exists[vitest.config.ts]")] == "valid"
     assert verdicts[(5, "fs.exists[tsconfig.base.json]")] == "valid"
+    assert not any(line == 6 for line, _ in verdicts)  # a naming pattern, not a file
     assert not report.ok
 
 

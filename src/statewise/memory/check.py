@@ -37,12 +37,10 @@ import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
@@ -52,6 +50,7 @@ from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
 from statewise.memory.paths import TreeIndex
 from statewise.memory.tools import FOUND, GONE, TOOL_KEY, ToolIndex, tool_facts
+from statewise.memory.workspaces import filtered_package, workspace_manifests
 from statewise.records import Authority, Evidence, SourceKind, check_key, utcnow
 from statewise.scopes import Scope, ScopeLevel, TaskScope
 from statewise.store.base import Store
@@ -75,6 +74,7 @@ _VENDORED = frozenset({"vendor", "third_party", "third-party", "node_modules"})
 _VERSION_KEYS = {"runtime.python_version": "python", "runtime.node_version": "node"}
 _HEADING_DIR = re.compile(r"`([^`]+)`|(?<![\w.])((?:[\w@.-]+/)+[\w@.-]*)")
 _MAKE_DIR = re.compile(r"^make\s+(?:-C|--directory)[ =]?(?P<dir>[\w./@-]+)\s+(?P<rest>.*)$")
+_PNPM_FILTER = re.compile(r"^pnpm\s+(?:-F|--filter)[ =]?(?P<selector>[\w@./*{}^!-]+)\s+(?P<rest>.*)$")
 _ACTOR = "statewise.memory.check"
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.M)  # as the make.target_exists verifier reads it
@@ -229,9 +229,11 @@ def _fact_base(file: MemoryFile, fact: MemoryFact) -> Path:
     return file.base
 
 
-def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, Any, Path, bool]]:
+def _implied(contract: Contract, command: str, base: Path,
+             package: Callable[[str], Path | None] | None = None) -> list[tuple[str, Any, Path, bool]]:
     """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules:
-    (key, value, the folder it runs in, whether the name may be a dependency's binary)."""
+    (key, value, the folder it runs in, whether the name may be a dependency's binary).
+    ``package`` finds the folder of the workspace package a ``pnpm --filter`` names."""
     claims: list[tuple[str, Any, Path, bool]] = []
     here = base
     for segment in _SEGMENT_SPLIT.split(command.strip()):
@@ -242,8 +244,15 @@ def _implied(contract: Contract, command: str, base: Path) -> list[tuple[str, An
         if make_dir:  # make -C DIR target: the target of DIR's Makefile
             claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here, False))
             segment = "make " + make_dir.group("rest")
-            inner = _implied(contract, segment, here / make_dir.group("dir"))
+            inner = _implied(contract, segment, here / make_dir.group("dir"), package)
             claims.extend(claim for claim in inner if claim not in claims)
+            continue
+        filtered = _PNPM_FILTER.match(segment)
+        if filtered:  # pnpm -F PKG X: X in that package's folder (nothing to check if none is one)
+            folder = package(filtered.group("selector")) if package is not None else None
+            if folder is not None:
+                inner = _implied(contract, "pnpm " + filtered.group("rest"), folder, package)
+                claims.extend(claim for claim in inner if claim not in claims)
             continue
         cd = _CD.match(segment)
         if cd:
@@ -419,9 +428,14 @@ def _manifest_check(verifier: _Verifier, line: MemoryLine, key: str, expected: A
         if folder == root or root not in folder.parents:
             break
         folder = folder.parent
-    # the nearest folder with the manifest is the one the runner reads (make in the folder it
-    # runs in, just and npm upwards); a folder the text names is the other reading
-    nearest = [f for f in chain if any((f / name).is_file() for name in names)][:1]
+    # the nearest folder with the manifest is the one the runner reads (just and npm upwards);
+    # a folder the text names is the other reading. make reads only the Makefile of the folder
+    # it runs in, which a line with no `cd` or `-C` does not name: every Makefile from the
+    # memory file's folder up to the root is then a reading, nearest first
+    nearest = [f for f in chain if any((f / name).is_file() for name in names)]
+    unnamed = here.resolve() == line.file.path.parent.resolve()
+    if not (unnamed and names == _MANIFESTS["make.target_exists["]):
+        nearest = nearest[:1]
     named = [root / f for f in _context_folders(verifier, line, here)[1:] if f]
     holders = [f for f in dict.fromkeys(nearest + named) if any((f / name).is_file() for name in names)]
     if not holders:
@@ -466,31 +480,13 @@ def _workspace_script(verifier: _Verifier, name: str) -> str:
     ``packages``) whose package.json declares script ``name`` ("" when none does): a bare
     ``pnpm X`` in a package's folder runs it there."""
     root = verifier.root
-    patterns: list[str] = []
-    try:
-        workspaces = json.loads((root / "package.json").read_text(encoding="utf-8")).get("workspaces")
-    except (OSError, ValueError, AttributeError):
-        workspaces = None
-    if isinstance(workspaces, dict):
-        workspaces = workspaces.get("packages")
-    if isinstance(workspaces, list):
-        patterns += [p for p in workspaces if isinstance(p, str)]
-    try:
-        pnpm = yaml.safe_load((root / "pnpm-workspace.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        pnpm = None
-    if isinstance(pnpm, dict) and isinstance(pnpm.get("packages"), list):
-        patterns += [p for p in pnpm["packages"] if isinstance(p, str)]
-    for pattern in patterns:
-        if pattern.startswith("!"):
+    for manifest in workspace_manifests(root, verifier.tree):
+        try:
+            scripts = json.loads((root / manifest).read_text(encoding="utf-8")).get("scripts") or {}
+        except (OSError, ValueError, AttributeError):
             continue
-        for manifest in verifier.tree.matching(pattern.rstrip("/") + "/package.json"):
-            try:
-                scripts = json.loads((root / manifest).read_text(encoding="utf-8")).get("scripts") or {}
-            except (OSError, ValueError, AttributeError):
-                continue
-            if isinstance(scripts, dict) and name in scripts:
-                return manifest
+        if isinstance(scripts, dict) and name in scripts:
+            return manifest
     return ""
 
 
@@ -614,7 +610,8 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
     else:
         if not isinstance(fact.value, str):
             return replace(finding, missing=f"the contract gives {fact.key} no verifier; a developer must confirm it")
-        claims = _implied(contract, fact.value, base)
+        claims = _implied(contract, fact.value, base,
+                          lambda selector: filtered_package(verifier.root, verifier.tree, selector))
         if not claims:
             return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
                                              "npm script, make or just target, or path that can be checked"))

@@ -20,6 +20,7 @@ from typing import Any
 from statewise.contract import Contract, MemoryRule
 from statewise.errors import StateWiseError
 from statewise.limits import MAX_MEMORY_FILE_BYTES, read_capped
+from statewise.memory.clauses import Vetoes
 from statewise.memory.discovery import MemoryFile
 from statewise.records import check_key
 from statewise.scopes import Scope
@@ -122,11 +123,20 @@ def _fact(contract: Contract, rule: MemoryRule, match: re.Match[str], scope: str
     return MemoryFact(key=key, value=value, value_type=key_type.value_type, scope=scope, rule=rule.name)
 
 
-def _applies(rule: MemoryRule, heading: str, text: str) -> bool:
-    """Whether ``rule`` reads this line: under a heading it names, and not vetoed by ``unless``."""
+def _applies(rule: MemoryRule, heading: str, text: str, span: tuple[int, int] | None = None,
+             vetoes: dict[str, Vetoes] | None = None) -> bool:
+    """Whether ``rule`` reads this line (or the code span at ``span`` of it): under a heading it
+    names, and not vetoed by ``unless`` (for a span, only the part of the sentence a veto word
+    speaks of: :mod:`statewise.memory.clauses`)."""
     if rule.heading is not None and not re.search(rule.heading, heading):
         return False
-    return rule.unless is None or not re.search(rule.unless, text)
+    if rule.unless is None:
+        return True
+    if span is None or vetoes is None:
+        return not re.search(rule.unless, text)
+    if rule.unless not in vetoes:
+        vetoes[rule.unless] = Vetoes.of(text, rule.unless)
+    return not vetoes[rule.unless].covers(*span)
 
 
 def _frontmatter_end(lines: list[str]) -> int:
@@ -193,11 +203,12 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                         if fact is not None:
                             facts.append(fact)
                             consumed.add(str(fact.value))
-                codes = [m.group(2).strip() for m in _CODE_SPAN.finditer(raw)]
+                codes: list[tuple[str, tuple[int, int] | None]] = [
+                    (m.group(2).strip(), (m.start(), m.end())) for m in _CODE_SPAN.finditer(raw)]
             else:
                 # A fenced line is one command, run where an earlier `cd` in the block moved to;
                 # a comment is not a command.
-                codes = [] if stripped.startswith("#") else [stripped]
+                codes = [] if stripped.startswith("#") else [(stripped, None)]
                 entry = _TREE_ENTRY.match(raw)
                 if entry is None and not tree_stack and tree_root is None:
                     root = _TREE_ROOT.match(stripped)
@@ -208,7 +219,7 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                     column, name = len(entry.group("indent")), entry.group("name")
                     tree_stack = [(c, n) for c, n in tree_stack if c < column] + [(column, name.rstrip("/"))]
                     named = "/".join(n for _, n in tree_stack) + ("/" if name.endswith("/") else "")
-                    codes = [] if _NOT_A_NAME.search(named) else [named]
+                    codes = [] if _NOT_A_NAME.search(named) else [(named, None)]
                     context = (tree_root,) if tree_root else ()
                     if tree_root is None:
                         tree_root = ""
@@ -217,12 +228,13 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                     moved = posixpath.normpath(posixpath.join(fence_dir or ".", cd.group("dir")))
                     fence_dir = None if moved == "." else moved
                 elif fence_dir and codes:
-                    codes = [f"cd {fence_dir} && {stripped.removeprefix('$').strip()}"]
-            for code in codes:
+                    codes = [(f"cd {fence_dir} && {stripped.removeprefix('$').strip()}", None)]
+            vetoes: dict[str, Vetoes] = {}
+            for code, span in codes:
                 if code in consumed:
                     continue
                 for rule in code_rules:
-                    if not _applies(rule, heading, raw):
+                    if not _applies(rule, heading, raw, span, vetoes):
                         continue
                     code_match = re.search(rule.code or "", code)
                     fact = _fact(contract, rule, code_match, file.scope, repo) if code_match else None

@@ -12,8 +12,9 @@ what shows a project uses each (a config file, a dependency, a Makefile or CI st
 * *never* when neither the tree nor the commit that added the memory file shows it: nothing
   says the line was ever right, so it is only ``stale?``.
 
-A line that negates, contrasts or gives examples ("not mypy", "instead of", "such as",
-"migrated from") names no tool. Read-only: git runs through :class:`TreeIndex`.
+A negation or contrast ("not mypy", "instead of", "migrated from") vetoes the tools of its part
+of the sentence, an example ("such as", "like") its whole sentence: "Uses `uv` (NOT pip)" names
+uv. Read-only: git runs through :class:`TreeIndex`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from importlib import resources
 
 import yaml
 
+from statewise.memory.clauses import Vetoes
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.paths import TreeIndex
 from statewise.values import ValueType
@@ -35,11 +37,12 @@ TOOL_KEY = "project.uses_tool["
 FOUND, GONE, NEVER = "found", "gone", "never"
 _CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 # the same vetoes as the contract's not-a-statement rule, and words that say the tool is a
-# thing of the past or of another project
+# thing of the past or of another project; each speaks of its part of the sentence, examples
+# and comparisons of the whole sentence (statewise.memory.clauses)
 _NOT_A_CLAIM = re.compile(
     r"(?i)\b(?:no|not|never|don't|do not|doesn't|does not|must not|should not|shouldn't|without|instead of|"
-    r"rather than|for example|for instance|such as|migrat\w*|replac\w*|switch\w*|formerly|previously|"
-    r"used to|no longer|deprecated|legacy|like)\b|\be\.g\.|\bvs\.?\b")
+    r"rather than|migrat\w*|replac\w*|switch\w*|formerly|previously|used to|no longer|deprecated|legacy)\b|"
+    r"(?P<example>\b(?:for example|for instance|such as|like)\b|\be\.g\.|\bvs\.?(?!\w))")
 # a config line that names a tool only to say it is gone ("this repo no longer runs MkDocs")
 _GONE_SAYS = re.compile(r"(?i)\bno longer\b|\bnot used\b|\bremoved\b|\breplaced\b|\binstead of\b|\bdeprecated\b|"
                         r"\bmigrat\w*")
@@ -108,15 +111,20 @@ def _tool(name: str) -> Tool | None:
 
 
 def tool_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
-    """The tools ``line`` says the project uses, as ``project.uses_tool[NAME]`` facts (none on a
-    negated, contrasting or example line, and none in a user's own memory file, which
-    describes a person's habits rather than this project)."""
-    if line.file.kind in ("user", "auto", "parent") or _NOT_A_CLAIM.search(line.text):
+    """The tools ``line`` says the project uses, as ``project.uses_tool[NAME]`` facts (none in the part
+    of a sentence a negation, contrast or example speaks of, and none in a user's own memory
+    file, which describes a person's habits rather than this project)."""
+    if line.file.kind in ("user", "auto", "parent"):
         return ()
-    spans = " ".join(match.group(2) for match in _CODE_SPAN.finditer(line.text))
+    vetoes = Vetoes.of(line.text, _NOT_A_CLAIM)
+    spans = [match for match in _CODE_SPAN.finditer(line.text) if not vetoes.covers(match.start(), match.end())]
     facts = []
     for tool in load_tools():
-        if tool.mention.search(spans if tool.span_only else line.text):
+        if tool.span_only:
+            named = any(tool.mention.search(span.group(2)) for span in spans)
+        else:
+            named = any(not vetoes.covers(m.start(), m.end()) for m in tool.mention.finditer(line.text))
+        if named:
             facts.append(MemoryFact(key=f"{TOOL_KEY}{tool.name}]", value=True, value_type=ValueType.BOOL,
                                     scope=line.file.scope, rule="tool_named"))
     return tuple(facts)

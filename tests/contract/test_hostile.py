@@ -250,7 +250,7 @@ def test_a_costly_but_finishing_invariant_gives_its_real_answer() -> None:
     results = {r.name: r for r in contract.check_invariants(
         {"tool": "git", "operation": "push"}, {"repository.protected": False}, deadline=time.monotonic() + 20)}
     assert results["expensive"].holds is True and results["expensive"].error is None
-    failing = _with_invariant(f"{small}.all(a, {small}.all(b, {small}.all(c, a + b + c < 300)))")
+    failing = _with_invariant(f"{small}.all(a, {small}.all(b, {small}.all(c, a + b + c < 200)))")
     result = next(r for r in failing.check_invariants({"tool": "git", "operation": "push"},
                                                       {"repository.protected": False},
                                                       deadline=time.monotonic() + 20) if r.name == "expensive")

@@ -88,8 +88,9 @@ class TreeIndex:
         self._ignored: dict[str, bool] = {}
         self._removed: dict[str, dict[str, tuple[str, str]]] = {}
         self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
-        # the one walk of the history's removals: (full id, short id, subject, paths), newest first
-        self._walk: list[tuple[str, str, str, list[str]]] | None = None
+        # history walks: the commits each covers (None: the whole history), and its removals
+        # (full id, short id, subject, paths), newest first
+        self._walks: list[tuple[frozenset[str] | None, list[tuple[str, str, str, list[str]]]]] = []
         self._ever: dict[str, tuple[str, str]] | None = None  # removals over the whole history
         self._listed_at: dict[str, list[str]] = {}  # a commit -> its files (git ls-tree)
         self._inside: bool | None = None  # whether root is inside a git work tree (git grep's mode)
@@ -203,7 +204,9 @@ class TreeIndex:
         most recent commit that removed it: one walk per repository, only when asked."""
         if self._ever is None:
             removed: dict[str, tuple[str, str]] = {}
-            for _full, commit, subject, paths in self._removals():  # newest first
+            walk = self._walk("")
+            self._walks.append((None, walk))  # it covers every range a memory file asks about later
+            for _full, commit, subject, paths in walk:  # newest first
                 for path in paths:
                     while path and path not in removed:
                         removed[path] = (commit, subject.rstrip())
@@ -212,24 +215,20 @@ class TreeIndex:
             self._ever = {path: found for path, found in removed.items() if path not in live}
         return self._ever
 
-    def _removals(self) -> list[tuple[str, str, str, list[str]]]:
-        """Every commit of the history that removed files: (full id, short id, subject, paths),
-        newest first. One walk serves every memory file's range and the whole-history question
-        alike: a path check that finds no removal since its file was added asks the whole
-        history next, so walking each range apart only walked its commits twice."""
-        if self._walk is None:
-            log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only",
-                       "--format=%x00%H %h %s") or ""
-            walk = []
-            for chunk in log.split("\0"):
-                head, _, files = chunk.partition("\n")
-                if not head.strip():
-                    continue
-                full, _, rest = head.partition(" ")
-                commit, _, subject = rest.partition(" ")
-                walk.append((full, commit, subject, files.splitlines()))
-            self._walk = walk
-        return self._walk
+    def _walk(self, revisions: str) -> list[tuple[str, str, str, list[str]]]:
+        """The commits of ``revisions`` (the whole history when empty) that removed files:
+        (full id, short id, subject, paths), newest first."""
+        log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%H %h %s",
+                   *([revisions] if revisions else [])) or ""
+        walk = []
+        for chunk in log.split("\0"):
+            head, _, files = chunk.partition("\n")
+            if not head.strip():
+                continue
+            full, _, rest = head.partition(" ")
+            commit, _, subject = rest.partition(" ")
+            walk.append((full, commit, subject, files.splitlines()))
+        return walk
 
     def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The one place the tree holds a name that is absent where the line puts it: the same
@@ -341,8 +340,10 @@ class TreeIndex:
         """Every file (and folder of one) removed since ``since_file`` was added, with the most
         recent commit that removed it.
 
-        Each file's range is listed with ``git rev-list`` (no diffs) and its removals are
-        taken from the one walk of the whole history (:meth:`_removals`)."""
+        One walk of the history serves every memory file whose range it covers (a nested
+        file added after the root one needs no walk of its own, nor does any file once the
+        whole history was walked for :meth:`_removed_ever`): each file's range is listed with
+        ``git rev-list`` (no diffs), and only a range no earlier walk covers is walked."""
         if since_file in self._removed:
             return self._removed[since_file]
         removed: dict[str, tuple[str, str]] = {}
@@ -351,8 +352,12 @@ class TreeIndex:
         first = self._added.get(since_file, "")
         span = self._span(first) if first else None
         if span is not None:
-            commits = span[1]
-            for full, commit, subject, paths in self._removals():  # newest first, as git log gives them
+            revisions, commits = span
+            walk = next((w for c, w in self._walks if c is None or commits <= c), None)
+            if walk is None:
+                walk = self._walk(revisions)
+                self._walks.append((commits, walk))
+            for full, commit, subject, paths in walk:  # newest first, as git log gives them
                 if full not in commits:
                     continue
                 for path in paths:

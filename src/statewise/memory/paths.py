@@ -88,10 +88,12 @@ class TreeIndex:
         self._ignored: dict[str, bool] = {}
         self._removed: dict[str, dict[str, tuple[str, str]]] = {}
         self._added: dict[str, str] = {}  # a memory file -> the commit that added it ("" when none)
-        # history walks: the commits each covers, and its removals (full id, short id, subject, paths)
-        self._walks: list[tuple[frozenset[str], list[tuple[str, str, str, list[str]]]]] = []
+        # history walks: the commits each covers (None: the whole history), and its removals
+        # (full id, short id, subject, paths), newest first
+        self._walks: list[tuple[frozenset[str] | None, list[tuple[str, str, str, list[str]]]]] = []
         self._ever: dict[str, tuple[str, str]] | None = None  # removals over the whole history
         self._listed_at: dict[str, list[str]] = {}  # a commit -> its files (git ls-tree)
+        self._inside: bool | None = None  # whether root is inside a git work tree (git grep's mode)
         self._grepped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[tuple[str, str]]] = {}
 
     def _load(self) -> set[str]:
@@ -201,18 +203,32 @@ class TreeIndex:
         """Every file (and folder of one) the whole history removed and the tree lacks, with the
         most recent commit that removed it: one walk per repository, only when asked."""
         if self._ever is None:
-            log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%h %s") or ""
             removed: dict[str, tuple[str, str]] = {}
-            for chunk in log.split("\0"):  # newest first
-                head, _, files = chunk.partition("\n")
-                commit, _, subject = head.strip().partition(" ")
-                for path in files.splitlines() if commit else ():
+            walk = self._walk("")
+            self._walks.append((None, walk))  # it covers every range a memory file asks about later
+            for _full, commit, subject, paths in walk:  # newest first
+                for path in paths:
                     while path and path not in removed:
-                        removed[path] = (commit, subject)
+                        removed[path] = (commit, subject.rstrip())
                         path = posixpath.dirname(path)
             live = self._load()
             self._ever = {path: found for path, found in removed.items() if path not in live}
         return self._ever
+
+    def _walk(self, revisions: str) -> list[tuple[str, str, str, list[str]]]:
+        """The commits of ``revisions`` (the whole history when empty) that removed files:
+        (full id, short id, subject, paths), newest first."""
+        log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only", "--format=%x00%H %h %s",
+                   *([revisions] if revisions else [])) or ""
+        walk = []
+        for chunk in log.split("\0"):
+            head, _, files = chunk.partition("\n")
+            if not head.strip():
+                continue
+            full, _, rest = head.partition(" ")
+            commit, _, subject = rest.partition(" ")
+            walk.append((full, commit, subject, files.splitlines()))
+        return walk
 
     def relocated(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The one place the tree holds a name that is absent where the line puts it: the same
@@ -296,7 +312,9 @@ class TreeIndex:
         slot = (commit, tuple(patterns), tuple(pathspecs))
         if slot not in self._grepped:
             expressions = [arg for pattern in patterns for arg in ("-e", pattern)]
-            inside = _git(self.root, "rev-parse", "--is-inside-work-tree") is not None
+            if self._inside is None:  # asked once per run, not once per tool searched
+                self._inside = _git(self.root, "rev-parse", "--is-inside-work-tree") is not None
+            inside = self._inside
             found = _git(self.root, "grep", "-n", "-z", "-I", "-i", "-E", *([] if inside else ["--no-index"]),
                          *expressions, *([commit] if commit else []), "--", *pathspecs, ok=(0, 1)) or ""
             prefix = f"{commit}:" if commit else ""
@@ -323,8 +341,9 @@ class TreeIndex:
         recent commit that removed it.
 
         One walk of the history serves every memory file whose range it covers (a nested
-        file added after the root one needs no walk of its own): each file's range is listed
-        with ``git rev-list`` (no diffs), and only a range no earlier walk covers is walked."""
+        file added after the root one needs no walk of its own, nor does any file once the
+        whole history was walked for :meth:`_removed_ever`): each file's range is listed with
+        ``git rev-list`` (no diffs), and only a range no earlier walk covers is walked."""
         if since_file in self._removed:
             return self._removed[since_file]
         removed: dict[str, tuple[str, str]] = {}
@@ -334,18 +353,9 @@ class TreeIndex:
         span = self._span(first) if first else None
         if span is not None:
             revisions, commits = span
-            walk = next((w for c, w in self._walks if commits <= c), None)
+            walk = next((w for c, w in self._walks if c is None or commits <= c), None)
             if walk is None:
-                log = _git(self.root, "log", "--no-renames", "--diff-filter=D", "--name-only",
-                           "--format=%x00%H %h %s", revisions) or ""
-                walk = []
-                for chunk in log.split("\0"):
-                    head, _, files = chunk.partition("\n")
-                    if not head.strip():
-                        continue
-                    full, _, rest = head.partition(" ")
-                    commit, _, subject = rest.partition(" ")
-                    walk.append((full, commit, subject, files.splitlines()))
+                walk = self._walk(revisions)
                 self._walks.append((commits, walk))
             for full, commit, subject, paths in walk:  # newest first, as git log gives them
                 if full not in commits:

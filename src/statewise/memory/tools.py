@@ -46,6 +46,8 @@ _NOT_A_CLAIM = re.compile(
 # a config line that names a tool only to say it is gone ("this repo no longer runs MkDocs")
 _GONE_SAYS = re.compile(r"(?i)\bno longer\b|\bnot used\b|\bremoved\b|\breplaced\b|\binstead of\b|\bdeprecated\b|"
                         r"\bmigrat\w*")
+# where a tool's name starts: not inside a longer name or path
+_WORD_START = r"(?<![\w./@-])"
 # where a project's use of a tool shows (never Markdown, never a lock file)
 _PATHSPECS = tuple(f":(glob){spec}" for spec in (
     "**/package.json", "**/pyproject.toml", "**/requirements*.txt", "**/requirements/*.txt", "**/setup.cfg",
@@ -99,11 +101,28 @@ def load_tools() -> tuple[Tool, ...]:
         # a tool's name stands as a word, not inside a longer name (jest-dom, types-mypy) nor
         # as a code symbol's package (`uv.Screen`); a role's phrase brings its own boundaries
         mention = re.compile(r"(?i)" + spec["mention"] if spec.get("claim")
-                             else r"(?i)(?<![\w./@-])(?:" + spec["mention"] + r")(?![\w-]|\.\w)")
+                             else r"(?i)" + _WORD_START + r"(?:" + spec["mention"] + r")(?![\w-]|\.\w)")
         tools.append(Tool(name=str(name), role=str(spec["role"]), mention=mention,
                           span_only=bool(spec.get("span_only", False)), files=tuple(spec.get("files") or ()),
                           content=tuple(spec.get("content") or ()), claim=bool(spec.get("claim", False))))
     return tuple(tools)
+
+
+@lru_cache(maxsize=1)
+def _any_mention() -> re.Pattern[str]:
+    """Every mention that counts outside code spans, as one pattern: where a tool's own pattern
+    matches, this one matches too (the same pattern is one of its alternatives, with the same
+    flag), so a line it does not match names none of those tools."""
+    words, phrases = [], []
+    for tool in load_tools():
+        if not tool.span_only:
+            pattern = tool.mention.pattern.removeprefix("(?i)")
+            if pattern.startswith(_WORD_START):  # tested once per position, not once per tool
+                words.append(f"(?:{pattern.removeprefix(_WORD_START)})")
+            else:
+                phrases.append(f"(?:{pattern})")
+    return re.compile("|".join([*phrases, *([_WORD_START + "(?:" + "|".join(words) + ")"] if words else [])]),
+                      re.IGNORECASE)
 
 
 def _tool(name: str) -> Tool | None:
@@ -116,14 +135,18 @@ def tool_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
     file, which describes a person's habits rather than this project)."""
     if line.file.kind in ("user", "auto", "parent"):
         return ()
+    spans = list(_CODE_SPAN.finditer(line.text))
+    anywhere = _any_mention().search(line.text) is not None
+    if not spans and not anywhere:
+        return ()  # most lines: no tool is named, so none is tried one by one
     vetoes = Vetoes.of(line.text, _NOT_A_CLAIM)
-    spans = [match for match in _CODE_SPAN.finditer(line.text) if not vetoes.covers(match.start(), match.end())]
+    spans = [match for match in spans if not vetoes.covers(match.start(), match.end())]
     facts = []
     for tool in load_tools():
         if tool.span_only:
             named = any(tool.mention.search(span.group(2)) for span in spans)
         else:
-            named = any(not vetoes.covers(m.start(), m.end()) for m in tool.mention.finditer(line.text))
+            named = anywhere and any(not vetoes.covers(m.start(), m.end()) for m in tool.mention.finditer(line.text))
         if named:
             facts.append(MemoryFact(key=f"{TOOL_KEY}{tool.name}]", value=True, value_type=ValueType.BOOL,
                                     scope=line.file.scope, rule="tool_named"))

@@ -105,7 +105,9 @@ class TreeIndex:
                     entries.add(path)
                     path = posixpath.dirname(path)
             self._entries = entries
-            for entry in entries:
+            # Nearest the root first, then by name: a set's order changes with the hash seed, and
+            # which same-named entry a finding names ("exists as ...") must not change from run to run.
+            for entry in sorted(entries, key=lambda path: (path.count("/"), path)):
                 self._by_base.setdefault(posixpath.basename(entry), []).append(entry)
         return self._entries
 

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from statewise.commands.inside import _Inside
-from statewise.commands.named import _CLOSERS, Named, _interpolates, _string_at, program_names, python_names
+from statewise.commands.named import (
+    _CLOSERS,
+    Named,
+    _interpolates,
+    _string_at,
+    program_names,
+    python_names,
+    string_literals,
+)
 from statewise.commands.tables import _SESSIONS
 from statewise.commands.words import _Call, _Ctx, _Word
 
@@ -626,18 +634,9 @@ def _mask_strings(code: str, language: str) -> str:
     """``code`` with the inside of string literals blanked (same length), so a pattern never
     matches words inside a string."""
     out = list(code)
-    i = 0
-    while i < len(code):
-        char = code[i]
-        if char in "'\"" or (char == "`" and language == "node"):
-            literal = _string_at(code, i, language)
-            if literal is None:
-                break
-            for j in range(i + 1, literal.end - 1):
-                out[j] = " "
-            i = literal.end
-            continue
-        i += 1
+    for i, literal in string_literals(code, language):
+        for j in range(i + 1, literal.end - 1):
+            out[j] = " "
     return "".join(out)
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["PY_READS", "READS", "Named", "program_names", "python_names"]
+__all__ = ["PY_READS", "READS", "Named", "program_names", "python_names", "string_literals"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,22 @@ def _string_at(code: str, start: int, language: str) -> _Literal | None:
     body = "".join(out)
     dynamic = quote != "'" and _interpolates(code[i + 1:j], language) if language != "awk" else False
     return _Literal(None if dynamic else body, j + 1)
+
+
+def string_literals(code: str, language: str) -> Iterator[tuple[int, _Literal]]:
+    """Each string literal of a Perl, Node, Ruby or awk program with the index of its opening
+    quote, left to right; the walk ends at a literal that does not close."""
+    i = 0
+    while i < len(code):
+        char = code[i]
+        if char in "'\"" or (char == "`" and language == "node"):
+            literal = _string_at(code, i, language)
+            if literal is None:
+                return
+            yield i, literal
+            i = literal.end
+            continue
+        i += 1
 
 
 def _interpolates(body: str, language: str) -> bool:
@@ -236,6 +253,8 @@ class _PythonNames:
 _PATH_MODELLED = frozenset({"write_text", "write_bytes", "touch", "unlink", "rmdir", "rename", "open"})
 #: os.exec*, os.spawn*, os.posix_spawn*: run as the command they run (commands/inline.py).
 _PY_EXEC = re.compile(r"^os\.(exec|spawn|posix_spawn)[a-z]*$")
+
+
 def _known_start(text: str, parent: ast.AST | None, node: ast.AST) -> Named:
     """The string as named: only its start when the rest is filled in at run time (the left of
     ``+``, a ``%`` or ``.format`` template up to its first field)."""
@@ -270,24 +289,15 @@ def program_names(code: str, language: str) -> list[Named]:
     found: list[Named] = []
     reads = READS.get(language)
     interpolation = _INTERPOLATION.get(language)
-    i = 0
-    while i < len(code):
-        char = code[i]
-        if char in "'\"" or (char == "`" and language == "node"):
-            literal = _string_at(code, i, language)
-            if literal is None:
-                break
-            body = code[i + 1:literal.end - 1]
-            value, prefix = literal.value, False
-            if value is None:  # interpolated: only its start is known
-                cut = interpolation.search(body) if interpolation is not None else None
-                value, prefix = (body[:cut.start()] if cut else body), True
-            # Joined with what follows (`+`; Perl's `.`; awk's juxtaposition is not read): a start.
-            following = code[literal.end:].lstrip(" \t")[:1]
-            prefix = prefix or following == "+" or (language == "perl" and following == ".")
-            if _is_path_like(value) and not (reads is not None and reads.search(code[max(0, i - 80):i])):
-                found.append(Named(value, prefix=prefix))
-            i = literal.end
-            continue
-        i += 1
+    for i, literal in string_literals(code, language):
+        body = code[i + 1:literal.end - 1]
+        value, prefix = literal.value, False
+        if value is None:  # interpolated: only its start is known
+            cut = interpolation.search(body) if interpolation is not None else None
+            value, prefix = (body[:cut.start()] if cut else body), True
+        # Joined with what follows (`+`; Perl's `.`; awk's juxtaposition is not read): a start.
+        following = code[literal.end:].lstrip(" \t")[:1]
+        prefix = prefix or following == "+" or (language == "perl" and following == ".")
+        if _is_path_like(value) and not (reads is not None and reads.search(code[max(0, i - 80):i])):
+            found.append(Named(value, prefix=prefix))
     return found

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 from statewise.actions import Action
 from statewise.integrations.hook_files import runtime_directory
 from statewise.protection import CHANGING_COMMANDS, Finding, Places, SecretRules, Use, check_path, self_targets
+from statewise.workspace import find_repository_root, git_output
 
 if TYPE_CHECKING:  # the command model is imported by the call that needs it
     from statewise.commands.named import Named
-from statewise.workspace import find_repository_root, git_output
 
 __all__ = ["FILE_WRITING_ENV", "findings_for", "listed", "places_for", "protected_paths_touched", "read_findings"]
 

@@ -424,3 +424,24 @@ def test_record_add_without_scope_takes_the_folders_scope_at_the_keys_level(tmp_
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2
     assert "--scope" in refused.stderr and "Traceback" not in refused.stderr
+
+
+# --- usage errors read like every other error ----------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "message", "usage"), [
+    (["record", "add", "--scope"], "error: Option '--scope' requires an argument.",
+     "usage: statewise record add [OPTIONS] KEY VALUE (more: statewise record add --help)"),
+    (["record", "get"], "error: Missing argument 'KEY'.",
+     "usage: statewise record get [OPTIONS] KEY (more: statewise record get --help)"),
+    (["record", "list", "--bogus"], "error: No such option '--bogus'.",
+     "usage: statewise record list [OPTIONS] (more: statewise record list --help)"),
+    (["bogus"], "error: No such command 'bogus'.",
+     "usage: statewise [OPTIONS] COMMAND [ARGS]... (more: statewise --help)"),
+    (["--store"], "error: Option '--store' requires an argument.",
+     "usage: statewise [OPTIONS] COMMAND [ARGS]... (more: statewise --help)"),
+])
+def test_a_usage_error_is_one_error_line_and_the_usage(repo, args, message, usage):
+    done = sw(*args, cwd=repo)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [message, usage]

@@ -31,9 +31,9 @@ from statewise.front import (
     validation_message,
 )
 
-__all__ = ["Context", "ExampleCommand", "LazyConsole", "SentenceGroup", "command_path", "console", "emit_json",
-           "errors", "format_examples", "handled", "project_option", "suggest_key", "task_scope_of", "unknown_key",
-           "validation_message"]
+__all__ = ["Context", "ExampleCommand", "LazyConsole", "SentenceGroup", "UsageInProjectStyle", "command_path",
+           "console", "emit_json", "errors", "format_examples", "handled", "project_option", "suggest_key",
+           "task_scope_of", "unknown_key", "validation_message"]
 
 
 def emit_json(data: Any) -> None:
@@ -151,22 +151,75 @@ def format_examples(ctx: click.Context, formatter: click.HelpFormatter) -> None:
                 formatter.write(f"{'':>{formatter.current_indent}}{mark}{line}\n")
 
 
+def _with_context(error: click.UsageError, ctx: click.Context) -> click.UsageError:
+    # click's parser raises some errors ("Option '--scope' requires an argument.") without
+    # the context it was parsing, so their usage line could not name the command.
+    if error.ctx is None:
+        error.ctx = ctx
+    return error
+
+
 class ExampleCommand(click.Command):
     """A command whose help ends with its examples."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            raise _with_context(error, ctx) from None
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
         format_examples(ctx, formatter)
 
 
+class UsageInProjectStyle(click.UsageError):
+    """A usage error (an unknown option, a missing argument, a bad choice) printed as every
+    other error of the command line: ``error: MESSAGE`` on one line, then the command's usage
+    and where its help is, on a second; click's own form ("Usage: ...", "Try ...", a blank line,
+    "Error: ...") is four lines in another style. The message and exit status are click's."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"{click.style('error:', fg='red')} {self.format_message()}", file=file, err=True)
+        if self.ctx is not None:  # else not raised while parsing a command's words: no usage to show
+            usage, path = " ".join(self.ctx.command.collect_usage_pieces(self.ctx)), self.ctx.command_path
+            click.echo(f"usage: {path} {usage} (more: {path} --help)", file=file, err=True)
+
+
+def _in_project_style(error: click.UsageError) -> UsageInProjectStyle:
+    if isinstance(error, UsageInProjectStyle):
+        return error
+    return UsageInProjectStyle(error.format_message(), error.ctx)  # exit status 2, as every usage error
+
+
 class SentenceGroup(click.Group):
     """A command group whose listing shows each command's first sentence whole: click's own cuts
     it at the terminal's width with "...", mid-sentence; this one lets the line wrap. Its help,
-    and its commands', end with their examples."""
+    and its commands', end with their examples, and a usage error anywhere beneath it is printed
+    in the project's style (:class:`UsageInProjectStyle`)."""
 
     #: Subgroups made with ``@group.group()`` are of this class too, and commands ExampleCommands.
     group_class = type
     command_class = ExampleCommand
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            raise _with_context(error, ctx) from None
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as error:  # this group's own options
+            raise _in_project_style(error) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:  # an unknown command, a subcommand's options or arguments
+            raise _in_project_style(error) from None
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)

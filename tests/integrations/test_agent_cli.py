@@ -18,8 +18,12 @@ from tests.integrations.installed import make_project
 CHANGES = ["statewise record add fs.protected_paths build --replace --scope repo:x --authority developer",
            "statewise --store .statewise/store.db record revert rec_1 --reason x",
            "statewise uninstall claude-code", "statewise install codex", "python3 -m statewise record import r.jsonl",
-           ".venv/bin/statewise record retract rec_1 --reason x"]
-READS = ["statewise record list", "statewise doctor", "statewise keys", "statewise record get k --scope global"]
+           ".venv/bin/statewise record retract rec_1 --reason x",
+           # a newline ends a command as `;` does (it once joined the two lines into one command)
+           "true\nstatewise uninstall claude-code", "git status\n\n  statewise record revert rec_1 --reason x",
+           "ls |\nstatewise install codex"]
+READS = ["statewise record list", "statewise doctor", "statewise keys", "statewise record get k --scope global",
+         "git status\nstatewise record list", "echo 'one line\nstatewise uninstall claude-code'"]
 
 
 @pytest.fixture(scope="module")

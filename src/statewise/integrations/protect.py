@@ -286,14 +286,20 @@ def _found_by_name(action: Action, workspace: Path) -> list[str] | None:
 
 def _segments(command: str) -> list[tuple[list[str], bool]] | None:
     """The simple commands' words, each with whether its output goes into a pipe."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
+    # An unquoted newline ends a command as `;` does: read as blank space, it joined the next
+    # line's command to this one's words, so `true<newline>statewise uninstall ...` was never
+    # seen as a statewise command. Quoted newlines stay inside their word.
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>\n")
+    lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
     segments: list[tuple[list[str], bool]] = [([], False)]
     try:
         for token in lexer:
-            if token in _SEPARATORS:
-                if token in ("|", "|&"):
+            # shlex joins neighbouring punctuation into one token: `;` + newline, `|` + newline.
+            joined = token.replace("\n", "") if "\n" in token and not token.strip(";&|()<>\n") else None
+            if token in _SEPARATORS or joined is not None:
+                if (joined if joined is not None else token) in ("|", "|&"):
                     segments[-1] = (segments[-1][0], True)
                 segments.append(([], False))
             else:

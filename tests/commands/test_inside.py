@@ -299,6 +299,12 @@ def test_a_heredoc_that_is_not_python_is_cannot_check_unless_the_interpreter_ref
     ("awk 'BEGIN { \"rm -rf dist\" | getline x }'", [("fs.delete", "dist")]),
     ("awk '{ print | \"sh\" }' cmds.txt", None),  # a shell reading commands: cannot check
     ("awk 'NR > 1 { print $2 }' data.csv", []),
+    # gawk's in-place edit rewrites the files it reads (assignments and stdin are not files)
+    ("awk -i inplace '{ sub(/a/, \"b\") } 1' a.txt n=1 b.txt", [("fs.write", "a.txt"), ("fs.write", "b.txt")]),
+    ("gawk -iinplace 1 a.txt -", [("fs.write", "a.txt")]),
+    ("gawk --include=inplace -v x=1 1 a.txt", [("fs.write", "a.txt")]),
+    ("gawk -i inplace -f prog.awk a.txt", [("fs.write", "a.txt")]),
+    ("gawk -i mylib 1 a.txt", None),  # a library from AWKPATH: awk code the hook does not see
 ])
 def test_other_interpreters_literals(repo, command, expected):
     analysis = analyze_command(command, cwd=repo, workspace=repo)

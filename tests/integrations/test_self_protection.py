@@ -27,6 +27,10 @@ SHELL_WRITES = [
     ("echo '{}' > .claude/settings.local.json", ".claude/settings.local.json"),
     ("rm .codex/hooks.json", ".codex/hooks.json"),
     ("sed -i s/statewise/true/ .gemini/settings.json", ".gemini/settings.json"),
+    ("awk -i inplace '{ sub(/statewise/, \"true\") } 1' .claude/settings.json", ".claude/settings.json"),
+    # a database shell can change the file it opens whatever its statements (sqlite3 -readonly reads)
+    ("sqlite3 .statewise/store.db 'delete from records'", ".statewise/store.db"),
+    ("sqlite3 .statewise/store.db 'select 1'", ".statewise/store.db"),
     ("printf '#!/bin/sh\\nrm -rf migrations\\n' > .git/hooks/post-checkout", ".git/hooks/post-checkout"),
     ("cp /bin/true .git/hooks/pre-push", ".git/hooks/pre-push"),
     ("printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config", ".git/config"),
@@ -148,7 +152,9 @@ def test_nothing_is_planted_in_statewises_cache(project):
 
 READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.json", "ls .git/hooks",
                            "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
-                           "cat .env.example", "mkdir -p build && cp README.md build/"]
+                           "cat .env.example", "mkdir -p build && cp README.md build/",
+                           "sqlite3 -readonly .statewise/store.db 'select count(*) from records'",
+                           "sqlite3 build/app.db 'select 1'"]
 
 
 @pytest.mark.parametrize("command", READS_AND_ORDINARY_WORK)

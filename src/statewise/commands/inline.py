@@ -768,16 +768,28 @@ class _Inline(_Inside):
 
     def awk(self, call: _Call) -> None:
         """awk: its program's ``system()`` calls, pipes and redirections (``-f FILE`` programs
-        are read when they are workspace files)."""
+        are read when they are workspace files); with gawk's ``-i inplace`` the files it reads
+        are rewritten, so they are written."""
         words = call.args
         index = 0
         program: str | None = None
         from_file = False
+        in_place = False
         while index < len(words):
             value = words[index].value
             if value is None:
                 self.fail(f"`{call.name}` has an argument only known at run time ({words[index].text})", call.part)
                 return
+            library, taken = _awk_library(words, index)
+            if library is not None:
+                if library.removesuffix(".awk") != "inplace":
+                    # a library from AWKPATH is awk code the hook does not see
+                    self.fail(f"`{call.name}` loads the awk library `{library}`, which StateWise does not read",
+                              call.part)
+                    return
+                in_place = True
+                index += taken
+                continue
             if value in ("-f", "--file") and index + 1 < len(words):
                 from_file = True
                 path = self.workspace_file(call, words[index + 1].value or "\0")
@@ -800,7 +812,25 @@ class _Inline(_Inside):
             break
         if program is not None and not from_file:
             self.other_program(call, program, "awk", f"the awk program of `{call.name}`")
+        if in_place:
+            # the operands after the program: files, except `var=value` assignments and stdin
+            files = words[index + (0 if from_file else 1):]
+            self.write_paths(call, [w for w in files if w.value != "-" and "=" not in (w.value or "=")],
+                             via=f"{call.name} -i inplace")
         self.unknown(call)
+
+
+def _awk_library(words: list[_Word], index: int) -> tuple[str | None, int]:
+    """The library gawk's ``-i``/``--include`` at ``index`` loads (``-i inplace``, ``-iinplace``,
+    ``--include=inplace``) and how many words it takes; (None, 0) for any other word."""
+    value = words[index].value or ""
+    if value in ("-i", "--include"):
+        return (words[index + 1].value or "", 2) if index + 1 < len(words) else (None, 0)
+    if value.startswith("--include="):
+        return value.partition("=")[2], 1
+    if value.startswith("-i") and not value.startswith("--"):
+        return value[2:], 1
+    return None, 0
 
 
 def _canonical_key(key: str) -> str:

@@ -13,6 +13,7 @@ build/tidy -rf migrations``).
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -43,6 +44,10 @@ FILE_WRITING_ENV = frozenset({
 
 #: Operations whose ``path`` slot (and ``link_path``) is written or deleted.
 _USES: dict[str, Use] = {"fs.write": "write", "config.edit": "write", "fs.delete": "delete"}
+#: Operations that change what another slot names: a database shell's writing statements change
+#: its ``database``, a file for SQLite (`sqlite3 .statewise/store.db 'DELETE ...'`); a server's
+#: database name never resolves to a protected file.
+_CHANGED_SLOTS: dict[str, str] = {"db.write": "database"}
 
 
 def listed(value: object) -> list[str]:
@@ -224,6 +229,8 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
             use, paths = "write", listed(action.args.get("paths"))
         elif action.operation == "git.clean":
             use, paths = "delete", _cleaned(action, workspace)
+        elif action.args.get(_CHANGED_SLOTS.get(action.operation, "")):
+            use, paths = "write", [str(action.args[_CHANGED_SLOTS[action.operation]])]
         if use is None:
             continue
         for value in paths:
@@ -231,6 +238,11 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
             finding = check_path(absolute, use, places)
             if finding is None and use == "write":
                 finding = _git_internals(absolute)
+            if finding is not None and action.operation in _CHANGED_SLOTS:
+                finding = dataclasses.replace(finding, said=(
+                    f"{finding.reason()}; `{action.args.get('client') or 'its shell'}` can change the database it "
+                    "opens, whatever the statements look like (a read-only session, `sqlite3 -readonly`, "
+                    "or `statewise record list`, reads it)"))
             if finding is not None and finding.target not in {f.target for f in found}:
                 found.append(finding)
     return found

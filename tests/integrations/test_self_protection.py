@@ -40,6 +40,10 @@ SHELL_WRITES = [
     ("git clean -fdx", ".claude"),  # git lists what it removes in order; the first is named
     ("git rev-parse feature > ../origin.git/refs/heads/main", "origin.git/refs/heads/main"),
     ("git rev-parse feature > .git/refs/heads/main", ".git/refs/heads/main"),
+    # a local origin's own rules: the hook that refuses pushes to main, its receive.* settings
+    ("rm ../origin.git/hooks/pre-receive", "origin.git/hooks/pre-receive"),
+    ("printf '[receive]\\n\\tdenyNonFastForwards = false\\n' >> ../origin.git/config", "origin.git/config"),
+    ("rm ../origin.git/refs/heads/main", "origin.git/refs/heads/main"),
     # The installed command finds the nearest wrapper from the session's folder upwards: one
     # planted in a subfolder would be run instead of the real one (a Codex session started there).
     ("mkdir -p src/.statewise/bin && printf '#!/bin/sh\\nexit 0\\n' > src/.statewise/bin/statewise-hook",

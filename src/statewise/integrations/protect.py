@@ -140,18 +140,30 @@ def _absolute(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _git_internals(path: Path) -> Finding | None:
-    """A write into a git directory's refs, objects, HEAD or packed-refs: moves a branch (in
-    this repository or another) with no push and no check."""
+#: What lies directly in a git directory that moves a branch when written or deleted.
+_GIT_REF_STORE = ("refs", "objects", "HEAD", "packed-refs", "logs", "ORIG_HEAD", "FETCH_HEAD")
+#: What lies directly in a git directory that decides what a push there may do.
+_GIT_PUSH_RULES = ("hooks", "config")
+
+
+def _git_internals(path: Path, use: Use) -> Finding | None:
+    """A write or delete inside a git directory (this repository's or another's, a local bare
+    origin's above all) of its refs, objects, HEAD or packed-refs, which moves a branch with no
+    push and no check, or of its hooks or config, which decide what a push there may do (a
+    ``pre-receive`` hook, ``receive.denyNonFastForwards``)."""
     clean = Path(os.path.realpath(path))
     for directory in clean.parents:
         if (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir():
             inside = clean.relative_to(directory)
             head = inside.parts[0] if inside.parts else ""
-            if head in ("refs", "objects", "HEAD", "packed-refs", "logs", "ORIG_HEAD", "FETCH_HEAD"):
-                return Finding(clean, clean, f"inside the git repository {directory}: a ref or object written "
+            if head in _GIT_REF_STORE:
+                return Finding(clean, clean, f"inside the git repository {directory}: a ref or object changed "
                                              "there moves a branch with no push and no check (a push does that "
-                                             "with the remote's rules)", "deny", "write", secret=False)
+                                             "with the remote's rules)", "deny", use, secret=False)
+            if head in _GIT_PUSH_RULES:
+                return Finding(clean, clean, f"inside the git repository {directory}: its hooks and settings "
+                                             "decide what a push there may do (a pre-receive hook, "
+                                             "receive.denyNonFastForwards)", "deny", use, secret=False)
             return None
     return None
 
@@ -236,8 +248,8 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
         for value in paths:
             absolute = _absolute(value, workspace)
             finding = check_path(absolute, use, places)
-            if finding is None and use == "write":
-                finding = _git_internals(absolute)
+            if finding is None and use in ("write", "delete"):
+                finding = _git_internals(absolute, use)
             if finding is not None and action.operation in _CHANGED_SLOTS:
                 finding = dataclasses.replace(finding, said=(
                     f"{finding.reason()}; `{action.args.get('client') or 'its shell'}` can change the database it "

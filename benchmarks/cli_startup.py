@@ -1,7 +1,7 @@
 """Start-up of the command line as a person pays it, beside ``python -c pass`` from the same
 interpreter, interleaved in one run (issue 28 item 2).
 
-    python benchmarks/cli_startup.py [--iterations 30] [--statewise PATH]
+    python benchmarks/cli_startup.py [--iterations 30] [--statewise PATH] [--case TEXT ...]
 
 Cases, each a fresh process: ``python -c pass`` (the floor), ``python -c "import click"`` (what
 any click command pays), ``statewise --help`` (answered by the front door, statewise.__main__),
@@ -18,6 +18,8 @@ in one process (the SDK's import, StateWise's own modules, building the server),
 p50 over ``--iterations`` fresh processes.
 
 ``statewise`` is the console script beside this interpreter (override with ``--statewise``).
+``--case TEXT`` (repeatable) runs only the cases whose name contains TEXT, with the floor
+always (``--case "record list"``: a shorter run, without ``mcp``'s seconds per round).
 Python writes bytecode caches as an installed package has them: one unmeasured run of each case
 comes first. ``PYTHONDONTWRITEBYTECODE`` is removed from the children's environment.
 """
@@ -145,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--statewise", default=str(Path(sys.executable).parent / "statewise"),
                         help="the console script (default: beside this interpreter)")
     parser.add_argument("--breakdown", action="store_true", help="where statewise mcp's start-up CPU time goes")
+    parser.add_argument("--case", action="append", default=[], metavar="TEXT",
+                        help="run only the cases whose name contains TEXT (repeatable; the floor always runs)")
     args = parser.parse_args(argv)
     env = _env()
     if args.breakdown:
@@ -169,6 +173,9 @@ def main(argv: list[str] | None = None) -> None:
             "statewise record list": run([args.statewise, "record", "list"]),
             "statewise mcp (initialize)": lambda: _mcp_initialize([args.statewise, "mcp"], work, env),
         }
+        if args.case:
+            cases = {name: measure for name, measure in cases.items()
+                     if name == "python -c pass" or any(text in name for text in args.case)}
         for measure in cases.values():  # bytecode caches, the contract cache: as an installed package runs
             measure()
         times: dict[str, list[float]] = {name: [] for name in cases}

@@ -316,3 +316,60 @@ def test_git_answers_are_kept_within_one_block_and_only_there(tmp_path, monkeypa
         assert asked() == 4  # another directory is another question
     assert find_repository_root(repo) == repo.resolve()
     assert asked() == 5  # the block's answers end with it
+
+
+def _shim_git(tmp_path: Path, body: str) -> Path:
+    shim = tmp_path / "shim-bin" / "git"
+    shim.parent.mkdir(exist_ok=True)
+    shim.write_text(f"#!/bin/sh\n{body}\n")
+    shim.chmod(0o755)
+    return shim.parent
+
+
+def test_git_output_reads_what_subprocess_reads_and_fails_as_it_does(sandbox, tmp_path):
+    from statewise.workspace import git_output_bytes
+
+    for args in (("rev-parse", "--show-toplevel"), ("symbolic-ref", "--quiet", "--short", "HEAD"),
+                 ("log", "--format=%H%n%s", "-n", "3"), ("ls-files", "-z")):
+        done = subprocess.run(["git", *args], cwd=sandbox.work, capture_output=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+        assert done.returncode == 0
+        assert git_output_bytes(sandbox.work, *args) == done.stdout.rstrip(b"\r\n")
+    assert git_output_bytes(sandbox.work, "rev-parse", "--verify", "no-such-ref") is None  # git failed
+    assert git_output_bytes(tmp_path / "missing", "rev-parse", "--show-toplevel") is None  # no such directory
+    assert git_output_bytes("", "rev-parse", "--show-toplevel") is None  # subprocess refuses cwd="" too
+    assert git_output_bytes(sandbox.work, "rev-parse", "a\x00b") is None  # a NUL in an argument
+
+
+def test_git_output_gives_stdout_only_and_a_large_answer_whole(tmp_path, monkeypatch):
+    from statewise.workspace import git_output_bytes
+
+    # stderr is discarded and stdin is empty, as with capture_output=True, stdin=DEVNULL.
+    bin_dir = _shim_git(tmp_path, 'echo noise >&2\ncat\nhead -c 300000 /dev/zero | tr "\\0" x\necho')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert git_output_bytes(tmp_path, "anything") == b"x" * 300_000
+
+
+def test_git_past_its_timeout_is_killed_and_reaped(tmp_path, monkeypatch):
+    import time
+
+    from statewise.workspace import git_output_bytes
+
+    pid_file = tmp_path / "pid"
+    bin_dir = _shim_git(tmp_path, f'echo $$ > "{pid_file}"\nexec sleep 30')
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    started = time.monotonic()
+    assert git_output_bytes(tmp_path, "status", timeout=0.5) is None
+    assert time.monotonic() - started < 10
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # killed and waited for: not even a zombie is left
+        os.kill(pid, 0)
+
+
+def test_git_failing_to_start_is_no_answer(tmp_path, monkeypatch):
+    from statewise.workspace import git_output_bytes
+
+    bin_dir = _shim_git(tmp_path, "exit 0")
+    (bin_dir / "git").chmod(0o644)  # on PATH but not executable: the spawn itself fails
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert git_output_bytes(tmp_path, "status") is None

@@ -36,10 +36,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import reduce
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from statewise.errors import MissingExtraError, UnknownPluginError
 
@@ -68,11 +67,12 @@ class Loadable(Protocol):
     def load(self) -> Any: ...
 
 
-@dataclass(frozen=True)
-class OwnEntryPoint:
+class OwnEntryPoint(NamedTuple):
     """One of StateWise's own entry points, read from its ``entry_points.txt``: ``value`` is
     ``module:attribute`` (the only form StateWise declares), loaded as
-    ``importlib.metadata.EntryPoint.load`` loads it."""
+    ``importlib.metadata.EntryPoint.load`` loads it. (This module's records are named tuples:
+    ``statewise record list`` imports it to open the store, and a frozen dataclass costs
+    several times more to define, docs/performance-cli.md.)"""
 
     name: str
     value: str
@@ -224,8 +224,7 @@ class PluginTable(Protocol):
     def names(self) -> list[str]: ...
 
 
-@dataclass(frozen=True)
-class ExtensionPoint:
+class ExtensionPoint(NamedTuple):
     """One kind of plugin: the entry-point group a package declares it in, and its table."""
 
     name: str

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from statewise.errors import InputError
 from statewise.limits import MAX_SETTINGS_BYTES, read_capped
@@ -63,9 +62,11 @@ class StoreNotFoundError(InputError):
     """A command that only reads was pointed at a store that does not exist."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectConfig:
-    """The contents of ``.statewise/config.toml`` (every key optional)."""
+class ProjectConfig(NamedTuple):
+    """The contents of ``.statewise/config.toml`` (every key optional).
+
+    This module's records are named tuples, immutable as frozen dataclasses and a fraction of
+    their cost to define: every command resolves its settings (docs/performance-cli.md)."""
 
     contract: str | None = None
     store: str | None = None
@@ -117,16 +118,14 @@ def _checked_config(document: dict[str, object], path: Path) -> ProjectConfig:
     return ProjectConfig(checked.contract, checked.store, checked.on_pass, checked.memory_write_back)
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     """One resolved setting and where it came from (``flag``, ``$NAME``, the file, ``default``)."""
 
     value: str | None
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     """Every setting resolved for one project."""
 
     root: Path
@@ -329,7 +328,7 @@ def hook_settings(workspace: str | Path, *, store: str | None = None, contract: 
     warning = (f"StateWise ignores {names} in {path}: a setting that weakens the guard is used only from a "
                f"settings file the developer approved (run `statewise config approve` outside the agent); "
                f"this one is new or changed since.")
-    return replace(fallback, warnings=(warning,))
+    return fallback._replace(warnings=(warning,))
 
 
 def missing_store_error(location: str, source: str) -> StoreNotFoundError:

@@ -12,9 +12,8 @@ ScopeError saying so.
 
 from __future__ import annotations
 
-import getpass
 import os
-import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,17 +53,67 @@ def git_output_bytes(cwd: str | Path, *args: str, timeout: float = 5.0) -> bytes
     if kept is not None and key in kept:
         return kept[key]
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL,
-            env={**os.environ, **_GIT_ENV},
-        )
-    except (OSError, ValueError, subprocess.TimeoutExpired):  # ValueError: a NUL in cwd or args
+        answer = _run_git(key[0], args, timeout)
+    except (OSError, ValueError):  # ValueError: a NUL in cwd or args
         answer = None
-    else:
-        answer = done.stdout.rstrip(b"\r\n") if done.returncode == 0 else None
     if kept is not None:
         kept[key] = answer
     return answer
+
+
+def _run_git(cwd: str, args: tuple[str, ...], timeout: float) -> bytes | None:
+    """What ``subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout,
+    stdin=DEVNULL)`` reads, None on a failure or timeout, with ``os.posix_spawnp``: importing
+    subprocess (signal, threading, selectors) costs more than half the interpreter's start-up,
+    and ``statewise record list`` runs git three times (docs/performance-cli.md).
+
+    ``git -C cwd`` is git's own "as if started in cwd"; an empty ``cwd``, which
+    subprocess refuses, is refused here too (``-C ""`` would mean the current directory).
+    The child's stdin and stderr are the null device; a child past ``timeout`` is killed.
+    """
+    if not cwd:
+        return None
+    import select  # a C module, a fraction of subprocess's import
+
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.posix_spawnp("git", ["git", "-C", cwd, *args], {**os.environ, **_GIT_ENV}, file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_DUP2, write_end, 1),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        ])
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    chunks: list[bytes] = []
+    finished = False
+    try:
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(read_end, select.POLLIN)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not poller.poll(remaining * 1000):
+                return None  # timed out: the child is killed below
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        status = os.waitpid(pid, 0)[1]
+        finished = True
+    finally:
+        os.close(read_end)
+        if not finished:  # a timeout or an interrupt: no child is left running or unreaped
+            try:
+                os.kill(pid, 9)  # SIGKILL, as subprocess.run kills a child past its timeout
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return None
+    return b"".join(chunks).rstrip(b"\r\n")
 
 
 def git_output(cwd: str | Path, *args: str, timeout: float = 5.0) -> str | None:
@@ -121,9 +170,22 @@ def find_repository_root(cwd: str | Path) -> Path | None:
     return None
 
 
+def _login_name() -> str:
+    """What ``getpass.getuser()`` answers on POSIX: the first of the variables it reads, else
+    the password database's name for this user id (KeyError when it has none), without
+    importing getpass (termios and more, for a prompt StateWise never shows)."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        user = os.environ.get(name)
+        if user:
+            return user
+    import pwd
+
+    return pwd.getpwuid(os.getuid())[0]
+
+
 def _current_user() -> str | None:
     try:
-        name = os.environ.get("STATEWISE_USER") or getpass.getuser()
+        name = os.environ.get("STATEWISE_USER") or _login_name()
     except (KeyError, OSError):
         return None
     return name if name and name.replace(".", "").replace("_", "").replace("-", "").isalnum() else None

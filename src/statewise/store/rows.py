@@ -1,7 +1,7 @@
 """Store rows as plain data: what a reader needs of a record, without a pydantic model per row.
 
 A :class:`RecordRow` is one ``sw_records`` row decoded into plain Python values (strings for
-the enumerations, aware datetimes, the JSON value), in a frozen dataclass. Reading and
+the enumerations, aware datetimes, the JSON value), in a named tuple. Reading and
 rendering need nothing more, and neither this module nor building a row imports pydantic:
 ``statewise record list`` reads and prints rows, and the store's ``retrieve_rows`` and
 ``get_row`` return them. :meth:`RecordRow.to_record` turns a row into the validated
@@ -11,9 +11,8 @@ rendering need nothing more, and neither this module nor building a row imports 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from statewise.records import Provenance, Record, Retrieval
@@ -21,11 +20,15 @@ if TYPE_CHECKING:
 __all__ = ["RecordRow", "RetrievalRows", "record_from_values", "row_from_values", "shared_provenance"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordRow:
+class RecordRow(NamedTuple):
     """One stored record as plain values, field for field what :class:`Record` holds (its
     ``time`` and ``provenance`` flattened; ``value_type``, ``status``, ``source`` and
-    ``authority`` as their enumerations' string values)."""
+    ``authority`` as their enumerations' string values).
+
+    A named tuple rather than a frozen dataclass: as immutable, and made at a third of the
+    cost when the module is imported (a frozen dataclass compiles six methods), which
+    ``statewise record list`` pays on every run (docs/performance-cli.md); a row is also
+    built from the store's values in one call (:func:`row_from_values`)."""
 
     id: str
     key: str
@@ -122,22 +125,15 @@ def record_from_values(values: tuple[Any, ...]) -> Record:
 
 _object_setattr = object.__setattr__
 _object_new = object.__new__
-#: Each RecordRow slot's setter, in field order.
-_ROW_SLOTS = tuple(RecordRow.__dict__[field.name].__set__ for field in fields(RecordRow))
 
 
 def row_from_values(values: tuple[Any, ...]) -> RecordRow:
-    """``RecordRow(*values)``, built by setting its slots directly: a frozen dataclass's
-    ``__init__`` calls ``object.__setattr__`` once per field from Python, which made a row
-    cost more than a model (this runs once per row read)."""
-    row = _object_new(RecordRow)
-    for set_slot, value in zip(_ROW_SLOTS, values, strict=True):
-        set_slot(row, value)
-    return row
+    """``RecordRow(*values)`` in one call (this runs once per row read); a TypeError when the
+    number of values is not the number of fields."""
+    return RecordRow._make(values)
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalRows:
+class RetrievalRows(NamedTuple):
     """:class:`~statewise.records.Retrieval` as rows: the records that apply to a task, and
     those held back (stale, shadowed by a more specific scope, near misses)."""
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 __all__ = ["FORMAT_MARKER", "Migration", "migrations_for"]
 
@@ -20,8 +20,10 @@ FORMAT_MARKER = "statewise-store"
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
+class Migration(NamedTuple):
+    """One migration file: its number, its name and its SQL. (A named tuple: every store open
+    imports this module, and a frozen dataclass costs several times more to define.)"""
+
     number: int
     name: str
     sql: str

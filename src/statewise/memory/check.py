@@ -44,10 +44,12 @@ from typing import Any
 
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
-from statewise.memory.declared import declared_versions, judge_version
+from statewise.memory.counts import COUNT_KEY, count_facts, judge_count
+from statewise.memory.declared import RANGE_KEY, declared_versions, judge_range, judge_version, range_facts
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.memory.manifests import DECLARED_KEY, declared_facts, judge_declared
 from statewise.memory.paths import TreeIndex
 from statewise.memory.tools import FOUND, GONE, TOOL_KEY, ToolIndex, tool_facts
 from statewise.memory.workspaces import filtered_package, workspace_manifests
@@ -79,6 +81,13 @@ _ACTOR = "statewise.memory.check"
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _MAKE_RULE = re.compile(r"^([^\s:#=.][^:=#]*?)[ \t]*::?(?!=)", re.M)  # as the make.target_exists verifier reads it
 _CD = re.compile(r"^cd\s+(?P<dir>[\w./@-]+)$")
+# a negated sentence states no range ("not Node 16+"), as the contract's not-a-statement rule reads it
+_NOT_A_STATEMENT = re.compile(r"(?i)\b(?:no|not|never|don't|do not|doesn't|does not|must not|should not|"
+                              r"shouldn't|without|instead of|rather than)\b")
+# a line that says what it names is generated (a script writes it; a checkout need not have it)
+_SAYS_GENERATED = re.compile(r"(?i)\b(?:is|are|gets?|get|was|were|been)\s+(?:auto-?)?generated\b|\bauto-?generated\b|"
+                             r"\bgenerated\s+(?:by|from|with)\b")
+_ENV_ASSIGNMENTS = re.compile(r"^(?:[A-Z][A-Z0-9_]*=[^\s=]*\s+)+")  # `CI=true pnpm X` runs `pnpm X`
 _COMPOSE_KEY = "compose.file_exists"
 _COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")
 
@@ -230,44 +239,49 @@ def _fact_base(file: MemoryFile, fact: MemoryFact) -> Path:
 
 
 def _implied(contract: Contract, command: str, base: Path,
-             package: Callable[[str], Path | None] | None = None) -> list[tuple[str, Any, Path, bool]]:
+             package: Callable[[str], Path | None] | None = None,
+             root: Path | None = None) -> list[tuple[str, Any, Path, bool]]:
     """What ``command`` claims about the workspace, by the contract's ``memory.implies`` rules:
     (key, value, the folder it runs in, whether the name may be a dependency's binary).
-    ``package`` finds the folder of the workspace package a ``pnpm --filter`` names."""
+    ``package`` finds the folder of the workspace package a ``pnpm --filter`` names; a ``cd``
+    that names no folder of ``base`` but one of ``root`` moves there (a nested memory file that
+    says `cd src/x/infra` from the repository root)."""
     claims: list[tuple[str, Any, Path, bool]] = []
     here = base
     for segment in _SEGMENT_SPLIT.split(command.strip()):
-        segment = segment.strip().removeprefix("$ ").strip()
+        segment = _ENV_ASSIGNMENTS.sub("", segment.strip().removeprefix("$ ").strip())
         if not segment:
             continue
         make_dir = _MAKE_DIR.match(segment)
         if make_dir:  # make -C DIR target: the target of DIR's Makefile
             claims.append((f"fs.is_dir[{make_dir.group('dir')}]", True, here, False))
             segment = "make " + make_dir.group("rest")
-            inner = _implied(contract, segment, here / make_dir.group("dir"), package)
+            inner = _implied(contract, segment, here / make_dir.group("dir"), package, root)
             claims.extend(claim for claim in inner if claim not in claims)
             continue
         filtered = _PNPM_FILTER.match(segment)
         if filtered:  # pnpm -F PKG X: X in that package's folder (nothing to check if none is one)
             folder = package(filtered.group("selector")) if package is not None else None
             if folder is not None:
-                inner = _implied(contract, "pnpm " + filtered.group("rest"), folder, package)
+                inner = _implied(contract, "pnpm " + filtered.group("rest"), folder, package, root)
                 claims.extend(claim for claim in inner if claim not in claims)
             continue
         cd = _CD.match(segment)
         if cd:
             target = cd.group("dir")
             claims.append((f"fs.is_dir[{target}]", True, here, False))
-            here = here / target
+            rooted = root is not None and here != root and not (here / target).is_dir() and (root / target).is_dir()
+            here = root / target if rooted and root is not None else here / target
             continue
         for rule in contract.memory.implies:
             for match in re.finditer(rule.command, segment):
                 groups = {k: v for k, v in match.groupdict().items() if v}
+                wanted = re.findall(r"\{(\w+)\}", rule.key)
+                if any(name not in groups for name in wanted):
+                    continue  # a placeholder the match leaves unfilled (a glob's own {a,b} is not one)
                 key = rule.key
-                for name, value in groups.items():
-                    key = key.replace("{" + name + "}", value)
-                if "{" in key:
-                    continue
+                for name in wanted:
+                    key = key.replace("{" + name + "}", groups[name])
                 try:
                     check_key(key)
                 except StateWiseError:
@@ -364,6 +378,8 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     if ignored:
         return SubCheck(key, True, GENERATED, None, f"{ignored} is git-ignored: build output or local state",
                         str(here))
+    if _SAYS_GENERATED.search(line.text):  # "X is generated by `pnpm docs:contributors`": output
+        return SubCheck(key, True, GENERATED, None, f"{name}: the line says it is generated", str(here))
     removed = tree.removal(name, folders, _since_file(verifier, line)) or tree.removal_before(name, folders)
     if removed is not None:
         renamed = removed.renamed_to
@@ -390,7 +406,9 @@ def _glob_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     pattern = _qualifier(key)
     folders = _context_folders(verifier, line, here)
     tree = verifier.tree
-    found = tree.glob_matches(pattern, folders)
+    # a glob that nothing matches from a context folder may name files below a folder the
+    # line leaves open (`pnpm -C <package> test "test/*.test.js"`): any folder is then a reading
+    found = tree.glob_matches(pattern, folders) or tree.glob_matches(pattern, folders, anywhere=True)
     if found is not None:
         return SubCheck(key, True, VALID, True, f"matches {found.where}", str(here))
     literal = "/".join(itertools.takewhile(lambda part: not _GLOB_CHARS.search(part), pattern.split("/")))
@@ -584,10 +602,52 @@ def _tool_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
                     str(verifier.root))
 
 
+def _declared_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
+    """A dependency or feature the line says a manifest declares (:mod:`statewise.memory.manifests`):
+    defective only when a manifest declared it when the memory file was added and none does now."""
+    verdict, detail = judge_declared(verifier.tree, key, _since_file(verifier, line))
+    status = UNRESOLVED if verdict is None else VALID if verdict else DEFECTIVE
+    return SubCheck(key, True, status, True if verdict else None, detail, str(verifier.root))
+
+
+def _range_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
+    """The runtime ranges ``line`` says the project supports ("Ruby 3.2.0+ required"), as
+    ``project.supports_runtime[RUNTIME]`` facts; a user's own memory file speaks of no project."""
+    if line.file.kind in ("user", "auto", "parent") or re.search(_NOT_A_STATEMENT, line.text):
+        return ()
+    return tuple(MemoryFact(key=f"{RANGE_KEY}{runtime}]", value=claimed, value_type=ValueType.STRING,
+                            scope=line.file.scope, rule="runtime_range") for runtime, claimed in range_facts(line.text))
+
+
+def _range_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
+    """A supported range against the one the project declares (never this machine's runtime)."""
+    runtime = _qualifier(key)
+    declarations = declared_versions(verifier.root, runtime)
+    verdict = judge_range(claimed, declarations)
+    stated = "; ".join(dict.fromkeys(f"{d.source}: {d.text}" for d in declarations))
+    status = UNRESOLVED if verdict is None else VALID if verdict else DEFECTIVE
+    detail = f"declared: {stated}" if stated else f"the project declares no {runtime} range"
+    return SubCheck(key, claimed, status, None, detail, str(verifier.root))
+
+
+def _count_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
+    """A count of a folder's entries (:mod:`statewise.memory.counts`): defective only when it
+    held when the memory file was added; a folder the tree lacks is the path rules' business."""
+    found = judge_count(verifier.tree, _qualifier(key), claimed, _since_file(verifier, line))
+    if found.holds is None:
+        return SubCheck(key, claimed, UNRESOLVED, None, f"{_qualifier(key)} is not a folder of the tree",
+                        str(verifier.root))
+    status = VALID if found.holds else DEFECTIVE if found.held else STALE
+    return SubCheck(key, claimed, status, str(found.now), found.detail, str(verifier.root))
+
+
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
     contract = verifier.contract
-    if fact.key.startswith(TOOL_KEY):
-        check = _tool_check(verifier, line, fact.key)
+    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY)):
+        check = (_tool_check(verifier, line, fact.key) if fact.key.startswith(TOOL_KEY)
+                 else _declared_check(verifier, line, fact.key) if fact.key.startswith(DECLARED_KEY)
+                 else _range_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(RANGE_KEY)
+                 else _count_check(verifier, line, fact.key, str(fact.value)))
         return Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                        scope=fact.scope, status=check.status, checks=(check,), evidence=(_describe(check),),
                        missing=f"{check.key}: {check.detail}" if check.status in (UNRESOLVED, STALE) else "")
@@ -611,7 +671,7 @@ def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Find
         if not isinstance(fact.value, str):
             return replace(finding, missing=f"the contract gives {fact.key} no verifier; a developer must confirm it")
         claims = _implied(contract, fact.value, base,
-                          lambda selector: filtered_package(verifier.root, verifier.tree, selector))
+                          lambda selector: filtered_package(verifier.root, verifier.tree, selector), verifier.root)
         if not claims:
             return replace(finding, missing=(f"the contract gives {fact.key} no verifier and `{fact.value}` names no "
                                              "npm script, make or just target, or path that can be checked"))
@@ -687,8 +747,10 @@ def check_memory(
     # a memory file inside vendored code (vendor/, third_party/, node_modules/) describes its
     # upstream project, not this one: its lines are imported but not held to this tree
     files = [f for f in files if not _VENDORED.intersection(Path(f.relpath).parts[:-1])]
-    # a line that names a tool the project uses (tools.yaml) states that as a fact too
-    lines = [replace(line, facts=line.facts + extra) if (extra := tool_facts(line)) else line
+    # a line that names a tool the project uses (tools.yaml), or a dependency or feature its
+    # manifests declare (manifests.yaml), states that as a fact too
+    lines = [replace(line, facts=line.facts + extra)
+             if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)) else line
              for line in read_lines(files, contract, task)]
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace

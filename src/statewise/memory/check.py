@@ -23,7 +23,9 @@ parent folder that has the manifest; a Python or Node version is compared with w
 project declares (:mod:`statewise.memory.declared`), never with this machine's interpreter.
 ``defective`` needs evidence: a manifest that lacks the script, a commit that removed the
 path, a declaration the version contradicts, a tool the tree showed when the memory file was
-added and shows no more (:mod:`statewise.memory.tools`).
+added and shows no more (:mod:`statewise.memory.tools`), a dependency or feature a manifest
+declared then and none declares now (:mod:`statewise.memory.manifests`), a count of a folder's
+entries that held then (:mod:`statewise.memory.counts`).
 
 With a store, the verdict is also recorded on the line's imported record: a valid fact is
 confirmed, a defective one superseded by the observed value (with the evidence as its

@@ -18,19 +18,25 @@ from pathlib import Path
 from statewise.contract import Contract
 from statewise.memory import check_memory
 from tests.memory.history import commit, evidence_of, verdicts_of
-from tests.verifiers.helpers import make_repo
+from tests.verifiers.helpers import Repo, make_repo
 
 
 def _package(scripts: dict[str, str], **extra: object) -> str:
     return json.dumps({"name": "runner", "scripts": scripts, **extra})
 
 
+def _project(tmp_path: Path, message: str, files: dict[str, str]) -> Repo:
+    """A repository whose first commit holds ``files`` (the memory file among them)."""
+    repo = make_repo(tmp_path / "project")
+    commit(repo, message, files)
+    return repo
+
+
 def test_a_script_after_an_environment_assignment_and_a_second_command_on_the_line(
         tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = ("# Runner\n\n## Browser\n\n"
              "- **Browser tests**: `CI=true pnpm test:browser:chrome` or `CI=true pnpm test:browser:safari`\n")
-    commit(repo, "two browser providers", {
+    repo = _project(tmp_path, "two browser providers", {
         "package.json": _package({"test:browser:chrome": "vitest", "test:browser:safari": "vitest"}),
         "AGENTS.md": notes})
     commit(repo, "drop the safari provider", {"package.json": _package({"test:browser:chrome": "vitest"})})
@@ -42,10 +48,9 @@ def test_a_script_after_an_environment_assignment_and_a_second_command_on_the_li
 
 
 def test_folders_listed_under_a_heading_that_names_their_parent(tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = ("# Monorepo\n\n### Core Packages (`packages/`)\n"
              "- `core` - the library\n- `node-runtime` - SSR runtime\n- `widgets` - UI widgets\n")
-    commit(repo, "three packages", {"packages/core/index.ts": "export {}\n",
+    repo = _project(tmp_path, "three packages", {"packages/core/index.ts": "export {}\n",
                                      "packages/node-runtime/index.ts": "export {}\n", "AGENTS.md": notes})
     commit(repo, "remove node-runtime", remove=("packages/node-runtime",))
     verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
@@ -56,10 +61,9 @@ def test_folders_listed_under_a_heading_that_names_their_parent(tmp_path: Path, 
 
 def test_a_supported_range_is_held_to_the_range_the_project_declares(
         tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = ("# SDK\n\n- Ruby 3.2.0+ required\n- **Node Version**: ^18.0.0 || >=20.0.0\n"
              "- Node.js 22.12+ for the docs site\n")
-    commit(repo, "a gem and its docs site", {
+    repo = _project(tmp_path, "a gem and its docs site", {
         "sdk.gemspec": 'Gem::Specification.new do |spec|\n  spec.required_ruby_version = ">= 3.2.0"\nend\n',
         "package.json": _package({}, engines={"node": "^22.12.0 || >=24.0.0"}), "AGENTS.md": notes})
     commit(repo, "support Ruby 2.7", {
@@ -74,7 +78,6 @@ def test_a_supported_range_is_held_to_the_range_the_project_declares(
 
 def test_dependencies_and_features_the_manifests_no_longer_declare(
         tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = ("# Notes\n\n- Dependencies: `json_rpc_handler` ~> 0.1, `json_schemer` >= 2.4\n\n"
              "### Key Dependencies\n- **Tinypool** - Worker threading\n- **Vite** - Build tool\n"
              "- **Chai** - Assertions\n\n### Feature Flags\n- `json`, `urlencode` - Additional filters\n"
@@ -82,7 +85,7 @@ def test_dependencies_and_features_the_manifests_no_longer_declare(
     gemspec = ('Gem::Specification.new do |spec|\n  spec.add_dependency("json_rpc_handler", "~> 0.1")\n'
                '  spec.add_dependency("json_schemer", ">= 2.4")\nend\n')
     cargo = '[package]\nname = "tpl"\n\n[features]\njson = []\nurlencode = []\nloader = []\n'
-    commit(repo, "a gem, a package and a crate", {
+    repo = _project(tmp_path, "a gem, a package and a crate", {
         "sdk.gemspec": gemspec, "web/package.json": _package({}, devDependencies={"tinypool": "^1", "vite": "^7"}),
         "tpl/Cargo.toml": cargo, "AGENTS.md": notes})
     commit(repo, "internalize the JSON-RPC handler, own worker pool, loading always on", {
@@ -103,9 +106,8 @@ def test_dependencies_and_features_the_manifests_no_longer_declare(
 
 
 def test_a_count_of_a_folders_entries(tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = "# Monorepo\n\n- **Monorepo Structure**: 3+ packages in `packages/` directory\n- 2 crates in `crates/`\n"
-    commit(repo, "three packages, three crates", {
+    repo = _project(tmp_path, "three packages, three crates", {
         **{f"packages/p{n}/package.json": "{}\n" for n in range(3)},
         **{f"crates/c{n}/Cargo.toml": "[package]\n" for n in range(3)}, "AGENTS.md": notes})
     commit(repo, "one package fewer", remove=("packages/p2",))
@@ -118,12 +120,11 @@ def test_a_count_of_a_folders_entries(tmp_path: Path, home: Path, contract: Cont
 
 def test_quoted_test_files_in_a_command_whose_folder_is_a_placeholder(
         tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     notes = ("# Tests\n\n"
              '- Example: `pnpm -C <package-directory> run-tests "test/actions.test.js"` - one file\n'
              '- Example: `pnpm -C <package-directory> run-tests "test/{actions,css}.test.js"` - two files\n'
              '- Example: `pnpm -C <package-directory> run-tests "test/units.test.js"` - one file\n')
-    commit(repo, "tests in JavaScript", {"packages/web/test/actions.test.js": "test()\n",
+    repo = _project(tmp_path, "tests in JavaScript", {"packages/web/test/actions.test.js": "test()\n",
                                           "packages/web/test/css.test.js": "test()\n",
                                           "packages/web/test/units.test.js": "test()\n", "AGENTS.md": notes})
     commit(repo, "migrate two tests to TypeScript", {
@@ -140,10 +141,9 @@ def test_quoted_test_files_in_a_command_whose_folder_is_a_placeholder(
 
 def test_a_root_relative_cd_in_a_nested_file_and_a_file_a_script_generates(
         tmp_path: Path, home: Path, contract: Contract) -> None:
-    repo = make_repo(tmp_path / "project")
     nested = "# AWS\n\nRegenerate the templates:\n\n```bash\ncd src/aws/infra && just generate-cfn\n```\n"
     notes = "# Docs\n\n- `docs/.vitepress/contributor-names.json` is generated by `pnpm docs:contributors`\n"
-    commit(repo, "an integration with its own justfile", {
+    repo = _project(tmp_path, "an integration with its own justfile", {
         "src/aws/infra/justfile": "generate-cfn:\n    echo cfn\n", "src/aws/AGENTS.md": nested,
         "package.json": _package({"docs:contributors": "node scripts/contributors.js"}), "AGENTS.md": notes})
     report = check_memory(repo.work, contract, home=home)

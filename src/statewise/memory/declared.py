@@ -20,7 +20,18 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["Declaration", "declared_versions", "judge_version"]
+__all__ = ["RANGE_KEY", "Declaration", "declared_versions", "judge_range", "judge_version", "range_facts"]
+
+#: A range a line says the project supports: ``project.supports_runtime[ruby]`` = ``3.2.0+``.
+RANGE_KEY = "project.supports_runtime["
+# "Ruby 3.2.0+ required", "**Node Version**: ^18.0.0 || >=20.0.0": a floor (``X+``, ``>=X``,
+# ``^X``) or an npm range with ``||``; a bare version ("Node 20") is the contract's rule. Python
+# floors are left to the contract's rules too ("3.10+" there is often advice, not the project's).
+_RANGE = re.compile(
+    r"(?i)(?<![\w.-])(?P<runtime>ruby|node(?:\.?js)?)\**(?:\s+version)?\**\s*(?::|is|>=)?\s*\**\s*"
+    r"(?P<range>(?:(?:[\^~]|>=)\s*v?\d+(?:\.\d+){0,2}|v?\d+(?:\.\d+){0,2}\+)"
+    r"(?:\s*\|\|\s*(?:[\^~]|>=?)?\s*v?\d+(?:\.\d+){0,2})*)(?![\d.])")
+_GEM_REQUIREMENT = re.compile(r"^(~>|>=|<=|!=|>|<|=)?\s*(\d+(?:\.\d+){0,2})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +84,46 @@ def _node_range(text: str) -> list[SpecifierSet]:
     return sets
 
 
-def declared_versions(root: Path, runtime: str) -> list[Declaration]:
-    """What ``root`` declares for ``runtime`` ("python" or "node")."""
+def _gem_requirement(text: str) -> SpecifierSet | None:
+    """A RubyGems requirement (``>= 2.7.0``, ``~> 3.1``) as a specifier set; None if unparsed."""
+    parts = []
+    for piece in text.split(","):
+        match = _GEM_REQUIREMENT.match(piece.strip())
+        if not match:
+            return None
+        op, version = match.group(1) or "=", match.group(2)
+        if op == "~>":  # ~> 3.1 admits 3.x from 3.1; ~> 3.1.2 admits 3.1.x from 3.1.2
+            parts += [f">={version}", f"=={version.rsplit('.', 1)[0]}.*" if "." in version else f">={version}"]
+        else:
+            parts.append(f"{'==' if op == '=' else op}{version}")
+    try:
+        return SpecifierSet(",".join(parts))
+    except InvalidSpecifier:
+        return None
+
+
+def _ruby(root: Path) -> list[Declaration]:
     found: list[Declaration] = []
+    for gemspec in sorted(root.glob("*.gemspec")):
+        for match in re.finditer(r"required_ruby_version\s*=\s*\[?\s*((?:[\"'][^\"']+[\"']\s*,?\s*)+)", _read(gemspec)):
+            requirement = ", ".join(re.findall(r"[\"']([^\"']+)[\"']", match.group(1)))
+            spec = _gem_requirement(requirement)
+            if spec is not None:
+                found.append(Declaration(f"{gemspec.name} required_ruby_version", requirement, spec))
+    pinned = _read(root / ".ruby-version").strip().removeprefix("ruby-")
+    spec = _exact(pinned) if pinned else None
+    if spec is not None:
+        found.append(Declaration(".ruby-version", pinned, spec))
+    gem = re.search(r"^\s*ruby\s+[\"']([^\"']+)[\"']", _read(root / "Gemfile"), re.M)
+    spec = _gem_requirement(gem.group(1)) if gem else None
+    if gem and spec is not None:
+        found.append(Declaration("Gemfile ruby", gem.group(1), spec))
+    return found
+
+
+def declared_versions(root: Path, runtime: str) -> list[Declaration]:
+    """What ``root`` declares for ``runtime`` ("python", "node" or "ruby")."""
+    found: list[Declaration] = _ruby(root) if runtime == "ruby" else []
     if runtime == "python":
         try:
             pyproject = tomllib.loads(_read(root / "pyproject.toml"))
@@ -106,7 +154,8 @@ def declared_versions(root: Path, runtime: str) -> list[Declaration]:
                 found.append(Declaration("package.json engines.node", engines["node"], spec))
     for line in _read(root / ".tool-versions").splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[0] in ({"python"} if runtime == "python" else {"nodejs", "node"}):
+        names = {"python": {"python"}, "node": {"nodejs", "node"}, "ruby": {"ruby"}}.get(runtime, set())
+        if len(fields) >= 2 and fields[0] in names:
             spec = _exact(fields[1])
             if spec is not None:
                 found.append(Declaration(".tool-versions", fields[1], spec))
@@ -130,3 +179,33 @@ def judge_version(claimed: str, declarations: list[Declaration]) -> bool | None:
                for spec in declaration.spec):
             return True
     return False
+
+
+def range_facts(text: str) -> list[tuple[str, str]]:
+    """The (runtime, range) pairs ``text`` states as the project's supported range."""
+    found = []
+    for match in _RANGE.finditer(text):
+        runtime = "ruby" if match.group("runtime").lower() == "ruby" else "node"
+        found.append((runtime, re.sub(r"\s+", " ", match.group("range").strip())))
+    return found
+
+
+def _floor(spec: SpecifierSet, *, pins: bool = True) -> Version | None:
+    """The oldest version ``spec`` admits by its lower bound (a pin ``==X`` counts only with ``pins``)."""
+    operators = (">=", "~=", ">") + (("==",) if pins else ())
+    floors = [Version(s.version.removesuffix(".*")) for s in spec if s.operator in operators]
+    return min(floors) if floors else None
+
+
+def judge_range(claimed: str, declarations: list[Declaration]) -> bool | None:
+    """Whether a claimed range (``3.2.0+``, ``^18.0.0 || >=20.0.0``) starts where the project's
+    declared range starts: the oldest version each admits is the same (True), differs (False),
+    or cannot be judged (None: nothing declared, or a range not understood)."""
+    alternatives = _node_range(claimed.replace("+", "").replace(">= ", ">=").replace("^ ", "^")
+                               if "+" not in claimed else ">=" + claimed.rstrip("+").removeprefix("v"))
+    claimed_floors = [f for f in (_floor(a) for a in alternatives) if f is not None]
+    # a pin (.nvmrc 22, .ruby-version) is the version developers run, not the oldest supported
+    declared_floors = [f for f in (_floor(d.spec, pins=False) for d in declarations) if f is not None]
+    if not claimed_floors or not declared_floors:
+        return None
+    return min(claimed_floors) == min(declared_floors)

@@ -241,9 +241,11 @@ def extract_text(text: str, file: MemoryFile, contract: Contract, *, repo: str |
                     if fact is not None:
                         facts.append(fact)
                         break
-        unique: dict[tuple[str, str], MemoryFact] = {}
+        unique: dict[tuple[str, str, str], MemoryFact] = {}
         for fact in facts:
-            unique.setdefault((fact.key, fact.scope), fact)  # the first statement on a line wins
+            # a line may state several values of one key ("`pnpm test:a` or `pnpm test:b`"): each
+            # is a claim a reader would check; the importer keeps the first as the key's record
+            unique.setdefault((fact.key, fact.scope, repr(fact.value)), fact)
         result.append(MemoryLine(file=file, number=index + 1, text=raw.rstrip(), digest=line_digest(raw),
                                  heading=heading, facts=tuple(unique.values()), context=context))
     return result

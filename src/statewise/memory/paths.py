@@ -62,14 +62,28 @@ def _git(root: Path, *args: str, stdin: str | None = None, ok: tuple[int, ...] =
 
 
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over tree paths: ``**`` any number of folders, ``*`` and ``?`` within one."""
+    """A glob as a regex over tree paths: ``**`` any number of folders, ``*`` and ``?`` within
+    one, ``{a,b}`` either name (as shells and test runners expand it)."""
     segments = posixpath.normpath(pattern).split("/")
     parts = []
     for index, segment in enumerate(segments):
         if segment == "**":
             parts.append(".+" if index == len(segments) - 1 else "(?:[^/]+/)*")
             continue
-        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
+        text, depth = "", 0
+        for c in segment:
+            if c == "{":
+                depth += 1
+                text += "(?:"
+            elif c == "}" and depth:
+                depth -= 1
+                text += ")"
+            elif c == "," and depth:
+                text += "|"
+            else:
+                text += "[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c)
+        if depth:  # an unclosed brace is a literal name, not a choice
+            text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in segment)
         parts.append(text + ("" if index == len(segments) - 1 else "/"))
     return re.compile("".join(parts))
 
@@ -278,11 +292,14 @@ class TreeIndex:
                     return PathFinding(MOVED, sibling, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
         return None
 
-    def glob_matches(self, pattern: str, folders: Sequence[str]) -> PathFinding | None:
+    def glob_matches(self, pattern: str, folders: Sequence[str], *, anywhere: bool = False) -> PathFinding | None:
         """The first file or folder of the tree that glob ``pattern`` matches (``*`` and ``?``
-        within one folder, ``**`` across folders) from a context folder; None when none does."""
+        within one folder, ``**`` across folders) from a context folder, or with ``anywhere``
+        below any folder (a name some path ends with, as :meth:`locate` finds names); None when
+        none does."""
         entries = self._load()
-        for folder in folders:
+        bases = [*folders, "**"] if anywhere else list(folders)
+        for folder in bases:
             matcher = _glob_regex(posixpath.join(folder, _clean(pattern)) if folder else _clean(pattern))
             hit = next((entry for entry in sorted(entries) if matcher.fullmatch(entry)), None)
             if hit is not None:
@@ -331,7 +348,7 @@ class TreeIndex:
         """The commit that removed the last path glob ``pattern`` matched (from a context
         folder) since ``since_file`` was added; None when history shows none."""
         removed = self._removed_since(since_file)
-        for folder in folders:
+        for folder in [*folders, "**"]:  # last, below any folder: as removal() matches a name's tail
             matcher = _glob_regex(posixpath.join(folder, _clean(pattern)) if folder else _clean(pattern))
             for path, (commit, subject) in removed.items():
                 if matcher.fullmatch(path):

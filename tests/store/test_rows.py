@@ -72,8 +72,9 @@ def test_a_row_holds_plain_values(store):
     assert (row.observed_at, row.verified_at, row.ttl_seconds) == (LONG_AGO, LONG_AGO + timedelta(hours=1), 3600)
     assert row.confirmed_at == record.time.confirmed_at
     assert row.is_stale(datetime.now(UTC)) and record.is_stale()
-    with pytest.raises(AttributeError):  # frozen: a named tuple's fields cannot be set
+    with pytest.raises(AttributeError):  # immutable: a named tuple's fields cannot be set
         row.value = "other"  # type: ignore[misc]
+    assert row.value == "pytest -q" and len(row) == len(RecordRow._fields) == 19
 
 
 def test_get_row_of_an_unknown_id_raises_like_get(store):

@@ -35,8 +35,9 @@ from statewise.errors import (
     StoreUnavailableError,
 )
 from statewise.records import KeySchema, utcnow
+from statewise.store.columns import LINK_COLUMNS, RECORD_COLUMNS
 from statewise.store.migrations import FORMAT_MARKER, migrations_for
-from statewise.store.sql import LINK_COLUMNS, RECORD_COLUMNS, SQLStore
+from statewise.store.sql import SQLStore
 
 if TYPE_CHECKING:  # the bulk module costs its import; the hook's store never imports
     from statewise.store.bulk import ImportBatch

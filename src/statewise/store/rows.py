@@ -1,7 +1,7 @@
 """Store rows as plain data: what a reader needs of a record, without a pydantic model per row.
 
 A :class:`RecordRow` is one ``sw_records`` row decoded into plain Python values (strings for
-the enumerations, aware datetimes, the JSON value), in a named tuple. Reading and
+the enumerations, aware datetimes, the JSON value), in an immutable named tuple. Reading and
 rendering need nothing more, and neither this module nor building a row imports pydantic:
 ``statewise record list`` reads and prints rows, and the store's ``retrieve_rows`` and
 ``get_row`` return them. :meth:`RecordRow.to_record` turns a row into the validated
@@ -25,10 +25,10 @@ class RecordRow(NamedTuple):
     ``time`` and ``provenance`` flattened; ``value_type``, ``status``, ``source`` and
     ``authority`` as their enumerations' string values).
 
-    A named tuple rather than a frozen dataclass: as immutable, and made at a third of the
-    cost when the module is imported (a frozen dataclass compiles six methods), which
-    ``statewise record list`` pays on every run (docs/performance-cli.md); a row is also
-    built from the store's values in one call (:func:`row_from_values`)."""
+    A named tuple rather than a frozen dataclass: as immutable; made at a third of the cost
+    when the module is imported (a frozen dataclass compiles six methods), which ``statewise
+    record list`` pays on every run (docs/performance-cli.md); and built per row in one C call
+    where a dataclass's 19 slots took 19 (about 9x the cost per row, docs/performance.md)."""
 
     id: str
     key: str

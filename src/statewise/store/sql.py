@@ -13,7 +13,6 @@ import json
 import operator
 import os
 import sys
-import time as _time
 import warnings
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,15 +35,18 @@ from statewise.errors import (
 )
 from statewise.scopes import Scope, TaskScope
 from statewise.store.base import Store
+from statewise.store.columns import ACTIVE, INSERT_LINK, INSERT_RECORD, LINK_COLUMNS, RECORD_COLUMNS
+from statewise.store.correction import fast_id as _new_id
+from statewise.store.correction import mark_in_scope, write_in_scope
+from statewise.store.correction import trusted as _trusted
 from statewise.store.filters import key_matcher
-from statewise.store.rows import RecordRow, RetrievalRows, record_from_values, row_from_values, shared_provenance
+from statewise.store.rows import RecordRow, RetrievalRows, record_from_values, row_from_values
 from statewise.values import ValueType, check_value, same_value
 
 # Annotations only. The models (pydantic) are imported by the methods that build them, so a
 # reader of rows never imports them; the bulk module builds its validators when imported, and
 # only an import needs it.
 if TYPE_CHECKING:
-    from pydantic import BaseModel
 
     from statewise.records import (
         Evidence,
@@ -60,52 +62,16 @@ if TYPE_CHECKING:
 
 __all__ = ["SQLStore", "checkpoint"]
 
-RECORD_COLUMNS = (
-    "id, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at, "
-    "ttl_seconds, source, authority, actor, reference, supersedes, superseded_by, version, "
-    "status_reason, status_changed_at"
-)
-LINK_COLUMNS = "id, kind, from_record, to_record, scope, evidence_json, reason, actor, created_at"
-
-_ACTIVE = "active"  # RecordStatus.ACTIVE (the models are imported by the writes only)
-_INSERT_RECORD = f"INSERT INTO sw_records ({RECORD_COLUMNS}) VALUES ({', '.join('?' * 19)})"
-_INSERT_LINK = f"INSERT INTO sw_links ({LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ACTIVE = ACTIVE  # RecordStatus.ACTIVE (the models are imported by the writes only)
+_INSERT_RECORD = INSERT_RECORD
+_INSERT_LINK = INSERT_LINK
 
 
-_object_setattr = object.__setattr__
-_new_instance = object.__new__
-
-
-_M = TypeVar("_M", bound="BaseModel")
 #: What a retrieval decodes each row into: a Record or a RecordRow.
 _R = TypeVar("_R")
 
 #: A retrieval row's sort key: its record's key, then its scope's rank (see _retrieve_statement).
 _KEY_THEN_RANK = operator.itemgetter(3, 1)
-
-
-def _trusted(cls: type[_M], values: dict[str, Any]) -> _M:
-    """What ``cls.model_construct(**values)`` builds when ``values`` holds every field, in
-    field order, without model_construct's per-field alias and default walk."""
-    instance = _new_instance(cls)
-    _object_setattr(instance, "__dict__", values)
-    _object_setattr(instance, "__pydantic_fields_set__", set(values))
-    _object_setattr(instance, "__pydantic_extra__", None)
-    _object_setattr(instance, "__pydantic_private__", None)
-    return instance
-
-
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-_CROCKFORD_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]  # 10 bits -> 2 digits
-_ID_SHIFTS = range(120, -1, -10)
-
-
-def _new_id(prefix: str) -> str:
-    """What :func:`statewise.records.new_id` makes (48 bits of milliseconds, 80 random bits,
-    26 Crockford base32 digits), two digits per step instead of one."""
-    number = (int(_time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    pairs = _CROCKFORD_PAIRS
-    return prefix + "_" + "".join([pairs[(number >> shift) & 1023] for shift in _ID_SHIFTS])
 
 
 def checkpoint(name: str) -> None:
@@ -439,42 +405,27 @@ class SQLStore(Store):
         from statewise.store.grounding import grounded_scope
 
         now = utcnow()
+        new_id_ = _new_id("rec")
+        detail = reason or evidence.detail or "corrected"
         with self._write() as cur:
+            now_text = self._encode_time(now)
+            # The common case first (store.correction): evidence in the record's own scope, one
+            # UPDATE that checks and marks it; when it changed nothing, the general path below.
+            old = mark_in_scope(self, cur, record_id, evidence, expected_version, new_id_, detail, now_text)
+            if old is not None:
+                checkpoint("supersede:marked")
+                return write_in_scope(self, cur, old, evidence, new_id_, now, now_text, reason)
             old = self._locked_active(cur, record_id, expected_version, "supersede")
             target = grounded_scope(old, evidence)
             if same_value(evidence.value, old.value, old.value_type) and target == old.scope:
                 raise GroundingError(record_id, "the evidence confirms the value; use confirm()")
             replaced: Record | None = None
             if target == old.scope:
-                # The hot path, kept near a raw history write: every part of the new record was
-                # validated already (the key and type are the old record's, the evidence's value
-                # was checked against that type and its times carry a zone), so the models are
-                # built without validating them a second time.
-                new_id_ = _new_id("rec")
-                detail = reason or evidence.detail or "corrected"
-                new = _trusted(Record, {
-                    "id": new_id_, "key": old.key, "value": evidence.value, "value_type": old.value_type,
-                    "scope": target, "status": RecordStatus.ACTIVE,
-                    "time": _trusted(RecordTime, {
-                        "observed_at": evidence.observed_at, "recorded_at": now,
-                        "verified_at": evidence.observed_at, "ttl_seconds": old.time.ttl_seconds,
-                    }),
-                    "provenance": shared_provenance(evidence.source.value, evidence.authority.value,
-                                                   evidence.actor, evidence.reference),
-                    "supersedes": old.id, "superseded_by": None, "version": 1, "status_reason": None,
-                    "status_changed_at": None,
-                })
+                # Evidence from a scope that contains the record's: the same correction.
                 old = self._set_status(cur, old, RecordStatus.SUPERSEDED, reason=detail, at=now,
                                        superseded_by=new_id_)
                 checkpoint("supersede:marked")
-                self._insert_record(cur, new)
-                link = _trusted(Link, {
-                    "id": _new_id("lnk"), "kind": LinkKind.SUPERSEDE, "from_record": old.id, "to_record": new_id_,
-                    "scope": target, "evidence": evidence, "reason": reason, "actor": evidence.actor,
-                    "created_at": now,
-                })
-                self._insert_link(cur, link)
-                return _trusted(Supersession, {"old": old, "new": new, "link": link, "replaced": None})
+                return write_in_scope(self, cur, old, evidence, new_id_, now, now_text, reason)
             new = Record(
                 id=new_id("rec"), key=old.key, value=evidence.value, value_type=old.value_type,
                 scope=target,

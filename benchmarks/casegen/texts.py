@@ -382,7 +382,9 @@ families:
     description: Delete a merged branch on the remote.
     match: [delete]
     rules:
-      - when: '"repository.protected_branches" in state && !(param.branch in state["repository.protected_branches"])'
+      - when: >-
+          "repository.protected_branches" in state
+          && !state["repository.protected_branches"].exists(p, glob_match(param.branch, p))
         action:
           tool: git
           operation: git.branch_delete
@@ -548,7 +550,9 @@ families:
     description: Publish a hotfix to a release branch (directly when it is not protected).
     match: [hotfix]
     rules:
-      - when: '"repository.protected_branches" in state && !(param.branch in state["repository.protected_branches"])'
+      - when: >-
+          "repository.protected_branches" in state
+          && !state["repository.protected_branches"].exists(p, glob_match(param.branch, p))
         action:
           tool: git
           operation: git.push

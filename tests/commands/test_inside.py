@@ -244,6 +244,26 @@ def test_python_values_only_known_at_run_time_cannot_be_checked(repo):
         assert unresolved(repo, f"python3 -c {shlex.quote(code)}"), code
 
 
+def test_a_python_value_chosen_at_run_time_among_a_few_literals_is_read_as_each(repo):
+    # inc-migrate-staging (issue 23): the file name depends on the environment, but it is one of
+    # four literals; the script is read as writing each, so each write is checked.
+    code = ("import os, pathlib\nurl = os.environ.get('DATABASE_URL', '')\n"
+            "target = next((n for n in ('production', 'staging') if n in url), 'unknown')\n"
+            "pathlib.Path(f'migrated-{target}.txt').write_text('x')\n")
+    write(repo, "tools/migrate.py", code)
+    assert found(repo, "python3 tools/migrate.py") == [
+        ("fs.write", "migrated-production.txt"), ("fs.write", "migrated-staging.txt"),
+        ("fs.write", "migrated-unknown.txt")]
+    conditional = "import os, shutil\nd = 'dist' if os.environ.get('CI') else 'build'\nshutil.rmtree(d)\n"
+    assert found(repo, f"python3 -c {shlex.quote(conditional)}") == [("fs.delete", "dist"), ("fs.delete", "build")]
+    # fail closed: a choice among values that are not all literals, or too many combinations
+    for code in ("import os\nd = next(n for n in os.listdir('.'))\nos.remove(d)\n",
+                 "import os\nd = 'a' if os.environ.get('X') else os.environ['Y']\nos.remove(d)\n",
+                 "import os\n" + "".join(f"{v} = 'a' if os.environ.get('{v}') else 'b'\n" for v in "pqrs")
+                 + "os.remove(p + q + r + s)\n"):
+        assert unresolved(repo, f"python3 -c {shlex.quote(code)}"), code
+
+
 def test_python_ordinary_programs_pass(repo):
     for code in ("print(1)", "import json; print(json.dumps({}))", "x = 'a b'.replace('a', 'c'); print(x)",
                  "import subprocess; print(subprocess.run(['git', 'status'], capture_output=True).stdout)",

@@ -219,3 +219,17 @@ def test_the_reason_says_where_the_command_came_from(world):
 def test_a_makefile_read_from_standard_input_cannot_be_checked(world):
     got, reason = decide(world, "make -f /dev/stdin clean")
     assert got == "deny" and "standard input" in reason
+
+
+def test_a_python_choice_among_literals_passes_when_every_value_does_and_stops_when_one_does_not(world):
+    # issue 23, inc-migrate-staging: the file a script writes is one of a few literals picked at
+    # run time; each is checked, so harmless writes pass and one protected value stops it.
+    writes = ("import os, pathlib\nurl = os.environ.get('DATABASE_URL', '')\n"
+              "t = next((n for n in ('production', 'staging') if n in url), 'unknown')\n"
+              "pathlib.Path(f'migrated-{t}.txt').write_text('x')\n")
+    got, reason = decide(world, f"python3 - <<'PY'\n{writes}PY")
+    assert got == "pass", reason
+    wipes = "import os, shutil\nd = 'build' if os.environ.get('CI') else 'migrations'\nshutil.rmtree(d)\n"
+    direct, _ = decide(world, WIPE)
+    got, reason = decide(world, f"python3 - <<'PY'\n{wipes}PY")
+    assert direct == "deny" and got == direct and "migrations" in reason, reason

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from statewise.errors import ContractError, PlannerError
 from statewise.planners import make_planner
 from statewise.planners.base import MASKED, CallablePlanner, ContextRecord, PlanningContext, Task
 from statewise.planners.noisy import NoisyPlanner
-from statewise.planners.rules import RulePlanner, load_playbook_text
+from statewise.planners.rules import RulePlanner, builtin_playbook, load_playbook, load_playbook_text
 from statewise.scopes import TaskScope
 
 SCOPE = TaskScope(user="dev", workspace="/w/app", repo="github.com/acme/app", branch="main")
@@ -101,3 +103,37 @@ def test_make_planner_specs():
         make_planner("openai")
     with pytest.raises(Exception):
         make_planner("nonexistent")
+
+
+def test_a_branch_pattern_in_a_record_is_read_as_a_pattern_not_a_name():
+    # The origin protects `release/*`; a record listing that pattern protects release/2.4 too,
+    # as the contract's invariants read it (glob_match). Read literally, release/2.4 looked
+    # unprotected and the hotfix went straight to it (gp-publish-hotfix-stale, issue 23).
+    cases = Path(__file__).resolve().parents[2] / "benchmarks" / "cases"
+    planner = RulePlanner(builtin_playbook().extend(load_playbook(cases / "development" / "playbook.yaml")))
+    task = Task(text="publish the hotfix", scope=SCOPE, family="publish_hotfix", params={"branch": "release/2.4"})
+    patterned = planner.plan(task, context(repository__protected_branches=["main", "release/*"]))
+    assert patterned.args["branch"] == "agent/publish-the-hotfix"
+    assert planner.plan(task, context(repository__protected_branches=["main", "release/2.4"])).args["branch"] == (
+        "agent/publish-the-hotfix")
+    # a pattern that does not match, and a list without the branch, still leave the branch free
+    for free in (["main", "release/3.*"], ["main"]):
+        assert planner.plan(task, context(repository__protected_branches=free)).args["branch"] == "release/2.4"
+
+
+def test_playbook_conditions_may_call_the_contracts_functions():
+    text = """
+name: t
+families:
+  f:
+    rules:
+      - when: 'glob_match(param.name, "v*") && path_within("/w/app/x", "/w/app")'
+        stop: matched
+      - stop: not matched
+"""
+    planner = RulePlanner(load_playbook_text(text, "<test>"))
+    assert planner.plan(Task(text="t", scope=SCOPE, family="f", params={"name": "v1"}), PlanningContext()).reason == (
+        "matched")
+    assert planner.plan(Task(text="t", scope=SCOPE, family="f", params={"name": "x1"}), PlanningContext()).reason == (
+        "not matched")
+

@@ -6,8 +6,11 @@ Python is parsed with the standard :mod:`ast` module. The calls that run command
 are analyzed as the command they run (an argv list as argv, a string as shell), and the calls
 that change files (``shutil.rmtree``, ``os.remove/unlink/rmdir/rename/replace``, ``open`` for
 writing, ``pathlib.Path(...).write_text/write_bytes/unlink/rmdir/rename``) as those changes,
-when their arguments are literals (or names bound once to literals). An argument only known at
-run time is "cannot check".
+when their arguments are literals (or names bound once to literals). A name bound once to one
+of a few literals chosen at run time (``next((n for n in ("a", "b") if ...), "c")``, ``"a" if
+... else "b"``) is read as each of them: the call is checked once per value (at most
+:data:`MAX_ALTERNATIVES` combinations). Any other argument only known at run time is "cannot
+check".
 
 Perl, Node, Ruby and awk have no parser here: their programs are scanned for the calls in
 :data:`_CALLS` (data, one table per language) and the string literals given to them, which are
@@ -73,6 +76,20 @@ class _Unknown(Exception):
     """A value only known when the program runs."""
 
 
+#: The most combinations of run-time choices one call is checked under; more is "cannot check".
+MAX_ALTERNATIVES = 8
+
+
+class _Choice(_Unknown):
+    """A name whose value is one of a few literals chosen at run time: the call that reads it
+    is checked once per value (an ``_Unknown`` where no caller enumerates it)."""
+
+    def __init__(self, name: str, values: tuple[object, ...]) -> None:
+        super().__init__(f"`{name}`")
+        self.name = name
+        self.values = values
+
+
 @dataclass(frozen=True, slots=True)
 class _PyPath:
     """A pathlib path whose value is known."""
@@ -131,6 +148,7 @@ class _PythonReader(ast.NodeVisitor):
         # A name bound exactly once is a constant when its value is; resolved in order of need.
         self.single = {name: values[0] for name, values in assigned.items() if len(values) == 1}
         self.resolving: set[str] = set()
+        self.chosen: dict[str, object] = {}  # the value each run-time choice takes in this reading
         self.temporary = {item.optional_vars.id for item in ast.walk(tree) if isinstance(item, ast.withitem)
                           and isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call)
                           and self.qualified(item.context_expr.func) in _TEMPORARY_CALLS
@@ -171,10 +189,16 @@ class _PythonReader(ast.NodeVisitor):
         if isinstance(node, ast.Name) and node.id in self.temporary:
             return TEMPORARY
         if isinstance(node, ast.Name):
+            if node.id in self.chosen:
+                return self.chosen[node.id]
             if node.id in self.single and node.id not in self.resolving:
                 self.resolving.add(node.id)
                 try:
-                    return self.value(self.single[node.id])
+                    bound = self.single[node.id]
+                    choices = self.alternatives(bound)
+                    if choices is not None:
+                        raise _Choice(node.id, choices)
+                    return self.value(bound)
                 finally:
                     self.resolving.discard(node.id)
             raise _Unknown(f"`{node.id}`")
@@ -221,6 +245,39 @@ class _PythonReader(ast.NodeVisitor):
                     return base.split()
         raise _Unknown(f"`{ast.unparse(node)[:80]}`")
 
+    def alternatives(self, node: ast.expr) -> tuple[object, ...] | None:
+        """The literal values ``node`` may take when it picks one of them at run time, or None.
+
+        ``next((n for n in LITERALS if ...), DEFAULT)`` takes one of the literals (or the
+        default); ``A if ... else B`` takes A or B (each may itself be such a choice). The
+        condition is not read: every value is possible. A choice among values that are not
+        all literals is not one (None)."""
+        try:
+            if isinstance(node, ast.IfExp):
+                values: list[object] = []
+                for branch in (node.body, node.orelse):
+                    values.extend(self.alternatives(branch) or (self.value(branch),))
+                return tuple(dict.fromkeys(values)) if all(_hashable(v) for v in values) else None
+            if isinstance(node, ast.Call) and self.qualified(node.func) == "next" and 1 <= len(node.args) <= 2 \
+                    and not node.keywords and isinstance(node.args[0], ast.GeneratorExp):
+                generator = node.args[0]
+                if len(generator.generators) != 1:
+                    return None
+                loop = generator.generators[0]
+                if not (isinstance(loop.target, ast.Name) and isinstance(generator.elt, ast.Name)
+                        and generator.elt.id == loop.target.id and not loop.is_async):
+                    return None
+                items = self.value(loop.iter)
+                if not isinstance(items, list) or not items:
+                    return None
+                values = list(items)
+                if len(node.args) == 2:
+                    values.append(self.value(node.args[1]))
+                return tuple(dict.fromkeys(values)) if all(_hashable(v) for v in values) else None
+        except _Choice:
+            return None  # a choice inside a choice's literals: not read
+        return None
+
     def text(self, node: ast.expr) -> str:
         found = self.value(node)
         if isinstance(found, _PyPath):
@@ -256,11 +313,27 @@ class _PythonReader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
         name = self.qualified(node.func)
-        try:
-            self.call(node, name)
-        except _Unknown as unknown:
-            self.unknown(name or ast.unparse(node.func)[:60], f"its argument {unknown} is only known at run time",
-                         node)
+        readings = [dict[str, object]()]  # the run-time choices to read the call under
+        done = 0
+        while readings:
+            self.chosen = readings.pop()
+            try:
+                self.call(node, name)
+            except _Choice as choice:
+                if done + len(readings) + len(choice.values) > MAX_ALTERNATIVES:
+                    self.unknown(name or ast.unparse(node.func)[:60],
+                                 f"its arguments take more than {MAX_ALTERNATIVES} combinations of values chosen at run time",
+                                 node)
+                    break
+                readings.extend({**self.chosen, choice.name: value} for value in reversed(choice.values))
+                continue
+            except _Unknown as unknown:
+                self.unknown(name or ast.unparse(node.func)[:60], f"its argument {unknown} is only known at run time",
+                             node)
+                break
+            finally:
+                self.chosen = {}
+            done += 1
 
     def call(self, node: ast.Call, name: str | None) -> None:
         keywords = {k.arg: k.value for k in node.keywords if k.arg}
@@ -369,6 +442,10 @@ def _targets(node: ast.AST) -> Iterable[ast.AST]:
 
 def _raise(why: str) -> str:
     raise _Unknown(why)
+
+
+def _hashable(value: object) -> bool:
+    return isinstance(value, str | bytes | int | float | bool | _PyPath) or value is None
 
 
 def python_effects(code: str) -> list[_PyEffect] | str:

@@ -12,7 +12,11 @@ a string that is exactly one placeholder keeps the value's type (a bool stays a 
 placeholder with no value makes the rule inapplicable, as does a condition that cannot be
 evaluated (it reads a key the context does not have). Conditions are compiled once, through
 :mod:`statewise.expressions`; one naming anything but ``state``, ``masked``, ``task`` and
-``param`` (or an unknown function) is a load error.
+``param`` (or an unknown function) is a load error. Conditions may call the contract's pure
+functions (``glob_match``, ``path_within``, ``path_resolve``): a record such as
+``repository.protected_branches = [main, release/*]`` lists patterns, and a rule reads
+``release/*`` as protecting ``release/2.4`` the way the contract's invariants do, not as a
+branch literally named ``release/*``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from statewise.actions import Action
+from statewise.contract.invariants import CEL_FUNCTIONS
 from statewise.errors import ContractError, PlannerError
 from statewise.expressions import (
     Activation,
@@ -134,7 +139,7 @@ def builtin_playbook(name: str = "coding") -> Playbook:
 @cache
 def _program(expression: str) -> Expression:
     """The compiled condition (compiled once per distinct text); ExpressionError if invalid."""
-    return compile_expression(expression, variables=_VARIABLES)
+    return compile_expression(expression, variables=_VARIABLES, functions=CEL_FUNCTIONS)
 
 
 def _slug(text: str) -> str:
@@ -182,7 +187,8 @@ class RulePlanner:
             "branch": task.scope.branch or "", "slug": _slug(task.text),
         }
         activation = Activation(
-            {"state": state, "masked": masked, "task": task_vars, "param": dict(task.params)}
+            {"state": state, "masked": masked, "task": task_vars, "param": dict(task.params)},
+            functions=CEL_FUNCTIONS,
         )
         read: dict[str, None] = {}  # the state keys the conditions looked at (present or not)
         for rule in family.rules:

@@ -160,12 +160,13 @@ class Finding:
     use: Use
     secret: bool
     said: str = ""  # the whole sentence, for a finding that is not about one file
+    verb: str = ""  # what the call does to it, when not plainly its use ("stashes away")
 
     def reason(self) -> str:
         """The sentence the agent (and the developer, in a question) reads."""
         if self.said:
             return self.said
-        verb = {"write": "writes", "delete": "deletes", "read": "reads"}[self.use]
+        verb = self.verb or {"write": "writes", "delete": "deletes", "read": "reads"}[self.use]
         where = str(self.path) if self.path == self.target else f"{self.path} (it holds {self.target})"
         return f"this call {verb} {where}, which is {self.why}" if self.secret else \
             f"this call {verb} {where}, which StateWise protects: it {self.why}" if self.why.startswith("holds") \

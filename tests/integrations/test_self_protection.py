@@ -44,6 +44,10 @@ SHELL_WRITES = [
     ("rm ../origin.git/hooks/pre-receive", "origin.git/hooks/pre-receive"),
     ("printf '[receive]\\n\\tdenyNonFastForwards = false\\n' >> ../origin.git/config", "origin.git/config"),
     ("rm ../origin.git/refs/heads/main", "origin.git/refs/heads/main"),
+    # a stash of untracked (-u) or also ignored (-a) files takes them out of the work tree: here the
+    # clients' settings are not committed, and -a takes the ignored .statewise/ too
+    ("git stash -u", ".claude"),
+    ("git stash push --all -m wip", ".claude"),
     # The installed command finds the nearest wrapper from the session's folder upwards: one
     # planted in a subfolder would be run instead of the real one (a Codex session started there).
     ("mkdir -p src/.statewise/bin && printf '#!/bin/sh\\nexit 0\\n' > src/.statewise/bin/statewise-hook",
@@ -158,7 +162,7 @@ READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.j
                            "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
                            "cat .env.example", "mkdir -p build && cp README.md build/",
                            "sqlite3 -readonly .statewise/store.db 'select count(*) from records'",
-                           "sqlite3 build/app.db 'select 1'"]
+                           "sqlite3 build/app.db 'select 1'", "git stash list"]
 
 
 @pytest.mark.parametrize("command", READS_AND_ORDINARY_WORK)
@@ -298,3 +302,13 @@ def test_ordinary_inline_programs_still_pass(guarded, command):
     assert project.bash(command).decision not in ("deny", "ask"), command
     listing = project.bash(f"python3 -c \"import os; print(os.listdir('{run}'))\"")
     assert listing.decision not in ("deny", "ask"), listing
+
+
+def test_a_stash_of_untracked_files_passes_when_statewise_and_the_hooks_are_not_among_them(tmp_path):
+    project = make_project(tmp_path, protected=None)
+    git(project.work, "add", ".claude", ".codex", ".gemini")
+    git(project.work, "commit", "-qm", "the hooks, committed for the team")
+    (project.work / "notes.txt").write_text("scratch\n")
+    assert project.bash("git stash -u").decision not in ("deny", "ask")
+    answer = project.bash("git stash -a")  # takes the ignored .statewise/ and .env as well
+    assert answer.decision == "deny" and "stashes away" in answer.reason and ".statewise" in answer.reason, answer

@@ -120,6 +120,8 @@ class _Git(_Reading, _Files):
                 return
             if sub in ("stash", "reflog") and self.git_log_like(call, repo, sub, rest):
                 return
+            if sub == "stash" and self.git_stash_untracked(call, repo, rest):
+                return
             if sub == "bundle" and rest and rest[0].value == "create":
                 files = [w for w in rest[1:] if (w.value or "x")[:1] != "-"]
                 self.write_paths(call, files[:1], via="git bundle create")
@@ -185,6 +187,53 @@ class _Git(_Reading, _Files):
             self.git_read_only(call, repo, "log", words[1:] if first == "show" else words)
             return True
         return False
+
+    def git_stash_untracked(self, call: _Call, repo: _Repo, words: list[_Word]) -> bool:
+        """``git stash [push|save] -u|-a``: the untracked files (and with ``-a`` the ignored
+        ones) leave the work tree as ``git clean -d [-x]`` would take them, until the stash is
+        applied. False for any other stash (changes to tracked files only: unguarded)."""
+        values = [w.value for w in words]
+        saving = bool(values) and values[0] == "save"  # `save`'s other words are its message
+        if values and values[0] in ("push", "save"):
+            values = values[1:]
+        elif values and values[0] is not None and not values[0].startswith("-"):
+            return False  # list, show, pop, apply, drop, branch, clear, create, store
+        untracked = ignored = False
+        paths: list[str] = []
+        index = 0
+        while index < len(values):
+            value = values[index]
+            if value is None:
+                self.fail("`git stash` with arguments only known at run time", call.part)
+                return True
+            if value == "--":
+                paths = [v or "" for v in values[index + 1:]]
+                break
+            if value in ("-m", "--message", "--pathspec-from-file"):
+                index += 2
+                continue
+            if value in ("-u", "--include-untracked"):
+                untracked = True
+            elif value in ("-a", "--all"):
+                untracked = ignored = True
+            elif value.startswith("-") and not value.startswith("--"):
+                letters, message, attached = value[1:].partition("m")  # -m's message ends a bundle
+                untracked = untracked or "u" in letters or "a" in letters
+                ignored = ignored or "a" in letters
+                if message and not attached:
+                    index += 1  # `-um MESSAGE`: the next word is the message
+            elif not value.startswith("-"):
+                if not saving:
+                    paths = [v or "" for v in values[index:]]  # `git stash push -u PATH...`
+                break
+            index += 1
+        if not untracked:
+            return False
+        self.emit(call, "git.stash_untracked", {"directories": True, "ignored": ignored, "paths": paths or None,
+                                                 **self.git_where(call, repo)},
+                  target=" ".join(paths) or None,
+                  reason=f"git stash {'-a' if ignored else '-u'} takes untracked files out of the work tree")
+        return True
 
     def git_config_command(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
         """``git config``: reads are read-only; writes of settings that decide where a push goes are

@@ -239,7 +239,7 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
                 paths = matched  # find deletes what its name filter matches, not its whole root
         elif action.operation == "git.restore":
             use, paths = "write", listed(action.args.get("paths"))
-        elif action.operation == "git.clean":
+        elif action.operation in ("git.clean", "git.stash_untracked"):  # stash -u/-a takes what clean would
             use, paths = "delete", _cleaned(action, workspace)
         elif action.args.get(_CHANGED_SLOTS.get(action.operation, "")):
             use, paths = "write", [str(action.args[_CHANGED_SLOTS[action.operation]])]
@@ -250,6 +250,9 @@ def _action_findings(actions: Iterable[Action], workspace: Path, places: Places)
             finding = check_path(absolute, use, places)
             if finding is None and use in ("write", "delete"):
                 finding = _git_internals(absolute, use)
+            if finding is not None and action.operation == "git.stash_untracked":
+                finding = dataclasses.replace(finding, verb="stashes away (out of the work tree until the stash "
+                                                            "is applied)")
             if finding is not None and action.operation in _CHANGED_SLOTS:
                 finding = dataclasses.replace(finding, said=(
                     f"{finding.reason()}; `{action.args.get('client') or 'its shell'}` can change the database it "

@@ -501,11 +501,11 @@ UNGUARDED: list[str] = [
     "git commit -m 'rm old files'",
     "git add -A",
     "git fetch origin",
-    "git pull --rebase",
-    "git stash",
-    "git stash pop",
-    "git merge main",
-    "git cherry-pick abc123",
+    # git pull/merge/cherry-pick/revert/stash are git.tree_update actions now (bypass_cases.py), but not
+    # these, which bring nothing in that an earlier call did not begin (or choose on the terminal)
+    "git merge --abort",
+    "git cherry-pick --continue",
+    "git stash -p",
     "git tag v2",
     "git reset HEAD~1",
     "git reset --soft HEAD~1",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -312,3 +314,39 @@ def test_a_stash_of_untracked_files_passes_when_statewise_and_the_hooks_are_not_
     assert project.bash("git stash -u").decision not in ("deny", "ask")
     answer = project.bash("git stash -a")  # takes the ignored .statewise/ and .env as well
     assert answer.decision == "deny" and "stashes away" in answer.reason and ".statewise" in answer.reason, answer
+
+
+def _commit_without_the_work_tree(project, branch: str, path: str, text: str) -> None:
+    """A commit on ``branch`` changing ``path``, made with git's plumbing in a private index:
+    the work tree (which the guard protects) is never written."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(project.root / "private-index"), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+    def plumbing(*args: str, stdin: str | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=project.work, env=env, input=stdin, capture_output=True,
+                              text=True, check=True, timeout=60).stdout.strip()
+
+    blob = plumbing("hash-object", "-w", "--stdin", stdin=text)
+    plumbing("read-tree", branch)
+    plumbing("update-index", "--cacheinfo", f"100644,{blob},{path}")
+    commit = plumbing("commit-tree", plumbing("write-tree"), "-p", branch, "-m", "tidy")
+    plumbing("update-ref", f"refs/heads/{branch}", commit)
+
+
+def test_git_commands_that_bring_another_version_of_the_hook_settings_are_denied(tmp_path):
+    project = make_project(tmp_path, protected=None)
+    git(project.work, "add", ".claude", ".codex", ".gemini")
+    git(project.work, "commit", "-qm", "the hooks, committed for the team")
+    git(project.work, "branch", "tidy")
+    _commit_without_the_work_tree(project, "tidy", ".claude/settings.json", "{}\n")
+    for command in ("git merge tidy", "git cherry-pick tidy", "git pull . tidy", "git revert HEAD"):
+        answer = project.bash(command)
+        assert answer.decision == "deny" and ".claude/settings.json" in answer.reason, (command, answer)
+    for command in ("git merge feature", "git stash", "git stash pop", "git revert HEAD~1"):
+        assert project.bash(command).decision not in ("deny", "ask"), command
+    # settings changed and not yet committed (as `statewise install` leaves them): a stash would
+    # put HEAD's version back
+    settings = project.work / ".claude" / "settings.json"
+    settings.write_text(settings.read_text() + "\n")
+    answer = project.bash("git stash")
+    assert answer.decision == "deny" and "git stash HEAD changes it" in answer.reason, answer

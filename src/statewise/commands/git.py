@@ -122,6 +122,8 @@ class _Git(_Reading, _Files):
                 return
             if sub == "stash" and self.git_stash_untracked(call, repo, rest):
                 return
+            if sub in _TREE_UPDATES and self.git_tree_update(call, repo, sub, rest):
+                return
             if sub == "bundle" and rest and rest[0].value == "create":
                 files = [w for w in rest[1:] if (w.value or "x")[:1] != "-"]
                 self.write_paths(call, files[:1], via="git bundle create")
@@ -233,6 +235,57 @@ class _Git(_Reading, _Files):
                                                  **self.git_where(call, repo)},
                   target=" ".join(paths) or None,
                   reason=f"git stash {'-a' if ignored else '-u'} takes untracked files out of the work tree")
+        return True
+
+    def git_tree_update(self, call: _Call, repo: _Repo, sub: str, words: list[_Word]) -> bool:
+        """``git merge/pull/cherry-pick/revert`` and ``git stash [push]``, ``stash pop/apply``:
+        tracked files replaced by another commit's version, one ``git.tree_update`` per commit
+        brought in, with how git can list what it changes (``compare``: ``merge_base`` for
+        HEAD...REF, ``parent`` for REF^ against REF, ``range`` for A..B, ``worktree`` for the
+        work tree against REF). False for a form that brings nothing in (a listing, --abort,
+        --continue, stash drop/show/list ...), left as before."""
+        values = [w.value for w in words]
+        if any(v is None for v in values):
+            return False  # left as before: git's own arguments only known at run time are rare here
+        args = [v for v in values if v is not None]
+        if sub == "stash":
+            first = args[0] if args else "push"
+            if first in ("pop", "apply"):
+                refs, compare = [next((a for a in args[1:] if not a.startswith("-")), "stash@{0}")], "parent"
+            elif first in ("push", "save") or first.startswith("-"):
+                if any(a in ("-p", "--patch") for a in args):
+                    return False  # an interactive selection: what it resets is chosen on the terminal
+                refs, compare = ["HEAD"], "worktree"
+            else:
+                return False
+        else:
+            if any(a in _TREE_UPDATE_STOPS for a in args):
+                return False
+            refs, index = [], 0
+            while index < len(args):
+                arg = args[index]
+                if arg == "--":
+                    refs += args[index + 1:]
+                    break
+                if arg in _TREE_UPDATE_VALUED:
+                    index += 2
+                    continue
+                if not arg.startswith("-"):
+                    refs.append(arg)
+                index += 1
+            if sub == "pull":
+                # `pull . B` merges the local B; `pull REMOTE B` what REMOTE/B tracks (stale until fetched)
+                refs = [("/".join(refs[:2]) if refs[0] != "." else refs[1]) if len(refs) >= 2 else "@{upstream}"]
+                compare = "merge_base"
+            elif sub == "merge":
+                refs, compare = refs or ["@{upstream}"], "merge_base"
+            else:  # cherry-pick, revert: each commit's own changes (a range: its ends)
+                compare = "parent"
+        for ref in refs:
+            kind = "range" if ".." in ref and compare == "parent" else compare
+            self.emit(call, "git.tree_update", {"via": f"git {sub}", "ref": ref, "compare": kind,
+                                                 **self.git_where(call, repo)},
+                      target=ref, reason=f"git {sub} brings {ref}'s version of tracked files into the work tree")
         return True
 
     def git_config_command(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
@@ -985,6 +1038,16 @@ class _Git(_Reading, _Files):
 
     # -- files --
 
+
+#: git commands that bring another commit's version of tracked files into the work tree.
+_TREE_UPDATES = frozenset({"merge", "pull", "cherry-pick", "revert", "stash"})
+#: Their forms that bring nothing new in (or only what an earlier call began).
+_TREE_UPDATE_STOPS = frozenset({"--abort", "--continue", "--quit", "--skip", "-h", "--help"})
+#: Their options that take the next word as a value.
+_TREE_UPDATE_VALUED = frozenset({"-m", "-F", "--file", "-s", "--strategy", "-X", "--strategy-option", "--into-name",
+                                 "--cleanup", "--mainline", "--depth", "--deepen", "--shallow-since",
+                                 "--shallow-exclude", "--upload-pack", "-j", "--jobs", "--recurse-submodules",
+                                 "--log", "--signoff-by", "-o", "--server-option"})
 
 _GIT_HANDLERS: dict[str, Callable[[_Git, _Call, _Repo, list[_Word]], None]] = {
     "push": _Git.git_push,

@@ -62,6 +62,9 @@ READINGS: Mapping[str, Reading] = types.MappingProxyType({
     "git.rebase": Reading(("git",), ("onto", "branch", "interactive", "root"), "git rebase of a branch"),
     "git.stash_untracked": Reading(("git",), ("directories", "ignored", "paths", *_WHERE),
                                    "git stash -u/-a: untracked (and ignored) files taken out of the work tree"),
+    "git.tree_update": Reading(("git",), ("via", "ref", "compare", *_WHERE),
+                               "tracked files replaced by another commit's: git merge, pull, cherry-pick, revert, "
+                               "stash, stash pop/apply"),
     "fs.delete": Reading(("rm", "rmdir", "unlink", "shred", "trash", "rimraf", "find", "mv", "git", "rsync",
                           "gzip", "zip"), _PATH, "a path deleted (rm, find -delete, mv's source, git rm ...)"),
     "fs.write": Reading(("*",), _PATH, "a path written (redirects, cp, tee, sed -i, curl -o ...)"),

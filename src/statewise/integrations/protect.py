@@ -189,7 +189,21 @@ def _cleaned(action: Action, workspace: Path) -> list[str]:
 
 #: Operations that replace tracked files with another commit's (or the index's) version, and the
 #: slot naming that commit.
-_TREE_CHANGES = {"git.checkout": "branch", "git.switch": "branch", "git.reset_hard": "ref", "git.restore": "source"}
+_TREE_CHANGES = {"git.checkout": "branch", "git.switch": "branch", "git.reset_hard": "ref", "git.restore": "source",
+                 "git.tree_update": "ref"}
+
+
+def _tree_update_diff(compare: object, ref: str) -> list[str]:
+    """``git diff --name-only`` arguments listing what a merge, pull, cherry-pick, revert or
+    stash brings in (:meth:`statewise.commands.git._Git.git_tree_update`'s ``compare``)."""
+    if compare == "merge_base":
+        return [f"HEAD...{ref}"]
+    if compare == "parent":
+        return [f"{ref}^", ref]
+    if compare == "range":
+        start, _, end = ref.partition("...") if "..." in ref else ref.partition("..")
+        return [start or "HEAD", end or "HEAD"]
+    return [ref]  # worktree: the work tree against REF
 
 
 def _replaced_by_git(action: Action, workspace: Path, places: Places) -> list[Finding]:
@@ -206,7 +220,10 @@ def _replaced_by_git(action: Action, workspace: Path, places: Places) -> list[Fi
     # A checkout or switch carries local changes over (or refuses): what changes is HEAD's
     # version against the branch's. A reset or restore replaces the working tree's.
     since = ["HEAD"] if action.operation in ("git.checkout", "git.switch") else []
-    argv = ["diff", "--name-only", *since, str(ref)] if ref else ["diff", "--name-only"]
+    if action.operation == "git.tree_update" and ref:
+        argv = ["diff", "--name-only", *_tree_update_diff(action.args.get("compare"), str(ref))]
+    else:
+        argv = ["diff", "--name-only", *since, str(ref)] if ref else ["diff", "--name-only"]
     listing = git_output(places.repo_root, *argv, "--", *candidates)
     if not listing:
         return []
@@ -218,9 +235,11 @@ def _replaced_by_git(action: Action, workspace: Path, places: Places) -> list[Fi
             continue
         finding = check_path(path, "write", places)
         if finding is not None:
+            version = (f"another version ({action.args.get('via')} {ref} changes it)"
+                       if action.operation == "git.tree_update" else
+                       f"its version {'at ' + str(ref) if ref else 'in the index'}")
             found.append(Finding(path, path, finding.why, "deny", "write", secret=False,
-                                 said=f"this call replaces {path} with its version "
-                                      f"{'at ' + str(ref) if ref else 'in the index'} (git tracks it), which "
+                                 said=f"this call replaces {path} with {version} (git tracks it), which "
                                       f"StateWise protects: {finding.why}"))
     return found
 

@@ -296,6 +296,8 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("git cherry-pick abc123", [A("git.tree_update", via="git cherry-pick", ref="abc123", compare="parent")]),
     ("git cherry-pick a1..b2", [A("git.tree_update", ref="a1..b2", compare="range")]),
     ("git revert HEAD", [A("git.tree_update", via="git revert", ref="HEAD", compare="parent")]),
+    ("git read-tree -u --reset feature", [A("git.tree_update", via="git read-tree", ref="feature",
+                                             compare="worktree")]),
     ("git rebase main", [A("git.rebase", onto="main", branch="feature")]),
     ("git rebase", [A("git.rebase", onto="origin/feature", branch="feature")]),
     ("git rebase --onto main HEAD~2", [A("git.rebase", onto="main")]),

@@ -339,7 +339,8 @@ def test_git_commands_that_bring_another_version_of_the_hook_settings_are_denied
     git(project.work, "commit", "-qm", "the hooks, committed for the team")
     git(project.work, "branch", "tidy")
     _commit_without_the_work_tree(project, "tidy", ".claude/settings.json", "{}\n")
-    for command in ("git merge tidy", "git cherry-pick tidy", "git pull . tidy", "git revert HEAD"):
+    for command in ("git merge tidy", "git cherry-pick tidy", "git pull . tidy", "git revert HEAD",
+                    "git read-tree -u --reset tidy"):
         answer = project.bash(command)
         assert answer.decision == "deny" and ".claude/settings.json" in answer.reason, (command, answer)
     for command in ("git merge feature", "git stash", "git stash pop", "git revert HEAD~1"):

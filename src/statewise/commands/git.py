@@ -238,7 +238,8 @@ class _Git(_Reading, _Files):
         return True
 
     def git_tree_update(self, call: _Call, repo: _Repo, sub: str, words: list[_Word]) -> bool:
-        """``git merge/pull/cherry-pick/revert`` and ``git stash [push]``, ``stash pop/apply``:
+        """``git merge/pull/cherry-pick/revert``, ``git stash [push]``, ``stash pop/apply`` and
+        ``git read-tree -u``:
         tracked files replaced by another commit's version, one ``git.tree_update`` per commit
         brought in, with how git can list what it changes (``compare``: ``merge_base`` for
         HEAD...REF, ``parent`` for REF^ against REF, ``range`` for A..B, ``worktree`` for the
@@ -258,6 +259,11 @@ class _Git(_Reading, _Files):
                 refs, compare = ["HEAD"], "worktree"
             else:
                 return False
+        elif sub == "read-tree":
+            trees = [a for a in args if not a.startswith("-")]
+            if "-u" not in args or not trees:
+                return False  # the index only: the work tree is not touched
+            refs, compare = trees[-1:], "worktree"
         else:
             if any(a in _TREE_UPDATE_STOPS for a in args):
                 return False
@@ -1040,7 +1046,7 @@ class _Git(_Reading, _Files):
 
 
 #: git commands that bring another commit's version of tracked files into the work tree.
-_TREE_UPDATES = frozenset({"merge", "pull", "cherry-pick", "revert", "stash"})
+_TREE_UPDATES = frozenset({"merge", "pull", "cherry-pick", "revert", "stash", "read-tree"})
 #: Their forms that bring nothing new in (or only what an earlier call began).
 _TREE_UPDATE_STOPS = frozenset({"--abort", "--continue", "--quit", "--skip", "-h", "--help"})
 #: Their options that take the next word as a value.

@@ -939,6 +939,7 @@ class _Git(_Reading, _Files):
 
 _GIT_HANDLERS: dict[str, Callable[[_Git, _Call, _Repo, list[_Word]], None]] = {
     "push": _Git.git_push,
+    "apply": lambda self, call, repo, rest: self.git_apply(call, repo, rest),
     "checkout": _Git.git_checkout,
     "switch": _Git.git_switch,
     "restore": _Git.git_restore,

@@ -97,6 +97,8 @@ def test_an_escaping_member_is_cannot_check(repo):
     assert "leaves the folder" in unresolved(repo, "tar xf abs.tar")
     make_tar(repo / "link.tar", {}, links={"escape": "../../.."})
     assert "points outside" in unresolved(repo, "tar xf link.tar")
+    make_tar(repo / "through.tar", {"ok/settings.json": b"{}"}, links={"ok": ".claude"})
+    assert "through the link" in unresolved(repo, "tar xf through.tar")
     make_zip(repo / "up.zip", {"../../.bashrc": b"x"})
     assert "leaves the folder" in unresolved(repo, "unzip up.zip")
 

@@ -213,23 +213,47 @@ class _Unpack(_Base):
 
 def _tar_names(path: Path) -> list[str]:
     names: list[str] = []
+    links: set[str] = set()
     with tarfile.open(path, "r:*") as archive:
         for member in archive:
             if len(names) >= MAX_MEMBERS:
                 raise _Unreadable(f"it holds more than {MAX_MEMBERS} members")
-            if (member.issym() or member.islnk()) and (member.linkname.startswith("/")
-                                                       or ".." in member.linkname.split("/")):
-                raise _Unreadable(f"the link {member.name!r} points outside the folder it extracts into")
+            if member.issym() or member.islnk():
+                _link(member.name, member.linkname, links)
             names.append(member.name)
+    _through_links(names, links)
     return names
 
 
 def _zip_names(path: Path) -> list[str]:
     with zipfile.ZipFile(path) as archive:
         infos = archive.infolist()
-    if len(infos) > MAX_MEMBERS:
-        raise _Unreadable(f"it holds more than {MAX_MEMBERS} members")
-    return [info.filename for info in infos]
+        if len(infos) > MAX_MEMBERS:
+            raise _Unreadable(f"it holds more than {MAX_MEMBERS} members")
+        links: set[str] = set()
+        for info in infos:
+            if (info.external_attr >> 16) & 0o170000 == 0o120000 and info.file_size <= 4096:
+                _link(info.filename, archive.read(info).decode("utf-8", "replace"), links)
+    names = [info.filename for info in infos]
+    _through_links(names, links)
+    return names
+
+
+def _link(name: str, target: str, links: set[str]) -> None:
+    """A link member: one pointing outside is "cannot check"; its name is kept, since a later
+    member written through it lands wherever it points."""
+    if target.startswith("/") or ".." in target.split("/"):
+        raise _Unreadable(f"the link {name!r} points outside the folder it extracts into")
+    links.add(name.strip("/"))
+
+
+def _through_links(names: list[str], links: set[str]) -> None:
+    for name in names:
+        parts = name.strip("/").split("/")
+        for end in range(1, len(parts)):
+            if "/".join(parts[:end]) in links:
+                raise _Unreadable(f"the member {name!r} is written through the link {'/'.join(parts[:end])!r} "
+                                  "the archive makes")
 
 
 def _collapsed(names: list[str], base: str) -> list[str]:

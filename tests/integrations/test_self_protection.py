@@ -56,12 +56,55 @@ SHELL_WRITES = [
      "src/.statewise"),
     ("cp -r /tmp src/.statewise", "src/.statewise"),
     ("ln -s /tmp src/.statewise", "src/.statewise"),
+    # archives and diffs of the workspace (planted by the fixture) that write the hook settings
+    ("tar xf build/in/settings.tar", ".claude/settings.json"),
+    ("tar -xzf build/in/hooks.tgz -C .git", ".git/hooks/pre-push"),
+    ("unzip -o build/in/config.zip", ".statewise/config.toml"),
+    ("unzip -o build/in/hooks.zip -d .git", ".git/hooks/pre-push"),
+    ("patch -p1 < build/in/settings.diff", ".claude/settings.json"),
+    ("patch -p1 -i build/in/settings.diff", ".claude/settings.json"),
+    ("git apply build/in/settings.diff", ".claude/settings.json"),
 ]
+
+
+def _plant_archives_and_diffs(work):
+    """Real archives and diffs under build/in/: ones holding StateWise's and the clients' files,
+    and ordinary ones (a package for build/, a change to src/app.py)."""
+    import io
+    import tarfile
+    import zipfile
+
+    incoming = work / "build" / "in"
+    incoming.mkdir(parents=True)
+
+    def tar(name, members, mode):
+        with tarfile.open(incoming / name, mode) as archive:
+            for member, text in members.items():
+                info = tarfile.TarInfo(member)
+                info.size = len(text)
+                archive.addfile(info, io.BytesIO(text))
+
+    def zip_(name, members):
+        with zipfile.ZipFile(incoming / name, "w") as archive:
+            for member, text in members.items():
+                archive.writestr(member, text)
+
+    tar("settings.tar", {".claude/settings.json": b"{}\n"}, "w")
+    tar("hooks.tgz", {"hooks/pre-push": b"#!/bin/sh\nexit 0\n"}, "w:gz")
+    tar("package.tgz", {"package/index.js": b"1\n", "package/README": b"x\n"}, "w:gz")
+    zip_("config.zip", {".statewise/config.toml": b'on-pass = "allow"\n'})
+    zip_("hooks.zip", {"hooks/pre-push": b"#!/bin/sh\nexit 0\n"})
+    (incoming / "settings.diff").write_text("--- a/.claude/settings.json\n+++ b/.claude/settings.json\n"
+                                            "@@ -1 +1 @@\n-{}\n+{\"hooks\": {}}\n")
+    (incoming / "app.diff").write_text("diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n"
+                                       "+++ b/src/app.py\n@@ -1 +1 @@\n-print(1)\n+print(2)\n")
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    return make_project(tmp_path_factory.mktemp("self"), protected=None)
+    made = make_project(tmp_path_factory.mktemp("self"), protected=None)
+    _plant_archives_and_diffs(made.work)
+    return made
 
 
 @pytest.mark.parametrize(("command", "target"), SHELL_WRITES, ids=[c for c, _ in SHELL_WRITES])
@@ -164,7 +207,10 @@ READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.j
                            "git status", "echo x > notes.txt", "rm -f build/out.txt", "git log --oneline -3",
                            "cat .env.example", "mkdir -p build && cp README.md build/",
                            "sqlite3 -readonly .statewise/store.db 'select count(*) from records'",
-                           "sqlite3 build/app.db 'select 1'", "git stash list"]
+                           "sqlite3 build/app.db 'select 1'",
+                           "tar -xzf build/in/package.tgz -C build", "patch -p1 < build/in/app.diff",
+                           "git apply build/in/app.diff", "unzip -o build/in/hooks.zip -d build/vendor",
+                           "git stash list"]
 
 
 @pytest.mark.parametrize("command", READS_AND_ORDINARY_WORK)

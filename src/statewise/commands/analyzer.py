@@ -215,6 +215,8 @@ _HANDLERS: dict[str, Callable[[_Analyzer, _Call], None]] = {
     "easy_install": _Analyzer.easy_install,
     "gtar": _Analyzer.tar,
     "bsdtar": _Analyzer.tar,
+    "unzip": _Analyzer.unzip,
+    "patch": _Analyzer.patch,
     "split": _Analyzer.split,
     "csplit": _Analyzer.split,
     **{name: _Analyzer.compressor for name in _COMPRESSORS},

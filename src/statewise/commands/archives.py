@@ -193,7 +193,9 @@ class _Tar(_Base):
         modes: set[str] = set()
         archive: _Word | None = None
         inputs: list[_Word] = []
-        removing = moved = False
+        removing = moved = extracting = False
+        directory: str | None = None
+        strip = 0
         index = 0
         while index < len(words):
             value = words[index].value
@@ -210,19 +212,39 @@ class _Tar(_Base):
                     return
                 if name == "--remove-files":
                     removing = True
+                elif name in ("--extract", "--get"):
+                    extracting = True
+                elif name in ("--to-stdout", "--to-command"):
+                    modes.add("o")
+                elif name == "--strip-components":
+                    count = value.partition("=")[2] if equals else (words[index + 1].value if index + 1 < len(words)
+                                                                      else None)
+                    strip = int(count) if count and count.isdigit() else -1
+                    index += 0 if equals else 1
                 elif name in ("--create", "--append", "--update", "--concatenate", "--catenate"):
                     modes.add("c")
                 elif name in _TAR_VALUED_LONG and not equals:
                     if name == "--file" and index + 1 < len(words):
                         archive = words[index + 1]
+                    if name == "--directory" and index + 1 < len(words):
+                        directory = words[index + 1].value or "\0"
+                    if name in ("--transform", "--xform"):
+                        modes.add("t")
                     index += 1
                 elif name == "--file":
                     archive = _Word.literal(value.partition("=")[2])
+                elif name == "--directory":
+                    directory = value.partition("=")[2]
+                elif name in ("--transform", "--xform"):
+                    modes.add("t")
             elif value.startswith("-") and len(value) > 1:
                 letters = value[1:]
                 for position, letter in enumerate(letters):
                     if letter in "crAu":
                         modes.add("c")
+                    extracting = extracting or letter == "x"
+                    if letter == "O":
+                        modes.add("o")
                     if letter in "IF":
                         self.fail(f"`tar -{letter}` runs another program, which StateWise does not read", call.part)
                         return
@@ -232,6 +254,8 @@ class _Tar(_Base):
                                                                      else None)
                         if letter == "f":
                             archive = given
+                        if letter == "C":
+                            directory = (given.value or "\0") if given is not None else "\0"
                         moved = moved or letter == "C"
                         if not rest:
                             index += 1
@@ -247,5 +271,11 @@ class _Tar(_Base):
                       call.part)
         elif removing:
             self.delete_paths(call, inputs, recursive=True, via="tar --remove-files")
-        if not removing and "c" not in modes:
+        if extracting and "o" not in modes:
+            if "t" in modes or strip < 0 or (directory is not None and "\0" in directory):
+                self.fail("tar -x: the names it writes are only known at run time (--transform, or a -C or "
+                          "--strip-components value computed when it runs)", call.part)
+            else:
+                self.tar_extract(call, archive, directory, strip)
+        elif not removing and "c" not in modes:
             self.unguard(call.part)

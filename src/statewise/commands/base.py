@@ -420,6 +420,12 @@ class _Base:
     def workspace_file(self, call: _Call, value: str) -> Path | None:
         raise NotImplementedError  # provided by the inside part
 
+    def tar_extract(self, call: _Call, archive: _Word | None, directory: str | None, strip: int) -> None:
+        raise NotImplementedError  # provided by the unpack part
+
+    def git_apply(self, call: _Call, repo: _Repo, rest: list[_Word]) -> None:
+        raise NotImplementedError  # provided by the unpack part
+
     def shell_script(self, call: _Call, word: _Word) -> bool:
         raise NotImplementedError  # provided by the scripts part
 

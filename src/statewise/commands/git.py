@@ -1057,6 +1057,7 @@ _TREE_UPDATE_VALUED = frozenset({"-m", "-F", "--file", "-s", "--strategy", "-X",
 
 _GIT_HANDLERS: dict[str, Callable[[_Git, _Call, _Repo, list[_Word]], None]] = {
     "push": _Git.git_push,
+    "apply": lambda self, call, repo, rest: self.git_apply(call, repo, rest),
     "checkout": _Git.git_checkout,
     "switch": _Git.git_switch,
     "restore": _Git.git_restore,

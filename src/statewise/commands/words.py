@@ -358,7 +358,8 @@ class _Ctx:
     # interpreter reading its program from a tty is an interactive session.
     stdin: str = "tty"
     stdout: str = "tty"
-    # The text of a static here-document or here-string on stdin (an interpreter's program).
+    # The text of a static here-document or here-string on stdin (an interpreter's program);
+    # with stdin "file", the path of that file when it is static.
     stdin_text: str | None = None
 
     def copy(self) -> _Ctx:
@@ -450,7 +451,9 @@ def _redirect_streams(node: Any, source: bytes, ctx: _Ctx) -> None:
     descriptor = next((_node_text(c, source) for c in node.children if c.type == "file_descriptor"), "")
     if operator in ("<", "<>") and descriptor in ("", "0"):
         ctx.stdin = "file"
-        ctx.stdin_text = None
+        # the file's path, when static (patch, tar and git apply read what it names)
+        destination = node.child_by_field_name("destination")
+        ctx.stdin_text = None if destination is None else _evaluate(destination, source, ctx.env).value
     elif operator in (">", ">>", ">|", "&>", "&>>") and descriptor in ("", "1"):
         ctx.stdout = "file"
     elif operator == ">&" and descriptor in ("", "1"):

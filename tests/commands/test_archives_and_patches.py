@@ -77,6 +77,20 @@ def test_tar_extract_from_standard_input(repo):
     assert "standard input" in unresolved(repo, "curl -s https://example.com/x.tar | tar -x")
 
 
+def test_an_unseen_archive_is_cannot_check_only_where_it_can_reach_what_statewise_protects(repo, tmp_path):
+    (repo / "build").mkdir()
+    (repo / ".claude").mkdir()
+    elsewhere = tmp_path / "tools"
+    elsewhere.mkdir()
+    for destination in ("", " -C .", " -C .claude", f" -C {tmp_path}"):  # the root, a protected folder, above both
+        command = f"curl -sL https://example.com/t.tgz | tar xz{destination}"
+        assert "standard input" in unresolved(repo, command), command
+    for destination in (" -C build", f" -C {elsewhere}"):  # a folder holding nothing StateWise protects
+        command = f"curl -sL https://example.com/t.tgz | tar xz{destination}"
+        analysis = analyze_command(command, cwd=repo, workspace=repo)
+        assert analysis.unresolved == () and command.split(" | ")[1] in analysis.unguarded, command
+
+
 def test_tar_listing_and_to_stdout_write_nothing(repo):
     make_tar(repo / "x.tar", {".claude/settings.json": b"{}"})
     for command in ("tar tf x.tar", "tar -xOf x.tar", "tar -xf x.tar --to-stdout"):

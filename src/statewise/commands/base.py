@@ -423,6 +423,9 @@ class _Base:
     def tar_extract(self, call: _Call, archive: _Word | None, directory: str | None, strip: int) -> None:
         raise NotImplementedError  # provided by the unpack part
 
+    def git_where(self, call: _Call, repo: _Repo) -> dict[str, Any]:
+        raise NotImplementedError  # provided by the git part
+
     def git_apply(self, call: _Call, repo: _Repo, rest: list[_Word]) -> None:
         raise NotImplementedError  # provided by the unpack part
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from statewise.commands.files import _Files
 from statewise.commands.git_forms import _GIT_MESSAGE_EDITORS, _git_listing, _git_opens_editor, _ref_name
+from statewise.commands.git_trees import _TREE_UPDATES, _GitTrees
 from statewise.commands.reading import _Reading
 from statewise.commands.tables import (
     _DANGEROUS_GIT_CONFIG,
@@ -22,7 +23,7 @@ from statewise.commands.tables import (
 from statewise.commands.words import _Call, _Ctx, _parse, _Repo, _Spec, _Word
 
 
-class _Git(_Reading, _Files):
+class _Git(_GitTrees, _Reading, _Files):
     """git's subcommands: push destinations, discarded changes, moved refs, configuration."""
 
     def git(self, call: _Call) -> None:
@@ -189,110 +190,6 @@ class _Git(_Reading, _Files):
             self.git_read_only(call, repo, "log", words[1:] if first == "show" else words)
             return True
         return False
-
-    def git_stash_untracked(self, call: _Call, repo: _Repo, words: list[_Word]) -> bool:
-        """``git stash [push|save] -u|-a``: the untracked files (and with ``-a`` the ignored
-        ones) leave the work tree as ``git clean -d [-x]`` would take them, until the stash is
-        applied. False for any other stash (changes to tracked files only: unguarded)."""
-        values = [w.value for w in words]
-        saving = bool(values) and values[0] == "save"  # `save`'s other words are its message
-        if values and values[0] in ("push", "save"):
-            values = values[1:]
-        elif values and values[0] is not None and not values[0].startswith("-"):
-            return False  # list, show, pop, apply, drop, branch, clear, create, store
-        untracked = ignored = False
-        paths: list[str] = []
-        index = 0
-        while index < len(values):
-            value = values[index]
-            if value is None:
-                self.fail("`git stash` with arguments only known at run time", call.part)
-                return True
-            if value == "--":
-                paths = [v or "" for v in values[index + 1:]]
-                break
-            if value in ("-m", "--message", "--pathspec-from-file"):
-                index += 2
-                continue
-            if value in ("-u", "--include-untracked"):
-                untracked = True
-            elif value in ("-a", "--all"):
-                untracked = ignored = True
-            elif value.startswith("-") and not value.startswith("--"):
-                letters, message, attached = value[1:].partition("m")  # -m's message ends a bundle
-                untracked = untracked or "u" in letters or "a" in letters
-                ignored = ignored or "a" in letters
-                if message and not attached:
-                    index += 1  # `-um MESSAGE`: the next word is the message
-            elif not value.startswith("-"):
-                if not saving:
-                    paths = [v or "" for v in values[index:]]  # `git stash push -u PATH...`
-                break
-            index += 1
-        if not untracked:
-            return False
-        self.emit(call, "git.stash_untracked", {"directories": True, "ignored": ignored, "paths": paths or None,
-                                                 **self.git_where(call, repo)},
-                  target=" ".join(paths) or None,
-                  reason=f"git stash {'-a' if ignored else '-u'} takes untracked files out of the work tree")
-        return True
-
-    def git_tree_update(self, call: _Call, repo: _Repo, sub: str, words: list[_Word]) -> bool:
-        """``git merge/pull/cherry-pick/revert``, ``git stash [push]``, ``stash pop/apply`` and
-        ``git read-tree -u``:
-        tracked files replaced by another commit's version, one ``git.tree_update`` per commit
-        brought in, with how git can list what it changes (``compare``: ``merge_base`` for
-        HEAD...REF, ``parent`` for REF^ against REF, ``range`` for A..B, ``worktree`` for the
-        work tree against REF). False for a form that brings nothing in (a listing, --abort,
-        --continue, stash drop/show/list ...), left as before."""
-        values = [w.value for w in words]
-        if any(v is None for v in values):
-            return False  # left as before: git's own arguments only known at run time are rare here
-        args = [v for v in values if v is not None]
-        if sub == "stash":
-            first = args[0] if args else "push"
-            if first in ("pop", "apply"):
-                refs, compare = [next((a for a in args[1:] if not a.startswith("-")), "stash@{0}")], "parent"
-            elif first in ("push", "save") or first.startswith("-"):
-                if any(a in ("-p", "--patch") for a in args):
-                    return False  # an interactive selection: what it resets is chosen on the terminal
-                refs, compare = ["HEAD"], "worktree"
-            else:
-                return False
-        elif sub == "read-tree":
-            trees = [a for a in args if not a.startswith("-")]
-            if "-u" not in args or not trees:
-                return False  # the index only: the work tree is not touched
-            refs, compare = trees[-1:], "worktree"
-        else:
-            if any(a in _TREE_UPDATE_STOPS for a in args):
-                return False
-            refs, index = [], 0
-            while index < len(args):
-                arg = args[index]
-                if arg == "--":
-                    refs += args[index + 1:]
-                    break
-                if arg in _TREE_UPDATE_VALUED:
-                    index += 2
-                    continue
-                if not arg.startswith("-"):
-                    refs.append(arg)
-                index += 1
-            if sub == "pull":
-                # `pull . B` merges the local B; `pull REMOTE B` what REMOTE/B tracks (stale until fetched)
-                refs = [("/".join(refs[:2]) if refs[0] != "." else refs[1]) if len(refs) >= 2 else "@{upstream}"]
-                compare = "merge_base"
-            elif sub == "merge":
-                refs, compare = refs or ["@{upstream}"], "merge_base"
-            else:  # cherry-pick, revert: each commit's own changes (a range: its ends)
-                compare = "parent"
-        for ref in refs:
-            kind = "range" if ".." in ref and compare == "parent" else compare
-            self.emit(call, "git.tree_update", {"via": f"git {sub}", "ref": ref, "compare": kind,
-                                                 **self.git_where(call, repo)},
-                      target=ref, reason=f"git {sub} brings {ref}'s version of tracked files into the work tree")
-        return True
 
     def git_config_command(self, call: _Call, repo: _Repo, words: list[_Word]) -> None:
         """``git config``: reads are read-only; writes of settings that decide where a push goes are
@@ -1044,16 +941,6 @@ class _Git(_Reading, _Files):
 
     # -- files --
 
-
-#: git commands that bring another commit's version of tracked files into the work tree.
-_TREE_UPDATES = frozenset({"merge", "pull", "cherry-pick", "revert", "stash", "read-tree"})
-#: Their forms that bring nothing new in (or only what an earlier call began).
-_TREE_UPDATE_STOPS = frozenset({"--abort", "--continue", "--quit", "--skip", "-h", "--help"})
-#: Their options that take the next word as a value.
-_TREE_UPDATE_VALUED = frozenset({"-m", "-F", "--file", "-s", "--strategy", "-X", "--strategy-option", "--into-name",
-                                 "--cleanup", "--mainline", "--depth", "--deepen", "--shallow-since",
-                                 "--shallow-exclude", "--upload-pack", "-j", "--jobs", "--recurse-submodules",
-                                 "--log", "--signoff-by", "-o", "--server-option"})
 
 _GIT_HANDLERS: dict[str, Callable[[_Git, _Call, _Repo, list[_Word]], None]] = {
     "push": _Git.git_push,

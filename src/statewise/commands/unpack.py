@@ -56,11 +56,34 @@ class _Unpack(_Base):
         if archive is None or archive.value in (None, "-"):
             stdin = call.ctx.stdin_text if call.ctx.stdin == "file" else None
             if stdin is None:
+                if not self.extracts_near_protected(call, directory):
+                    # `curl ... | tar xz -C /tmp/tool` or `-C build`: a folder that holds nothing
+                    # StateWise protects (tar itself refuses members that climb out with `..`,
+                    # and makes an archive's links last), as before: unguarded
+                    self.unguard(call.part)
+                    return
                 self.fail("tar -x: the archive comes from standard input, so the names it writes are only known "
                           "at run time", call.part)
                 return
             archive = _Word.literal(stdin)
         self.extract(call, archive.value or "\0", directory, strip, via="tar -x", listing=_tar_names)
+
+    def extracts_near_protected(self, call: _Call, directory: str | None) -> bool:
+        """Whether the folder an extraction of unseen members writes into (``-C DIR``, else the
+        current one) may hold what StateWise protects: the workspace's root or any folder above
+        it or above the home folder, a folder inside one of the protected folders, or one that
+        holds one of them (True when it cannot be told: the stricter reading)."""
+        absolute = self.absolute(call.ctx, os.path.expanduser(directory or "."), follow=True)
+        if absolute is None:
+            return True
+        home = os.path.expanduser("~")
+        for above in (str(self.workspace), home):
+            if above == absolute or above.startswith(absolute.rstrip("/") + "/"):
+                return True
+        relative, inside = self.represent(absolute)
+        parts = relative.split("/") if inside else absolute.split("/")
+        return any(part in _PROTECTED_FOLDERS for part in parts) or any(
+            os.path.lexists(os.path.join(absolute, name)) for name in _PROTECTED_FOLDERS)
 
     def unzip(self, call: _Call) -> None:
         """``unzip [-o] ARCHIVE [MEMBERS] [-d DIR]``: a write of every member under DIR."""
@@ -209,6 +232,11 @@ class _Unpack(_Base):
                 self.delete_paths(call, [word], recursive=False, via=via)
             else:
                 self.write_paths(call, [word], via=via)
+
+
+#: Folders that hold what the self-protection keeps (statewise.protection.SELF_PROTECTED):
+#: StateWise's own, the clients' settings, git's.
+_PROTECTED_FOLDERS = frozenset({".statewise", ".claude", ".codex", ".gemini", ".git"})
 
 
 def _tar_names(path: Path) -> list[str]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -310,7 +312,9 @@ def test_a_running_worker_is_reported_with_the_code_it_serves(project, tmp_path,
     from statewise.integrations import warm
 
     install_hooks("claude-code", project=project)
-    runtime = tmp_path / "runtime"
+    # Short, as the default folder is: a Unix socket's path holds at most 107 bytes, and pytest's
+    # numbered temporary folders grow with every run on a machine (pytest-106/test_a_running_...).
+    runtime = Path(tempfile.mkdtemp(prefix="sw-doc-")) / "runtime"
     monkeypatch.setenv("STATEWISE_RUNTIME_DIR", str(runtime))
     # A worker of the code on disk, and one of another version (as after an upgrade), each a real
     # process listening in the runtime folder.
@@ -330,3 +334,4 @@ def test_a_running_worker_is_reported_with_the_code_it_serves(project, tmp_path,
         for process in workers:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+        shutil.rmtree(runtime.parent, ignore_errors=True)

@@ -31,9 +31,9 @@ from statewise.front import (
     validation_message,
 )
 
-__all__ = ["Context", "ExampleCommand", "LazyConsole", "SentenceGroup", "UsageInProjectStyle", "command_path",
-           "console", "emit_json", "errors", "format_examples", "handled", "project_option", "suggest_key",
-           "task_scope_of", "unknown_key", "validation_message"]
+__all__ = ["Context", "ExampleCommand", "LazyConsole", "SentenceGroup", "command_path", "console", "emit_json",
+           "errors", "format_examples", "handled", "project_option", "suggest_key", "task_scope_of", "unknown_key",
+           "validation_message"]
 
 
 def emit_json(data: Any) -> None:
@@ -173,8 +173,9 @@ class ExampleCommand(click.Command):
         format_examples(ctx, formatter)
 
 
-class UsageInProjectStyle(click.UsageError):
-    """A usage error (an unknown option, a missing argument, a bad choice) printed as every
+class _UsageInProjectStyle(click.UsageError):
+    """(Private: click's own error class, re-styled; not one of the project's errors, which
+    derive from StateWiseError.) A usage error (an unknown option, a missing argument, a bad choice) printed as every
     other error of the command line: ``error: MESSAGE`` on one line, then the command's usage
     and where its help is, on a second; click's own form ("Usage: ...", "Try ...", a blank line,
     "Error: ...") is four lines in another style. The message and exit status are click's."""
@@ -186,17 +187,17 @@ class UsageInProjectStyle(click.UsageError):
             click.echo(f"usage: {path} {usage} (more: {path} --help)", file=file, err=True)
 
 
-def _in_project_style(error: click.UsageError) -> UsageInProjectStyle:
-    if isinstance(error, UsageInProjectStyle):
+def _in_project_style(error: click.UsageError) -> _UsageInProjectStyle:
+    if isinstance(error, _UsageInProjectStyle):
         return error
-    return UsageInProjectStyle(error.format_message(), error.ctx)  # exit status 2, as every usage error
+    return _UsageInProjectStyle(error.format_message(), error.ctx)  # exit status 2, as every usage error
 
 
 class SentenceGroup(click.Group):
     """A command group whose listing shows each command's first sentence whole: click's own cuts
     it at the terminal's width with "...", mid-sentence; this one lets the line wrap. Its help,
     and its commands', end with their examples, and a usage error anywhere beneath it is printed
-    in the project's style (:class:`UsageInProjectStyle`)."""
+    in the project's style (:class:`_UsageInProjectStyle`)."""
 
     #: Subgroups made with ``@group.group()`` are of this class too, and commands ExampleCommands.
     group_class = type

@@ -20,6 +20,8 @@ def push(branch: str, **args: Any) -> tuple[str, dict[str, Any]]:
 
 
 FORCE_MAIN = [push("main", force=True, source="main")]
+# a stash puts HEAD's version of the tracked files back
+STASH_RESETS = A("git.tree_update", via="git stash", ref="HEAD", compare="worktree")
 
 # (command, the actions it must normalize to: operation and a subset of args; ABSENT = no such arg)
 CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
@@ -278,12 +280,12 @@ CASES: list[tuple[str, list[tuple[str, dict[str, Any]]]]] = [
     ("git clean -fd build", [A("git.clean", directories=True, paths=["build"])]),
     ("git clean -xfd -e .env", [A("git.clean", directories=True, ignored=True)]),
     # stash -u / -a take untracked (and ignored) files out of the work tree, as clean -d / -dx would
-    ("git stash -u", [A("git.stash_untracked", directories=True, ignored=False, paths=ABSENT)]),
-    ("git stash --all", [A("git.stash_untracked", ignored=True)]),
-    ("git stash push -a -m wip", [A("git.stash_untracked", ignored=True, paths=ABSENT)]),
-    ("git stash push -u -- build", [A("git.stash_untracked", ignored=False, paths=["build"])]),
-    ("git stash save -u 'work in progress'", [A("git.stash_untracked", ignored=False, paths=ABSENT)]),
-    ("git stash -um wip", [A("git.stash_untracked", ignored=False, paths=ABSENT)]),
+    ("git stash -u", [A("git.stash_untracked", directories=True, ignored=False, paths=ABSENT), STASH_RESETS]),
+    ("git stash --all", [A("git.stash_untracked", ignored=True), STASH_RESETS]),
+    ("git stash push -a -m wip", [A("git.stash_untracked", ignored=True, paths=ABSENT), STASH_RESETS]),
+    ("git stash push -u -- build", [A("git.stash_untracked", ignored=False, paths=["build"]), STASH_RESETS]),
+    ("git stash save -u 'work in progress'", [A("git.stash_untracked", ignored=False, paths=ABSENT), STASH_RESETS]),
+    ("git stash -um wip", [A("git.stash_untracked", ignored=False, paths=ABSENT), STASH_RESETS]),
     # what brings another commit's version of tracked files into the work tree, with how git lists it
     ("git stash", [A("git.tree_update", via="git stash", ref="HEAD", compare="worktree")]),
     ("git stash pop", [A("git.tree_update", via="git stash", ref="stash@{0}", compare="parent")]),

@@ -395,5 +395,6 @@ def test_git_commands_that_bring_another_version_of_the_hook_settings_are_denied
     # put HEAD's version back
     settings = project.work / ".claude" / "settings.json"
     settings.write_text(settings.read_text() + "\n")
-    answer = project.bash("git stash")
-    assert answer.decision == "deny" and "git stash HEAD changes it" in answer.reason, answer
+    for command in ("git stash", "git stash -u"):  # -u stashes the tracked changes too
+        answer = project.bash(command)
+        assert answer.decision == "deny" and "git stash HEAD changes it" in answer.reason, (command, answer)

@@ -122,6 +122,7 @@ class _Git(_GitTrees, _Reading, _Files):
             if sub in ("stash", "reflog") and self.git_log_like(call, repo, sub, rest):
                 return
             if sub == "stash" and self.git_stash_untracked(call, repo, rest):
+                self.git_tree_update(call, repo, sub, rest)  # it also puts HEAD's tracked files back
                 return
             if sub in _TREE_UPDATES and self.git_tree_update(call, repo, sub, rest):
                 return

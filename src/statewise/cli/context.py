@@ -159,14 +159,18 @@ def _with_context(error: click.UsageError, ctx: click.Context) -> click.UsageErr
     return error
 
 
-class ExampleCommand(click.Command):
-    """A command whose help ends with its examples."""
+class _NamesItsContext(click.Command):
+    """A command whose parsing errors carry the context being parsed (:func:`_with_context`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as error:
             raise _with_context(error, ctx) from None
+
+
+class ExampleCommand(_NamesItsContext):
+    """A command whose help ends with its examples."""
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
@@ -193,7 +197,7 @@ def _in_project_style(error: click.UsageError) -> _UsageInProjectStyle:
     return _UsageInProjectStyle(error.format_message(), error.ctx)  # exit status 2, as every usage error
 
 
-class SentenceGroup(click.Group):
+class SentenceGroup(click.Group, _NamesItsContext):
     """A command group whose listing shows each command's first sentence whole: click's own cuts
     it at the terminal's width with "...", mid-sentence; this one lets the line wrap. Its help,
     and its commands', end with their examples, and a usage error anywhere beneath it is printed
@@ -202,12 +206,6 @@ class SentenceGroup(click.Group):
     #: Subgroups made with ``@group.group()`` are of this class too, and commands ExampleCommands.
     group_class = type
     command_class = ExampleCommand
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as error:
-            raise _with_context(error, ctx) from None
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from statewise.commands.base import _Base
 from statewise.commands.words import _Call, _parse, _Repo, _Spec, _Word
+from statewise.protection import SELF_PROTECTED
 
 #: The largest archive listed (its members are read, never extracted).
 MAX_ARCHIVE_BYTES = 32 * 1024 * 1024
@@ -54,7 +55,7 @@ class _Unpack(_Base):
     def tar_extract(self, call: _Call, archive: _Word | None, directory: str | None, strip: int) -> None:
         """``tar -x[f ARCHIVE] [-C DIR] [--strip-components=N]``: a write of every member."""
         if archive is None or archive.value in (None, "-"):
-            stdin = call.ctx.stdin_text if call.ctx.stdin == "file" else None
+            stdin = _stdin_file(call)
             if stdin is None:
                 if not self.extracts_near_protected(call, directory):
                     # `curl ... | tar xz -C /tmp/tool` or `-C build`: a folder that holds nothing
@@ -161,7 +162,7 @@ class _Unpack(_Base):
         positionals = parsed.positionals
         diff = parsed.value("-i", "--input") or (positionals[1].value if len(positionals) > 1 else None)
         if diff is None:
-            diff = call.ctx.stdin_text if call.ctx.stdin == "file" else None
+            diff = _stdin_file(call)
         if output is not None or positionals[:1]:
             # the file named on the command line (or -o) is the one written, whatever the diff says
             self.write_paths(call, [_Word.literal(output)] if output else positionals[:1], via="patch")
@@ -190,7 +191,7 @@ class _Unpack(_Base):
             return
         diffs = [w.value for w in parsed.positionals]
         if not diffs:
-            stdin = call.ctx.stdin_text if call.ctx.stdin == "file" else None
+            stdin = _stdin_file(call)
             if stdin is None:
                 self.fail("git apply: the diff comes from standard input, so the files it changes are only known "
                           "at run time", call.part)
@@ -234,9 +235,15 @@ class _Unpack(_Base):
                 self.write_paths(call, [word], via=via)
 
 
-#: Folders that hold what the self-protection keeps (statewise.protection.SELF_PROTECTED):
-#: StateWise's own, the clients' settings, git's.
-_PROTECTED_FOLDERS = frozenset({".statewise", ".claude", ".codex", ".gemini", ".git"})
+#: Folders that hold what the self-protection keeps: the first folder of each repository entry of
+#: statewise.protection.SELF_PROTECTED (StateWise's own, the clients' settings), and git's.
+_PROTECTED_FOLDERS = frozenset({entry.path.split("/")[0] for entry in SELF_PROTECTED if entry.anchor == "repo"}
+                               | {".git"})
+
+
+def _stdin_file(call: _Call) -> str | None:
+    """The file a ``< FILE`` redirect gives the call as its standard input, when it has one."""
+    return call.ctx.stdin_text if call.ctx.stdin == "file" else None
 
 
 def _tar_names(path: Path) -> list[str]:

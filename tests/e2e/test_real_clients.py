@@ -405,13 +405,11 @@ def test_force_push_to_protected_main_is_denied_and_the_stale_record_repaired(gu
     finished(run)
     assert workspace.remote_main() == guarded.remote_before, "the force push reached the origin"
     seen = guarded.result(0)
-    # The model learns of the repair: since issue 23 the prompt-time check repairs the stale
-    # record before the model plans and its first request carries the correction (the scripted
-    # server's request log); otherwise the deny of the push carries it.
+    # The model learns of the repair before it plans (issue 23): the prompt-time check repairs
+    # the stale record and the first request after the prompt carries the correction, in every
+    # client (the scripted server's request log).
     first_turn = json.dumps(run.server.turn_requests()[0].body)
-    told_first = "CORRECTED repository.protected" in first_turn
-    assert told_first or "StateWise corrected its memory: repository.protected" in seen, run.describe()
-    assert "was false, now true" in (first_turn if told_first else seen)
+    assert "CORRECTED repository.protected" in first_turn and "was false, now true" in first_turn, run.describe()
     assert "no_force_push_to_protected_branch" in seen
     # ...whole: the reason's last clause arrives too (nothing cuts it short on the way).
     assert "record it with: statewise record add user.allow_force_push '<value>' --scope user:" in seen, \

@@ -64,6 +64,12 @@ SHELL_WRITES = [
     ("patch -p1 < build/in/settings.diff", ".claude/settings.json"),
     ("patch -p1 -i build/in/settings.diff", ".claude/settings.json"),
     ("git apply build/in/settings.diff", ".claude/settings.json"),
+    # A folder or pipe made where the store's journal goes stops every later write of the store.
+    ("mkdir .statewise/store.db-journal", ".statewise/store.db-journal"),
+    ("mkdir -p -m 700 build .statewise/store.db-wal", ".statewise/store.db-wal"),
+    ("sudo mkdir -- .statewise/store.db-shm", ".statewise/store.db-shm"),
+    ("mkfifo .statewise/store.db-journal", ".statewise/store.db-journal"),
+    ("mkdir -p .git/hooks/pre-push", ".git/hooks/pre-push"),
 ]
 
 
@@ -210,7 +216,7 @@ READS_AND_ORDINARY_WORK = ["cat .statewise/config.toml", "cat .claude/settings.j
                            "sqlite3 build/app.db 'select 1'",
                            "tar -xzf build/in/package.tgz -C build", "patch -p1 < build/in/app.diff",
                            "git apply build/in/app.diff", "unzip -o build/in/hooks.zip -d build/vendor",
-                           "git stash list"]
+                           "git stash list", "mkdir -p -m 755 build/out src/pkg", "mkfifo build/pipe"]
 
 
 @pytest.mark.parametrize("command", READS_AND_ORDINARY_WORK)

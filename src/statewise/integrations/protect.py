@@ -446,9 +446,16 @@ def findings_for(actions: Sequence[Action], command: str | None, cwd: Path, plac
             if texts is not None:  # a sed script's text is not names; the files it reads or writes are
                 patterns |= texts[0]
                 segment = [*segment, *texts[1]]
+        created = _created_operands(segment, program_at)
         for index, token in enumerate(segment):
             if index in patterns:
                 continue  # a pattern `find -name` or grep matches names or text with, not a file it reads
+            if index in created:
+                value = _expand(token, cwd, places.home)
+                finding = check_path(Path(os.path.normpath(_absolute(value, cwd))), "write", places)
+                if finding is not None:
+                    found.append(finding)
+                continue
             assignment = _ASSIGNMENT.match(token) if index < program_at or index == 0 else None
             if assignment and assignment.group(1) in FILE_WRITING_ENV and assignment.group(2):
                 value = _expand(assignment.group(2), cwd, places.home)
@@ -614,6 +621,40 @@ def _sed_text(segment: Sequence[str], program_at: int) -> tuple[set[int], list[s
     if found is None:
         return None
     return {at + 1 + index for index in found[0]}, list(found[1])
+
+
+#: Programs that create the names they are given (a folder, a pipe, a device node): the
+#: normalizer leaves them unguarded (creating a folder is ordinary work), but a folder or pipe
+#: made where StateWise keeps a file (`mkdir .statewise/store.db-journal`) stops the store from
+#: being written, so for self-protection each name they create is a write.
+_CREATORS = frozenset({"mkdir", "mkfifo", "mknod"})
+#: Their options that take the next word as a value (`mkdir -m 700 DIR`).
+_CREATOR_VALUE_OPTIONS = frozenset({"-m", "--mode", "--context"})
+
+
+def _created_operands(segment: Sequence[str], program_at: int) -> set[int]:
+    """The indexes of the words ``mkdir``, ``mkfifo`` or ``mknod`` creates (past the words
+    before a program, its options and their values); empty for any other program. mknod's
+    type and numbers are taken as names too: they name nothing StateWise keeps."""
+    at = program_at
+    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or _ASSIGNMENT.match(segment[at])):
+        at += 1
+    if at >= len(segment) or os.path.basename(segment[at]) not in _CREATORS:
+        return set()
+    created: set[int] = set()
+    skip = False
+    options_end = False
+    for index in range(at + 1, len(segment)):
+        word = segment[index]
+        if skip:
+            skip = False
+        elif word == "--" and not options_end:
+            options_end = True
+        elif word.startswith("-") and word != "-" and not options_end:
+            skip = word in _CREATOR_VALUE_OPTIONS
+        else:
+            created.add(index)
+    return created
 
 
 def _pattern_operands(segment: Sequence[str], program_at: int) -> set[int]:

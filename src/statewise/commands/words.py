@@ -358,8 +358,10 @@ class _Ctx:
     # interpreter reading its program from a tty is an interactive session.
     stdin: str = "tty"
     stdout: str = "tty"
-    # The text of a static here-document or here-string on stdin (an interpreter's program);
-    # with stdin "file", the path of that file when it is static.
+    # What is known of stdin, read according to ``stdin`` (every reader checks it first): with
+    # "here", the text of a static here-document or here-string (an interpreter's program); with
+    # "pipe", what a plain `echo` of static words before it prints (xargs's input); with "file",
+    # the path of that file when it is static (tar, patch and git apply read what it names).
     stdin_text: str | None = None
 
     def copy(self) -> _Ctx:

@@ -35,6 +35,7 @@ import random
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -56,6 +57,44 @@ PUSH = "git push origin feature"
 def _step(client: str) -> Step:
     key = "cmd" if client == "codex" else "command"
     return Step(SHELL_TOOL[client], {key: PUSH})
+
+
+#: Put in place of the wrapper `statewise install` writes: runs it unchanged (the wrapper is a
+#: shell and Python file that reads itself by its own path, so it keeps working under another
+#: name) and appends each call's event, start and end (ns) and exit status to a log.
+SHIM = """#!/bin/sh
+start=$(date +%s%N)
+"$(dirname "$0")/statewise-hook.timed" "$@"
+status=$?
+echo "$2 $start $(date +%s%N) $status" >> "$(dirname "$0")/../hook-times.log"
+exit $status
+"""
+
+
+def _time_hooks(space: Workspace) -> Path:
+    """Wrap the workspace's hook wrapper with :data:`SHIM`; the log it writes."""
+    wrapper = space.work / ".statewise" / "bin" / "statewise-hook"
+    wrapper.rename(wrapper.with_name("statewise-hook.timed"))
+    wrapper.write_text(SHIM, encoding="utf-8")
+    wrapper.chmod(0o755)
+    return space.work / ".statewise" / "hook-times.log"
+
+
+def _hook_times(log: Path, since: int) -> list[tuple[str, float]]:
+    """The (event, milliseconds) of every hook call logged from line ``since`` on, in order."""
+    lines = log.read_text(encoding="utf-8").splitlines()[since:] if log.exists() else []
+    return [(event, (int(end) - int(start)) / 1e6) for event, start, end, _ in (line.split() for line in lines)]
+
+
+def _python_pass_ms(python: str) -> float:
+    """One `python -c pass` of the interpreter the wrapper runs, in ms (the floor of a ratio)."""
+    started = time.perf_counter_ns()
+    subprocess.run([python, "-c", "pass"], check=True)
+    return (time.perf_counter_ns() - started) / 1e6
+
+
+def _lines(log: Path) -> int:
+    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
 
 
 def _workers(directory: str) -> list[dict[str, object]]:
@@ -102,8 +141,11 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix=f"swfc-{client}-") as temporary:
         root = Path(temporary)
         spaces = {name: build_workspace(root / name, client_bin) for name in ("plain", "warm", "cold")}
+        logs: dict[str, Path] = {}
         for name in ("warm", "cold"):
             spaces[name].install(client)
+            logs[name] = _time_hooks(spaces[name])
+        hooks: dict[str, list[tuple[str, float]]] = {"warm": [], "cold": []}
         for space in spaces.values():
             git(space.work, "branch", "feature")
         # Short folders: a Unix socket's path holds 107 bytes.
@@ -117,14 +159,20 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
             served_warm = [0, 0]  # calls the warm worker served: before the rounds, after them
             served_warm[0] = _served(warm_runtime)
             names = list(spaces)
+            floor: list[float] = []
             for round_number in range(runs):
+                floor += [_python_pass_ms(sys.executable) for _ in range(3)]
                 for name in names if round_number % 2 == 0 else names[::-1]:
+                    since = _lines(logs[name]) if name in logs else 0
                     if name != "cold":
                         wall[name].append(_run(spaces[name], client, warm_runtime))
+                        if name in logs:
+                            hooks[name] += _hook_times(logs[name], since)
                         continue
                     cold_runtime = tempfile.mkdtemp(prefix="swfc", dir="/tmp")
                     try:
                         wall[name].append(_run(spaces[name], client, cold_runtime))
+                        hooks[name] += _hook_times(logs[name], since)
                         deadline = time.monotonic() + 2  # the status file is written as a call ends
                         served = 0
                         while time.monotonic() < deadline:
@@ -144,6 +192,14 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
     figures: dict[str, object] = {name: statistics.median(values) for name, values in wall.items()}
     figures["cold - warm ms"] = [round(1000 * v, 1) for v in difference_interval(wall["cold"], wall["warm"])]
     figures["warm - plain ms"] = [round(1000 * v, 1) for v in difference_interval(wall["warm"], wall["plain"])]
+    figures["python -c pass ms p50"] = round(statistics.median(floor), 1)
+    for name, calls in hooks.items():
+        events = sorted({event for event, _ in calls})
+        figures[f"{name} hook ms p50 by event"] = {
+            event: round(statistics.median(ms for e, ms in calls if e == event), 1) for event in events}
+        figures[f"{name} hook x pass by event"] = {
+            event: round(ms / statistics.median(floor), 2)
+            for event, ms in figures[f"{name} hook ms p50 by event"].items()}  # type: ignore[attr-defined]
     figures["cold runs answered by the worker"] = f"{answered_by_worker} of {runs}"
     figures["calls a worker served per run (warm, cold)"] = [(served_warm[1] - served_warm[0]) / runs,
                                                              statistics.median(cold_served)]
@@ -170,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{cold_warm[0]:8.1f} [{cold_warm[1]:.1f}, {cold_warm[2]:.1f}]".rjust(26) +  # type: ignore[index]
               f"  {figures['cold runs answered by the worker']}; calls served per run, warm and cold: "
               f"{figures['calls a worker served per run (warm, cold)']}")
+    print("each hook's own wall time inside the client (the wrapper's whole run), p50 ms by event, and as a "
+          "multiple of `python -c pass` timed in the same rounds:")
+    for client, figures in results.items():
+        print(f"{client:7} python -c pass {figures['python -c pass ms p50']} ms")
+        for name in ("warm", "cold"):
+            print(f"{client:7} {name:5} {figures[f'{name} hook ms p50 by event']}")
+            print(f"{client:7} {name:5} {figures[f'{name} hook x pass by event']}")
     print(json.dumps(results))
     return 0
 

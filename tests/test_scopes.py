@@ -126,6 +126,13 @@ def test_escapes_in_a_scope_are_upper_case_and_a_bare_percent_is_refused():
 @given(st.text(max_size=40))
 @example("/")  # the file system's root: found by hypothesis, "local/" did not read back as itself
 @example("file:///")
+@example("::")  # found by hypothesis: "%3A:" was then read as an scp-like host with no path
+@example("a:")
+@example("[:0")  # and "%5B:0" as an scp-like host "%5B"
+@example("/\x00")  # found by hypothesis: the path's NUL raised ValueError from realpath
+@example("0:\n0")  # "0:%0A0" was read as an scp-like remote
+@example("0@~:0")  # the identity "~/0" was read as a home-relative path
+@example("A://~")  # the same, from a URL whose host is "~"
 def test_any_remote_text_gives_a_valid_identity_or_nothing_odd(text):
     identity = normalize_repo_identity(text)
     if identity:

@@ -74,6 +74,7 @@ _SSH_TO_HTTPS: tuple[tuple[re.Pattern[str], str], ...] = (
 _IDENTITY_SAFE = "/:~+._-"
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)")
 _SCP = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$")
+_SCP_HOST = re.compile(r"^\w[\w.-]*$")  # a host name or ssh alias (letters of any script)
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -120,6 +121,8 @@ def _hosted_identity(host: str, path: str) -> str:
 
 def normalize_repo_identity(url_or_id: str, *, base: str | os.PathLike[str] | None = None) -> str:
     """Turn a remote URL into a stable repository identity; see :func:`_normalize` for the forms."""
+    if "\x00" in url_or_id:
+        return ""  # no remote or path holds a NUL (git cannot store one); not a repository
     identity = _normalize(url_or_id, base)
     # Whatever the input, the result is a valid identity (or empty): it never starts with '/'
     # or ':' (a URL with no host), which a repo scope cannot hold.
@@ -159,18 +162,35 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
             host = host[: host.find("]") + 1]
         else:
             host = host.partition(":")[0]  # drop :port
+            if host and not _SCP_HOST.match(host):
+                return ""  # `ssh://~` names no host: no repository
         return _hosted_identity(host, path)
     if text.startswith("/") or text.startswith(".") or text.startswith("~") or _WINDOWS_DRIVE.match(text):
         return _local_identity(os.path.expanduser(text), base)
-    scp = _SCP.match(text)
-    if scp and "/" not in text.partition(":")[0]:
+    scp = _scp_like(text)
+    if scp:
         host, path = scp.groups()
         return _hosted_identity(host, path)
     if base is not None:
         return _local_identity(text, base)  # git reads anything else as a relative path
     # A bare name (an identity already, or a remote git resolves some other way).
     name = posixpath.normpath("/" + _decoded(text)).strip("/").removesuffix(".git") if text else ""
-    return encode_identity_part(name)
+    identity = encode_identity_part(name)
+    # A name that reads as scp-like once encoded (`0:%0A0`) keeps its first colon escaped, so
+    # that the identity normalizes to itself.
+    return identity.replace(":", "%3A", 1) if _scp_like(identity) else identity
+
+
+def _scp_like(text: str) -> re.Match[str] | None:
+    """git's scp-like form (``[user@]host:path``): a path after the colon, no ``/`` before it,
+    and a host (or ssh alias) of letters, digits, ``.``, ``_`` and ``-`` not starting with a
+    dot or dash, or an address in brackets; ``host:`` alone, ``%5B:0`` (what ``[:0`` becomes)
+    or ``0@~:0`` is a name, so that every identity normalizes to itself."""
+    scp = _SCP.match(text)
+    if scp is None or not scp.group(2) or "/" in text.partition(":")[0]:
+        return None
+    host = scp.group(1)
+    return scp if host.startswith("[") or _SCP_HOST.match(host) else None
 
 
 def _check_branch(text: str, branch: str) -> None:

@@ -184,7 +184,7 @@ def _builtin_contract(name: str) -> Contract:
             name=document.name, version=document.version, description=document.description, extends=None,
             state=parts.state, operations=parts.operations, invariants=tuple(parts.invariants),
             verifiers=parts.verifiers, scopes=parts.scopes, observations=tuple(parts.observations),
-            memory=parts.memory, commands=parts.commands)
+            memory=parts.memory, commands=parts.commands, secrets=parts.secrets)
         cache_write(key, merged)
     return contract
 

@@ -11,10 +11,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
-from statewise.contract import loading
+import pytest
+
+from statewise.contract import ContractError, loading
 from statewise.contract.model import Contract
+from statewise.contracts import BUILTIN_PARTS
 
 #: section -> (how many entries, SHA-256 of the entries as JSON, in the contract's order).
 EXPECTED = {
@@ -72,3 +77,52 @@ def test_the_built_in_contract_from_the_cache_is_the_one_parsed_from_its_files(p
     assert _fingerprint(cached) == _fingerprint(parsed)
     # Every section as merged, the secrets section too (what a contract extending it inherits).
     assert cached._parts == parsed._parts
+
+
+def _copy_of_the_contracts(tmp_path, monkeypatch) -> Path:
+    """A copy of the built-in contracts' folder, which the loader reads instead (no cache)."""
+    folder = tmp_path / "contracts"
+    shutil.copytree(Path(loading.__file__).parent.parent / "contracts", folder,
+                    ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    monkeypatch.setattr(loading, "_builtin_folder", lambda: folder)
+    monkeypatch.setenv("STATEWISE_NO_CACHE", "1")
+    loading._builtin_contract.cache_clear()
+    return folder
+
+
+@pytest.fixture
+def contracts_copy(tmp_path, monkeypatch):
+    yield _copy_of_the_contracts(tmp_path, monkeypatch)
+    loading._builtin_contract.cache_clear()  # the next test loads the real files again
+
+
+def test_the_built_in_contract_is_its_file_and_the_part_folders_in_order():
+    assert BUILTIN_PARTS == {"coding": ("coding", "catalogue")}
+    files = [path for path, _ in loading.builtin_part_texts("coding")]
+    assert files[:6] == ["coding/10-state.yaml", "coding/20-operations.yaml", "coding/30-commands.yaml",
+                         "coding/40-invariants.yaml", "coding/50-memory.yaml", "coding/60-observations.yaml"]
+    assert files[6:] == sorted(files[6:]) and len(files) == 15 and all(f.startswith("catalogue/") for f in files[6:])
+    assert loading.builtin_part_texts("no-such-contract") == []
+
+
+def test_a_part_that_redefines_what_another_part_declares_is_a_load_error(contracts_copy):
+    (contracts_copy / "coding" / "70-clash.yaml").write_text(
+        "name: clash\nversion: 1\nstate:\n  git.current_branch: {type: int, scope: workspace, authority: machine}\n")
+    with pytest.raises(ContractError, match=r"coding/70-clash.yaml: state.git.current_branch: redefines state key"):
+        loading._builtin_contract("coding")
+    (contracts_copy / "coding" / "70-clash.yaml").write_text(
+        "name: clash\nversion: 1\ninvariants:\n  - {name: no_direct_push_to_protected_branch, check: 'true', message: x}\n")
+    with pytest.raises(ContractError, match=r"coding/70-clash.yaml: invariants\[0\]: redefines invariant"):
+        loading._builtin_contract("coding")
+
+
+def test_a_part_that_repeats_a_declaration_unchanged_adds_nothing(contracts_copy):
+    state = (contracts_copy / "coding" / "10-state.yaml").read_text(encoding="utf-8")
+    (contracts_copy / "coding" / "70-again.yaml").write_text(state.replace("name: coding-state", "name: again"))
+    assert _fingerprint(loading._builtin_contract("coding")) == EXPECTED
+
+
+def test_a_missing_part_folder_is_a_load_error_not_a_smaller_contract(contracts_copy):
+    shutil.rmtree(contracts_copy / "coding")
+    with pytest.raises(ContractError, match=r"statewise/contracts/coding/: cannot read the built-in contract's part"):
+        loading._builtin_contract("coding")

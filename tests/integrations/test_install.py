@@ -17,7 +17,7 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.errors import InputError
-from statewise.integrations.hook_files import builtin_contract_path, required_literals
+from statewise.integrations.hook_files import required_literals
 from statewise.integrations.install import (
     AGENTS,
     install_hooks,
@@ -391,9 +391,8 @@ def test_claude_code_waits_for_every_hook_statewise_installs(tmp_path):
 
 def _contract_with(tmp_path, rule: str) -> Path:
     """The built-in contract with one more observation rule (YAML text, indented as a list item)."""
-    text = builtin_contract_path().read_text(encoding="utf-8")
     path = tmp_path / "team.yaml"
-    path.write_text(text.replace("observations:\n", "observations:\n" + rule, 1), encoding="utf-8")
+    path.write_text("name: team\nversion: 1\nextends: coding\nobservations:\n" + rule, encoding="utf-8")
     return path
 
 

@@ -19,7 +19,6 @@ import pytest
 
 from statewise.contract import ContractError, loading
 from statewise.contract.model import Contract
-from statewise.contracts import BUILTIN_PARTS
 
 #: section -> (how many entries, SHA-256 of the entries as JSON, in the contract's order).
 EXPECTED = {
@@ -97,7 +96,7 @@ def contracts_copy(tmp_path, monkeypatch):
 
 
 def test_the_built_in_contract_is_its_file_and_the_part_folders_in_order():
-    assert BUILTIN_PARTS == {"coding": ("coding", "catalogue")}
+    assert loading.BUILTIN_PARTS == {"coding": ("coding", "catalogue")}
     files = [path for path, _ in loading.builtin_part_texts("coding")]
     assert files[:6] == ["coding/10-state.yaml", "coding/20-operations.yaml", "coding/30-commands.yaml",
                          "coding/40-invariants.yaml", "coding/50-memory.yaml", "coding/60-observations.yaml"]

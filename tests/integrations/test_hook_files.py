@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from statewise.contract.loading import builtin_part_texts
+from statewise.contract.loading import BUILTIN_PARTS, builtin_part_texts
 from statewise.integrations import hook_entry, hook_files
 from statewise.integrations.hook_files import DIGEST_MEMO, contract_digest, realpath, sha256_hex
 
@@ -92,6 +92,7 @@ def test_the_built_in_contract_digest_covers_every_file_the_loader_merges(tmp_pa
     # Its sections (coding/*.yaml) and its command catalogue (catalogue/*.yaml), as the loader
     # reads them, each framed by its path under the contracts folder.
     monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path))
+    assert hook_files.BUILTIN_PART_FOLDERS == BUILTIN_PARTS["coding"]  # the front door's copy of the table
     parts = builtin_part_texts("coding")
     assert [path.partition("/")[0] for path, _ in parts] == ["coding"] * 6 + ["catalogue"] * 9
     data = Path(hook_files.builtin_contract_path()).read_bytes()

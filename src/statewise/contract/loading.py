@@ -15,7 +15,6 @@ from statewise.contract.model import Contract, assemble
 from statewise.contract.safe_yaml import parse_yaml
 from statewise.contract.spec import ContractDocument
 from statewise.contract.validation import contract_error_from
-from statewise.contracts import BUILTIN_PARTS
 from statewise.errors import ContractError, InputTooLargeError
 from statewise.limits import MAX_CONTRACT_BYTES, read_capped
 
@@ -197,6 +196,17 @@ def _parsed_document(text: str, source: str) -> ContractDocument:
         return ContractDocument.model_validate(raw)
     except ValidationError as error:
         raise contract_error_from(error, source) from None
+
+
+#: Built-in contracts assembled from more than one file: the contract's name -> the folders (next
+#: to its YAML file) whose ``*.yaml`` files are merged into it, folder by folder in this order and
+#: in name order within a folder. ``coding``'s sections are in ``coding/`` (state, operations,
+#: commands, invariants, memory, observations) and its command catalogue (publishing,
+#: infrastructure, databases, remote execution ...) in ``catalogue/``, one file per family, as
+#: contract data (docs/contracts.md, "The built-in contract's files"). The hook's digest reads
+#: the same folders (statewise.integrations.hook_files.BUILTIN_PART_FOLDERS; a test keeps the two
+#: equal).
+BUILTIN_PARTS: dict[str, tuple[str, ...]] = {"coding": ("coding", "catalogue")}
 
 
 def builtin_part_texts(name: str) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_TOOLS",
+    "BUILTIN_PART_FOLDERS",
     "EVENTS",
     "READ_TOOLS",
     "SECRET_HINTS",
@@ -284,18 +285,23 @@ _DIGEST_MEMO_ENTRIES = 16
 _RACY_NS = 2_000_000_000
 
 
+#: The built-in contract's part folders, beside its file, as the loader merges them
+#: (statewise.contract.loading.BUILTIN_PARTS["coding"], which a test keeps this equal to): a copy,
+#: because importing anything here costs every finished command (importing statewise.contracts
+#: for the table cost the post-tool call 0.3 million instructions, docs/contracts.md).
+BUILTIN_PART_FOLDERS = ("coding", "catalogue")
+
+
 def _contract_files(contract_path: str | None) -> list[tuple[str | None, str]]:
     """The files the digest is made of, each with the name its content is framed by (None: the
     contract's own file): the built-in contract's part files (its sections and its command
-    catalogue, statewise.contracts.BUILTIN_PARTS) belong to it too, each framed by its path
+    catalogue: :data:`BUILTIN_PART_FOLDERS`) belong to it too, each framed by its path
     under the contracts folder (``coding/10-state.yaml``)."""
     if contract_path:
         return [(None, contract_path)]
-    from statewise.contracts import BUILTIN_PARTS  # a table, standard library only
-
     main = _builtin_contract_file()
     files: list[tuple[str | None, str]] = [(None, main)]
-    for folder in BUILTIN_PARTS["coding"]:
+    for folder in BUILTIN_PART_FOLDERS:
         directory = _join(parent_folder(main), folder)
         try:
             names = sorted(name for name in posix.listdir(directory) if name.endswith(".yaml"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,9 +53,13 @@ def test_the_catalogue_has_one_file_per_family_and_they_all_load():
 
 def test_every_catalogue_rule_names_a_declared_operation_and_rule_names_are_unique():
     contract = builtin_contract()
-    base = yaml.safe_load((CATALOGUE.parent / "coding.yaml").read_text(encoding="utf-8"))
-    seen: dict[str, str] = {name: "coding.yaml" for name in base["commands"]}
-    operations: dict[str, str] = {name: "coding.yaml" for name in base["operations"]}
+    seen: dict[str, str] = {}
+    operations: dict[str, str] = {}
+    for path in sorted((CATALOGUE.parent / "coding").glob("*.yaml")):  # the contract's own sections
+        base = yaml.safe_load(path.read_text(encoding="utf-8"))
+        seen.update({name: f"coding/{path.name}" for name in base.get("commands", {})})
+        operations.update({name: f"coding/{path.name}" for name in base.get("operations", {})})
+    assert len(seen) > 50 and "git.push" in operations  # the sections were found
     for file, part in _raw_parts().items():
         for name, rule in part.get("commands", {}).items():
             assert name not in seen, f"{name} in {file} is also in {seen.get(name)}"
@@ -86,8 +91,7 @@ def test_high_risk_catalogue_operations_need_a_record_or_an_approval():
 
 def test_a_part_that_redefines_the_base_is_a_load_error(tmp_path, monkeypatch):
     folder = tmp_path / "contracts"
-    (folder / "catalogue").mkdir(parents=True)
-    (folder / "coding.yaml").write_text((CATALOGUE.parent / "coding.yaml").read_text(encoding="utf-8"))
+    shutil.copytree(CATALOGUE.parent, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     (folder / "catalogue" / "10-clash.yaml").write_text(
         "name: clash\nversion: 1\noperations:\n  git.push: {tool: git, risk: low}\n", encoding="utf-8")
     monkeypatch.setattr(loading, "_builtin_folder", lambda: folder)

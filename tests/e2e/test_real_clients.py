@@ -318,15 +318,15 @@ def test_the_client_tells_the_developer_when_a_contract_outgrew_the_installed_ca
     # others' shell pre-filter); a contract chosen afterwards with a rule none of them lets
     # through would lose that rule's captures without a word. The session hook says so: each
     # client takes `systemMessage` beside the context, and the model receives the warning.
-    from statewise.integrations.hook_files import builtin_contract_path
 
     agent = CLIENTS[client].agent
     workspace.install(client)
     contract = workspace.root / "team.yaml"
-    contract.write_text(builtin_contract_path().read_text(encoding="utf-8").replace("observations:\n", (
+    contract.write_text(  # the built-in contract with one more observation rule
+        "name: team\nversion: 1\nextends: coding\n"
         "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
         "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
-        "    key: runtime.node_version\n"), 1), encoding="utf-8")
+        "    key: runtime.node_version\n", encoding="utf-8")
     (workspace.work / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n', encoding="utf-8")
     run = workspace.run(client, [shell(client, "git status")])
     finished(run)

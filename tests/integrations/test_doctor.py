@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from statewise.integrations.doctor import diagnose
-from statewise.integrations.hook_files import builtin_contract_path
 from statewise.integrations.install import AGENTS, install_hooks, settings_path, wrapper_path
 
 
@@ -272,10 +271,12 @@ def test_a_contract_chosen_after_install_with_a_new_rule_is_reported_until_reins
     # shell pre-filter in their command: doctor reads both.
     install_hooks(agent, project=project)
     contract = tmp_path / "team.yaml"
-    contract.write_text(builtin_contract_path().read_text().replace("observations:\n", (
+    # The built-in contract with one more observation rule.
+    contract.write_text(
+        "name: team\nversion: 1\nextends: coding\n"
         "observations:\n  - name: cargo_version_printed\n    description: Cargo printed its version.\n"
         "    command: '^cargo\\s+--version$'\n    output: '^cargo (?P<value>\\d+\\.\\d+\\.\\d+)'\n"
-        "    key: runtime.node_version\n"), 1))
+        "    key: runtime.node_version\n")
     (project / ".statewise").mkdir(exist_ok=True)
     (project / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n')
     missed = [c for c in _captures(diagnose(agent, project=project)) if not c.ok]

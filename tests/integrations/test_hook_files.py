@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from statewise.contract.loading import BUILTIN_PARTS, builtin_part_texts
 from statewise.integrations import hook_entry, hook_files
 from statewise.integrations.hook_files import DIGEST_MEMO, contract_digest, realpath, sha256_hex
 
@@ -87,12 +88,16 @@ def test_the_contract_digest_is_remembered_by_the_files_state_and_never_outlives
     assert contract_digest(str(contract)) == sha256_hex(b"name: two\n")
 
 
-def test_the_built_in_contract_digest_covers_its_catalogue(tmp_path, monkeypatch):
+def test_the_built_in_contract_digest_covers_every_file_the_loader_merges(tmp_path, monkeypatch):
+    # Its sections (coding/*.yaml) and its command catalogue (catalogue/*.yaml), as the loader
+    # reads them, each framed by its path under the contracts folder.
     monkeypatch.setenv("STATEWISE_CACHE_DIR", str(tmp_path))
-    main = Path(hook_files.builtin_contract_path())
-    data = main.read_bytes()
-    for part in sorted((main.parent / "catalogue").glob("*.yaml")):
-        data += b"\0" + part.name.encode() + b"\0" + part.read_bytes()
+    assert hook_files.BUILTIN_PART_FOLDERS == BUILTIN_PARTS["coding"]  # the front door's copy of the table
+    parts = builtin_part_texts("coding")
+    assert [path.partition("/")[0] for path, _ in parts] == ["coding"] * 6 + ["catalogue"] * 9
+    data = Path(hook_files.builtin_contract_path()).read_bytes()
+    for path, text in parts:
+        data += b"\0" + path.encode() + b"\0" + text.encode()
     assert contract_digest(None) == sha256_hex(data)
     assert contract_digest(None) == sha256_hex(data)  # from the memo, or hashed again if a file is new
 

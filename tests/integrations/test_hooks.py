@@ -294,7 +294,6 @@ def _session(sandbox, agent="claude-code"):
 def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_contract(sandbox, tmp_path,
                                                                                         monkeypatch):
     from statewise.integrations.hook_entry import quick_outcome
-    from statewise.integrations.hook_files import builtin_contract_path
     from statewise.integrations.install import install_hooks
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -305,7 +304,7 @@ def test_a_session_warns_when_the_installed_capture_filters_miss_a_rule_of_the_c
 
     # A contract chosen after install, with a rule whose commands no installed filter lets through.
     contract = tmp_path / "team.yaml"
-    contract.write_text(builtin_contract_path().read_text().replace("observations:\n", CARGO_RULE, 1))
+    contract.write_text(f"name: team\nversion: 1\nextends: coding\n{CARGO_RULE}")  # the built-in contract and one rule
     (sandbox.work / ".statewise").mkdir(exist_ok=True)
     (sandbox.work / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n')
     output = _session(sandbox)

@@ -17,7 +17,7 @@ import pytest
 
 from statewise.contract import builtin_contract
 from statewise.errors import InputError
-from statewise.integrations.hook_files import builtin_contract_path, required_literals
+from statewise.integrations.hook_files import required_literals
 from statewise.integrations.install import (
     AGENTS,
     install_hooks,
@@ -390,10 +390,10 @@ def test_claude_code_waits_for_every_hook_statewise_installs(tmp_path):
 
 
 def _contract_with(tmp_path, rule: str) -> Path:
-    """The built-in contract with one more observation rule (YAML text, indented as a list item)."""
-    text = builtin_contract_path().read_text(encoding="utf-8")
+    """The built-in contract with one more observation rule, after its own (YAML text, indented as a
+    list item)."""
     path = tmp_path / "team.yaml"
-    path.write_text(text.replace("observations:\n", "observations:\n" + rule, 1), encoding="utf-8")
+    path.write_text("name: team\nversion: 1\nextends: coding\nobservations:\n" + rule, encoding="utf-8")
     return path
 
 
@@ -433,7 +433,7 @@ def test_a_rule_without_a_literal_keeps_one_unconditional_post_tool_hook(tmp_pat
     # Installing again with a contract whose rules all have literals replaces it, no stacking.
     path, changed = install_hooks("claude-code", project=tmp_path / "p", contract=str(_contract_with(
         tmp_path, CARGO_RULE)))
-    assert changed and _post_filters(path) == ["Bash(*cargo*)", *BUILTIN_FILTERS]
+    assert changed and _post_filters(path) == [*BUILTIN_FILTERS, "Bash(*cargo*)"]
 
 
 def test_the_projects_config_toml_contract_decides_the_filters(tmp_path):
@@ -442,7 +442,7 @@ def test_the_projects_config_toml_contract_decides_the_filters(tmp_path):
     contract = _contract_with(tmp_path, CARGO_RULE)
     (project / ".statewise" / "config.toml").write_text(f'contract = "{contract}"\n', encoding="utf-8")
     path, _ = install_hooks("claude-code", project=project)
-    assert _post_filters(path) == ["Bash(*cargo*)", *BUILTIN_FILTERS]
+    assert _post_filters(path) == [*BUILTIN_FILTERS, "Bash(*cargo*)"]
     (project / ".statewise" / "config.toml").write_text("contract = [oops\n", encoding="utf-8")
     assert _post_filters(install_hooks("claude-code", project=project)[0]) == [None]  # unknown: no filter
 
@@ -487,7 +487,7 @@ def test_codex_and_gemini_filter_the_post_tool_call_on_the_same_literals_as_clau
     assert _post_command(agent, path) == spec.locate("post") + post_filter_command(invocation, BUILTIN_LITERALS)
     # A contract with a new rule: installing again rewrites the filter, no stacking.
     install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, CARGO_RULE)))
-    assert post_filter_literals(_post_command(agent, path)) == ("cargo", *BUILTIN_LITERALS)
+    assert post_filter_literals(_post_command(agent, path)) == (*BUILTIN_LITERALS, "cargo")
     # A rule without a literal: the plain, unconditional call.
     install_hooks(agent, project=tmp_path / "p", contract=str(_contract_with(tmp_path, ANY_VCS_RULE)))
     assert _post_command(agent, path) == spec.command(None, "post")

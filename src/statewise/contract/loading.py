@@ -160,12 +160,12 @@ def _builtin_contract(name: str) -> Contract:
         )
     resource = _builtin_folder() / f"{name}.yaml"
     source = f"statewise/contracts/{name}.yaml"
-    folder = BUILTIN_PARTS.get(name)
-    if folder is None:
+    if name not in BUILTIN_PARTS:
         return _load(resource.read_text(encoding="utf-8"), source, None, frozenset())
-    # The base file and its part files (the command catalogue) are merged with the same rules
-    # as ``extends:``, so a part cannot redefine what the base or another part declares. The
-    # merged document is cached as one entry, keyed by every file's text.
+    # The base file and its part files (the contract's sections and its command catalogue) are
+    # merged with the same rules as ``extends:``, so a part cannot redefine what the base or
+    # another part declares. The merged document is cached as one entry, keyed by every file's
+    # path and text.
     texts = [(f"{name}.yaml", resource.read_text(encoding="utf-8")), *builtin_part_texts(name)]
     key = cache_key("\0".join(f"{file}\0{text}" for file, text in texts)) if cache_directory() is not None else None
     cached = cache_read(key) if key is not None else None
@@ -174,8 +174,8 @@ def _builtin_contract(name: str) -> Contract:
                         bases=(), parts=document_parts(cached), validated=expression_texts(cached))
     document = _parsed_document(texts[0][1], source)
     parts = document_parts(document)
-    for part_name, text in texts[1:]:
-        part_source = f"statewise/contracts/{folder}/{part_name}"
+    for part_file, text in texts[1:]:
+        part_source = f"statewise/contracts/{part_file}"
         parts = merge_parts(parts, source, document_parts(_parsed_document(text, part_source)), part_source)
     contract = assemble(name=document.name, version=document.version, description=document.description,
                         source=source, bases=(), parts=parts)
@@ -184,7 +184,7 @@ def _builtin_contract(name: str) -> Contract:
             name=document.name, version=document.version, description=document.description, extends=None,
             state=parts.state, operations=parts.operations, invariants=tuple(parts.invariants),
             verifiers=parts.verifiers, scopes=parts.scopes, observations=tuple(parts.observations),
-            memory=parts.memory, commands=parts.commands)
+            memory=parts.memory, commands=parts.commands, secrets=parts.secrets)
         cache_write(key, merged)
     return contract
 
@@ -198,18 +198,30 @@ def _parsed_document(text: str, source: str) -> ContractDocument:
         raise contract_error_from(error, source) from None
 
 
-#: Built-in contracts assembled from more than one file: the contract's name -> the folder (next
-#: to its YAML file) whose ``*.yaml`` files are merged into it, in name order. ``coding``'s
-#: command catalogue (publishing, infrastructure, databases, remote execution ...) lives there,
-#: one file per family, as contract data (docs/contracts.md, "The command catalogue").
-BUILTIN_PARTS: dict[str, str] = {"coding": "catalogue"}
+#: Built-in contracts assembled from more than one file: the contract's name -> the folders (next
+#: to its YAML file) whose ``*.yaml`` files are merged into it, folder by folder in this order and
+#: in name order within a folder. ``coding``'s sections are in ``coding/`` (state, operations,
+#: commands, invariants, memory, observations) and its command catalogue (publishing,
+#: infrastructure, databases, remote execution ...) in ``catalogue/``, one file per family, as
+#: contract data (docs/contracts.md, "The built-in contract's files"). The hook's digest reads
+#: the same folders (statewise.integrations.hook_files.BUILTIN_PART_FOLDERS; a test keeps the two
+#: equal).
+BUILTIN_PARTS: dict[str, tuple[str, ...]] = {"coding": ("coding", "catalogue")}
 
 
 def builtin_part_texts(name: str) -> list[tuple[str, str]]:
-    """The part files of built-in contract ``name`` as (file name, text), in name order."""
-    folder = BUILTIN_PARTS.get(name)
-    if folder is None:
-        return []
-    directory = _builtin_folder() / folder
-    files = sorted((entry for entry in directory.iterdir() if entry.name.endswith(".yaml")), key=lambda e: e.name)
-    return [(entry.name, entry.read_text(encoding="utf-8")) for entry in files]
+    """The part files of built-in contract ``name`` as (path under the contracts folder, text):
+    the folders :data:`BUILTIN_PARTS` names in its order, each folder's ``*.yaml`` files in name
+    order."""
+    texts = []
+    for folder in BUILTIN_PARTS.get(name, ()):
+        directory = _builtin_folder() / folder
+        try:
+            files = sorted((entry for entry in directory.iterdir() if entry.name.endswith(".yaml")),
+                           key=lambda e: e.name)
+            texts += [(f"{folder}/{entry.name}", entry.read_text(encoding="utf-8")) for entry in files]
+        except OSError as error:
+            # An installation missing a part would load a contract without its rules: refused.
+            raise ContractError(f"statewise/contracts/{folder}/", "",
+                                f"cannot read the built-in contract's part files: {error}") from None
+    return texts

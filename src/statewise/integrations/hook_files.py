@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_TOOLS",
+    "BUILTIN_PART_FOLDERS",
     "EVENTS",
     "READ_TOOLS",
     "SECRET_HINTS",
@@ -284,19 +285,30 @@ _DIGEST_MEMO_ENTRIES = 16
 _RACY_NS = 2_000_000_000
 
 
+#: The built-in contract's part folders, beside its file, as the loader merges them
+#: (statewise.contract.loading.BUILTIN_PARTS["coding"], which a test keeps this equal to): a copy,
+#: because importing anything here costs every finished command (importing statewise.contracts
+#: for the table cost the post-tool call 0.3 million instructions, docs/contracts.md).
+BUILTIN_PART_FOLDERS = ("coding", "catalogue")
+
+
 def _contract_files(contract_path: str | None) -> list[tuple[str | None, str]]:
     """The files the digest is made of, each with the name its content is framed by (None: the
-    contract's own file): the built-in contract's part files (the command catalogue) belong to
-    it too."""
+    contract's own file): the built-in contract's part files (its sections and its command
+    catalogue: :data:`BUILTIN_PART_FOLDERS`) belong to it too, each framed by its path
+    under the contracts folder (``coding/10-state.yaml``)."""
     if contract_path:
         return [(None, contract_path)]
     main = _builtin_contract_file()
-    folder = _join(parent_folder(main), "catalogue")
-    try:
-        names = sorted(name for name in posix.listdir(folder) if name.endswith(".yaml"))
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    return [(None, main), *((name, _join(folder, name)) for name in names)]
+    files: list[tuple[str | None, str]] = [(None, main)]
+    for folder in BUILTIN_PART_FOLDERS:
+        directory = _join(parent_folder(main), folder)
+        try:
+            names = sorted(name for name in posix.listdir(directory) if name.endswith(".yaml"))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        files += ((f"{folder}/{name}", _join(directory, name)) for name in names)
+    return files
 
 
 def contract_digest(contract_path: str | None) -> str | None:
@@ -304,8 +316,8 @@ def contract_digest(contract_path: str | None) -> str | None:
 
     Hashing the built-in contract (about 140 KB) took most of a finished command's check, so the
     digest is remembered in :data:`DIGEST_MEMO` with each file's state (device, inode, size,
-    modification and change times in nanoseconds, and the catalogue's listing through the files
-    named): a file written since, replaced or touched has another state (its change time cannot
+    modification and change times in nanoseconds, and the part folders' listings through the
+    files named): a file written since, replaced or touched has another state (its change time cannot
     be set back), and then the files are read and hashed again."""
     try:
         files = _contract_files(contract_path)

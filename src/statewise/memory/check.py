@@ -47,7 +47,14 @@ from typing import Any
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
 from statewise.memory.counts import COUNT_KEY, count_facts, judge_count
-from statewise.memory.declared import RANGE_KEY, declared_versions, judge_range, judge_version, range_facts
+from statewise.memory.declared import (
+    JVM_BUILD_FILES,
+    RANGE_KEY,
+    declared_versions,
+    judge_range,
+    judge_version,
+    range_facts,
+)
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
@@ -625,8 +632,10 @@ def _range_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
 def _range_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
     """A supported range against the one the project declares (never this machine's runtime)."""
     runtime = _qualifier(key)
-    declarations = declared_versions(verifier.root, runtime)
-    verdict = judge_range(claimed, declarations)
+    build_files = ([f for pattern in JVM_BUILD_FILES for f in verifier.tree.matching(pattern)]
+                   if runtime == "jvm" else [])
+    declarations = declared_versions(verifier.root, runtime, build_files)
+    verdict = judge_range(claimed, declarations, runtime)
     stated = "; ".join(dict.fromkeys(f"{d.source}: {d.text}" for d in declarations))
     status = UNRESOLVED if verdict is None else VALID if verdict else DEFECTIVE
     detail = f"declared: {stated}" if stated else f"the project declares no {runtime} range"

@@ -1,7 +1,8 @@
 """The classes the seventh drift set showed (issue 24), each on a real temporary repository, in
 this project's own words: the oldest Go a module needs and the JVM bytecode a build targets,
 stated as a floor ("Go 1.21+", "JVM 1.8+") and held to go.mod and the Gradle or Maven build
-(the bytecode target or the JDK the build runs on).
+(the bytecode target or the JDK the build runs on); Markdown link targets, followed from the
+memory file's folder.
 
 Every test builds a real git repository with real commits and runs ``check_memory``; nothing is
 mocked.
@@ -73,3 +74,37 @@ def test_a_maven_release_is_a_jvm_target_and_no_build_file_leaves_the_floor_unre
     commit(repo, "a Maven build", {"pom.xml": "<project><properties><maven.compiler.release>21"
                                               "</maven.compiler.release></properties></project>\n"})
     assert verdicts_of(check_memory(repo.work, contract, home=home))[(3, "project.supports_runtime[jvm]")] == "valid"
+
+
+def test_markdown_link_targets_are_followed_from_the_memory_files_folder(
+        tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = ("# Guide\n\n- Read [the style notes](guides/style.md#naming) and [FAQ](FAQ.md).\n"
+             "- Contributing: [CONTRIBUTING.md](../CONTRIBUTING.md)\n"
+             "- Site: [docs](https://example.org/docs.md), [top](#guide), `[not a link](nowhere.md)`\n"
+             "- Release steps: [RELEASE.md](RELEASE.md); roadmap: [ROADMAP.md](ROADMAP.md)\n"
+             "- Build output: [report](out/report.html)\n")
+    repo = _project(tmp_path, "a guide and its pages", {
+        "guides/style.md": "style\n", "guides/FAQ.md": "faq\n", "CONTRIBUTING.md": "contribute\n",
+        "RELEASE.md": "release\n", ".gitignore": "out/\n", "AGENTS.md": notes})
+    commit(repo, "the release steps move to the wiki", remove=("RELEASE.md",))
+    report = check_memory(repo.work, contract, home=home)
+    verdicts = {key: status for (line, key), status in verdicts_of(report).items() if key.startswith("fs.link_target")}
+    assert verdicts == {
+        "fs.link_target[guides/style.md]": "valid",
+        "fs.link_target[FAQ.md]": "defective",  # the page is guides/FAQ.md, not beside the memory file
+        "fs.link_target[../CONTRIBUTING.md]": "defective",  # above the root; the root has it
+        "fs.link_target[RELEASE.md]": "defective",  # a commit removed it
+        "fs.link_target[ROADMAP.md]": "stale?",  # never in the tree: no evidence
+        "fs.link_target[out/report.html]": "generated",
+    }
+    assert "guides/FAQ.md" in evidence_of(report, 3, "fs.link_target[FAQ.md]")
+    assert "removed" in evidence_of(report, 6, "fs.link_target[RELEASE.md]")
+
+
+def test_a_link_in_a_nested_memory_file_starts_from_its_folder(tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = _project(tmp_path, "a package with its own notes", {
+        "packages/api/AGENTS.md": "# API\n\nSee [the schema](schema.md) and [the root guide](/GUIDE.md).\n",
+        "packages/api/schema.md": "schema\n", "GUIDE.md": "guide\n"})
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(3, "fs.link_target[schema.md]")] == "valid"
+    assert verdicts[(3, "fs.link_target[/GUIDE.md]")] == "valid"

@@ -58,7 +58,11 @@ from statewise.memory.declared import (
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.memory.links import LINK_KEY, judge_link, link_facts
 from statewise.memory.manifests import DECLARED_KEY, declared_facts, judge_declared
+from statewise.memory.paths import FOUND as TREE_FOUND
+from statewise.memory.paths import GENERATED as TREE_GENERATED
+from statewise.memory.paths import UNKNOWN as TREE_UNKNOWN
 from statewise.memory.paths import TreeIndex
 from statewise.memory.tools import FOUND, GONE, TOOL_KEY, ToolIndex, tool_facts
 from statewise.memory.workspaces import filtered_package, workspace_manifests
@@ -653,12 +657,21 @@ def _count_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) 
     return SubCheck(key, claimed, status, str(found.now), found.detail, str(verifier.root))
 
 
+def _link_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
+    """A Markdown link target (:mod:`statewise.memory.links`), followed from the memory file's folder."""
+    found = judge_link(verifier.tree, _qualifier(key), verifier.tree.relative(line.file.path.parent),
+                       _since_file(verifier, line))
+    status = {TREE_FOUND: VALID, TREE_GENERATED: GENERATED, TREE_UNKNOWN: STALE}.get(found.kind, DEFECTIVE)
+    return SubCheck(key, True, status, True if status == VALID else None, found.detail, str(verifier.root))
+
+
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
     contract = verifier.contract
-    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY)):
+    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY, LINK_KEY)):
         check = (_tool_check(verifier, line, fact.key) if fact.key.startswith(TOOL_KEY)
                  else _declared_check(verifier, line, fact.key) if fact.key.startswith(DECLARED_KEY)
                  else _range_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(RANGE_KEY)
+                 else _link_check(verifier, line, fact.key) if fact.key.startswith(LINK_KEY)
                  else _count_check(verifier, line, fact.key, str(fact.value)))
         return Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                        scope=fact.scope, status=check.status, checks=(check,), evidence=(_describe(check),),
@@ -762,7 +775,8 @@ def check_memory(
     # a line that names a tool the project uses (tools.yaml), or a dependency or feature its
     # manifests declare (manifests.yaml), states that as a fact too
     lines = [replace(line, facts=line.facts + extra)
-             if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)) else line
+             if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)
+                 + link_facts(line)) else line
              for line in read_lines(files, contract, task)]
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace

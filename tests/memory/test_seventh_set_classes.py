@@ -108,3 +108,32 @@ def test_a_link_in_a_nested_memory_file_starts_from_its_folder(tmp_path: Path, h
     verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
     assert verdicts[(3, "fs.link_target[schema.md]")] == "valid"
     assert verdicts[(3, "fs.link_target[/GUIDE.md]")] == "valid"
+
+
+def test_a_count_in_words_after_the_folder_a_list_item_names(tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = "# Demos\n\n## Layout\n- `demos/`: Two demo apps (standalone builds)\n- `tools/`: Three helper scripts\n"
+    repo = _project(tmp_path, "two demos", {"demos/chat/main.kt": "fun main() {}\n",
+                                            "demos/weather/main.kt": "fun main() {}\n",
+                                            "tools/a.sh": "true\n", "AGENTS.md": notes})
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(4, "fs.entry_count[demos]")] == "valid"
+    assert (5, "fs.entry_count[tools]") not in verdicts  # "scripts" is not a noun this rule counts
+    commit(repo, "a third and a fourth demo", {"demos/notes/main.kt": "fun main() {}\n",
+                                               "demos/server/main.kt": "fun main() {}\n"})
+    report = check_memory(repo.work, contract, home=home)
+    assert verdicts_of(report)[(4, "fs.entry_count[demos]")] == "defective"  # held when the file was added
+    assert "the folder has 4 entries" in evidence_of(report, 4, "fs.entry_count[demos]")
+
+
+def test_a_go_module_path_is_held_to_the_module_line_of_go_mod(tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = ("# Kit\n\nKit (`example.org/kit`) builds agents.\n"
+             "Its HTTP helpers come from `example.org/nethelpers/client`.\n")
+    repo = _project(tmp_path, "the kit module", {"go.mod": "module example.org/kit\n\ngo 1.22\n", "AGENTS.md": notes})
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(3, "project.declares_module[example.org/kit]")] == "valid"
+    # a package path no go.mod of the tree ever declared is not held against the line
+    assert verdicts[(4, "project.declares_module[example.org/nethelpers/client]")] == "unresolved"
+    commit(repo, "a major version", {"go.mod": "module example.org/kit/v2\n\ngo 1.22\n"})
+    report = check_memory(repo.work, contract, home=home)
+    assert verdicts_of(report)[(3, "project.declares_module[example.org/kit]")] == "defective"
+    assert "go.mod did" in evidence_of(report, 3, "project.declares_module[example.org/kit]")

@@ -137,3 +137,31 @@ def test_a_go_module_path_is_held_to_the_module_line_of_go_mod(tmp_path: Path, h
     report = check_memory(repo.work, contract, home=home)
     assert verdicts_of(report)[(3, "project.declares_module[example.org/kit]")] == "defective"
     assert "go.mod did" in evidence_of(report, 3, "project.declares_module[example.org/kit]")
+
+
+def test_modules_listed_under_a_repository_layout_heading(tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = ("# SDK\n\n## Repository Layout\n- `sdk-core`: Core types\n- `sdk-testkit`: Shared test helpers\n"
+             "- `sdk-extras`: Optional helpers\n- `server`: a word, not held as a folder\n")
+    repo = _project(tmp_path, "three modules", {"sdk-core/build.gradle.kts": "\n", "sdk-testkit/build.gradle.kts": "\n",
+                                                "AGENTS.md": notes})
+    commit(repo, "the test kit moves into sdk-core", remove=("sdk-testkit",))
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(4, "fs.exists[sdk-core/]")] == "valid"
+    assert verdicts[(5, "fs.exists[sdk-testkit/]")] == "defective"  # removed since the file was added
+    assert verdicts[(6, "fs.exists[sdk-extras/]")] == "stale?"  # no evidence it ever was
+    assert not any(line == 7 for line, _ in verdicts)
+
+
+def test_a_file_in_a_folder_a_commit_removed_is_defective_without_a_new_name(
+        tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = "# Examples\n\n## Running\n\n```bash\npython examples/02_tools/hello.py\npython examples/01_basics/missing.py\n```\n"
+    repo = _project(tmp_path, "numbered examples", {"examples/01_basics/run.py": "print(1)\n",
+                                                    "examples/02_tools/search.py": "print(2)\n", "AGENTS.md": notes})
+    commit(repo, "renumber the examples", {"examples/03_tools/search.py": "print(2)\n"},
+           remove=("examples/02_tools",))
+    report = check_memory(repo.work, contract, home=home)
+    findings = {f.line: f for f in report.findings}
+    assert findings[6].status == "defective"  # hello.py never existed, but its folder was removed
+    assert "its folder examples/02_tools was removed" in " ".join(findings[6].evidence)
+    assert findings[6].correct is None and findings[6].fix is None  # no new name for the file itself
+    assert findings[7].status == "stale?"  # its folder is still there: no evidence

@@ -198,6 +198,23 @@ class TreeIndex:
                 return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
         return None
 
+    def folder_removal(self, name: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
+        """The commit that removed a folder a candidate of ``name`` lies in (``cookbook/03_agents``
+        for ``cookbook/03_agents/basic.py``) since ``since_file`` was added, the nearest such folder
+        first; None when no folder of the name's path was removed (or the name has no folder part)."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        if "/" not in clean:
+            return None
+        removed = self._removed_since(since_file)
+        for folder in folders:
+            parent = posixpath.dirname(posixpath.normpath(posixpath.join(folder, clean)) if folder else clean)
+            while parent and not parent.startswith("..") and not self.exists(parent):
+                if parent in removed:
+                    commit, subject = removed[parent]
+                    return PathFinding(REMOVED, parent, commit, subject[:80], self._renamed(commit, parent))
+                parent = posixpath.dirname(parent)
+        return None
+
     def removal_before(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The commit that removed a candidate of ``name`` at any time, for a name with a folder
         part only (``internal/llm/prompt``: a memory file may be written after the code it names

@@ -126,8 +126,8 @@ def test_a_count_in_words_after_the_folder_a_list_item_names(tmp_path: Path, hom
 
 
 def test_a_go_module_path_is_held_to_the_module_line_of_go_mod(tmp_path: Path, home: Path, contract: Contract) -> None:
-    notes = ("# Kit\n\nKit (`example.org/kit`) builds agents.\n"
-             "Its HTTP helpers come from `example.org/nethelpers/client`.\n")
+    notes = ("# Kit\n\nKit (`example.org/kit`) is a Go toolkit for agents.\n"
+             "Its HTTP helpers come from the Go package `example.org/nethelpers/client`.\n")
     repo = _project(tmp_path, "the kit module", {"go.mod": "module example.org/kit\n\ngo 1.22\n", "AGENTS.md": notes})
     verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
     assert verdicts[(3, "project.declares_module[example.org/kit]")] == "valid"
@@ -165,3 +165,11 @@ def test_a_file_in_a_folder_a_commit_removed_is_defective_without_a_new_name(
     assert "its folder examples/02_tools was removed" in " ".join(findings[6].evidence)
     assert findings[6].correct is None and findings[6].fix is None  # no new name for the file itself
     assert findings[7].status == "stale?"  # its folder is still there: no evidence
+
+
+def test_a_host_path_on_a_line_that_speaks_of_no_go_module_is_not_a_module(
+        tmp_path: Path, home: Path, contract: Contract) -> None:
+    repo = _project(tmp_path, "a service", {"go.mod": "module example.org/svc\n\ngo 1.22\n",
+                                            "AGENTS.md": "# Service\n\nThe API answers at `api.example.org/v1`.\n"})
+    assert not any(key.startswith("project.declares_module")
+                   for _, key in verdicts_of(check_memory(repo.work, contract, home=home)))

@@ -409,6 +409,10 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     if misnamed is not None:  # never in the history, beside the tree's plural (or singular) of it
         return SubCheck(key, True, DEFECTIVE, misnamed.renamed_to, f"{name}: no commit ever had it; the tree has "
                         f"{misnamed.where}", str(here))
+    respelled = tree.respelled(name, folders)
+    if respelled is not None:  # never in the history; the tree has it spelled as folders
+        return SubCheck(key, True, DEFECTIVE, respelled.renamed_to, f"{name}: no commit ever had it; the tree has "
+                        f"{respelled.where}", str(here))
     gone = tree.folder_removal(name, folders, _since_file(verifier, line))
     if gone is not None:  # the folder the name lies in is gone: no new name is known for the file itself
         return SubCheck(key, True, DEFECTIVE, None, f"{name}: its folder {gone.detail}", str(here))

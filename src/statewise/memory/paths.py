@@ -309,6 +309,34 @@ class TreeIndex:
                     return PathFinding(MOVED, sibling, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
         return None
 
+    def respelled(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """A file name no commit ever had that names one entry of the tree another way: its
+        hyphens as folders (``data-fetcher.ts`` for ``data/fetcher.ts``), or its stem as a folder
+        with an index module (``prompt.ts`` for ``prompt/index.ts``, ``jobs.py`` for
+        ``jobs/__init__.py``), found as a name is (from a context folder, else as the tail of a
+        path). None unless exactly one entry fits."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        folder, last = posixpath.split(clean)
+        stem, dot, ext = last.rpartition(".")
+        if not clean or clean.startswith(".") or not dot or not stem or not ext.isalnum():
+            return None
+        ever = self._removed_ever()
+        if any(posixpath.normpath(posixpath.join(f, clean)) in ever for f in folders):
+            return None  # a name the history had: a removal, not a misspelling
+        variants = [posixpath.join(folder, stem.replace("-", "/") + dot + ext)] if "-" in stem.strip("-") else []
+        variants += [posixpath.join(folder, stem, index) for index in ((f"index.{ext}",) if ext != "py"
+                                                                       else ("__init__.py",))]
+        self._load()
+        fits: dict[str, str] = {}  # the entry -> the spelling that found it
+        for variant in variants:
+            for entry in self._by_base.get(posixpath.basename(variant), []):
+                if entry == variant or entry.endswith("/" + variant):
+                    fits.setdefault(entry, variant)
+        if len(fits) != 1:
+            return None
+        entry, variant = next(iter(fits.items()))
+        return PathFinding(MOVED, entry, renamed_to=variant)
+
     def glob_matches(self, pattern: str, folders: Sequence[str], *, anywhere: bool = False) -> PathFinding | None:
         """The first file or folder of the tree that glob ``pattern`` matches (``*`` and ``?``
         within one folder, ``**`` across folders) from a context folder, or with ``anywhere``

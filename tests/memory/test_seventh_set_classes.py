@@ -178,10 +178,10 @@ def test_a_host_path_on_a_line_that_speaks_of_no_go_module_is_not_a_module(
 def test_a_file_name_no_commit_had_that_names_a_nested_path_of_the_tree(
         tmp_path: Path, home: Path, contract: Contract) -> None:
     notes = ("# Bot\n\n## Flow\n\n1. Loads issues via `issue-loader.ts` and renders them with `render.ts`.\n"
-             "2. Schedules work in `jobs.py`; retries in `retry-policy.ts`.\n")
+             "2. Schedules work in `jobs.py`; retries in `retry-policy.ts`.\n3. Watches with `watch.ts`.\n")
     repo = _project(tmp_path, "the bot's modules", {
         "src/issue/loader.ts": "export {}\n", "src/render/index.ts": "export {}\n",
-        "worker/jobs/__init__.py": "\n", "AGENTS.md": notes})
+        "worker/jobs/__init__.py": "\n", "scripts/watch.mts": "export {}\n", "AGENTS.md": notes})
     report = check_memory(repo.work, contract, home=home)
     by_name = {f.key: f for f in report.findings if f.key.startswith("fs.exists[")}
     assert by_name["fs.exists[issue-loader.ts]"].status == "defective"
@@ -189,4 +189,5 @@ def test_a_file_name_no_commit_had_that_names_a_nested_path_of_the_tree(
     assert by_name["fs.exists[issue-loader.ts]"].fix == ("issue-loader.ts", "issue/loader.ts")
     assert by_name["fs.exists[render.ts]"].status == "defective"  # src/render/index.ts
     assert by_name["fs.exists[jobs.py]"].status == "defective"  # worker/jobs/__init__.py
+    assert by_name["fs.exists[watch.ts]"].status == "defective"  # scripts/watch.mts
     assert by_name["fs.exists[retry-policy.ts]"].status == "stale?"  # nothing fits: no evidence

@@ -25,6 +25,10 @@ __all__ = ["PathFinding", "TreeIndex"]
 
 _GIT_TIMEOUT = 20.0
 FOUND, GENERATED, REMOVED, MOVED, UNKNOWN = "found", "generated", "removed", "moved", "unknown"
+# one JavaScript or TypeScript module written as ES module or CommonJS: the name a line gives may
+# have the other flavour's extension
+_MODULE_FLAVOURS = {"ts": ("mts", "cts"), "mts": ("ts",), "cts": ("ts",), "js": ("mjs", "cjs"), "mjs": ("js",),
+                    "cjs": ("js",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,9 +315,10 @@ class TreeIndex:
 
     def respelled(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """A file name no commit ever had that names one entry of the tree another way: its
-        hyphens as folders (``data-fetcher.ts`` for ``data/fetcher.ts``), or its stem as a folder
+        hyphens as folders (``data-fetcher.ts`` for ``data/fetcher.ts``), its stem as a folder
         with an index module (``prompt.ts`` for ``prompt/index.ts``, ``jobs.py`` for
-        ``jobs/__init__.py``), found as a name is (from a context folder, else as the tail of a
+        ``jobs/__init__.py``), or the same module in another module flavour (``dev.ts`` for
+        ``dev.mts``), found as a name is (from a context folder, else as the tail of a
         path). None unless exactly one entry fits."""
         clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
         folder, last = posixpath.split(clean)
@@ -326,6 +331,7 @@ class TreeIndex:
         variants = [posixpath.join(folder, stem.replace("-", "/") + dot + ext)] if "-" in stem.strip("-") else []
         variants += [posixpath.join(folder, stem, index) for index in ((f"index.{ext}",) if ext != "py"
                                                                        else ("__init__.py",))]
+        variants += [posixpath.join(folder, f"{stem}.{other}") for other in _MODULE_FLAVOURS.get(ext, ())]
         self._load()
         fits: dict[str, str] = {}  # the entry -> the spelling that found it
         for variant in variants:

@@ -191,3 +191,20 @@ def test_a_file_name_no_commit_had_that_names_a_nested_path_of_the_tree(
     assert by_name["fs.exists[jobs.py]"].status == "defective"  # worker/jobs/__init__.py
     assert by_name["fs.exists[watch.ts]"].status == "defective"  # scripts/watch.mts
     assert by_name["fs.exists[retry-policy.ts]"].status == "stale?"  # nothing fits: no evidence
+
+
+def test_a_bun_version_is_held_to_the_versions_the_project_pins(tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = "# Action\n\n- Runtime: Bun 1.1.30\n- Bun 1.1 is what CI runs.\n"
+    workflow = "jobs:\n  test:\n    steps:\n      - uses: oven-sh/setup-bun@v2\n        with:\n          bun-version: 1.1.30\n"
+    repo = _project(tmp_path, "a Bun action", {".github/workflows/ci.yml": workflow, "AGENTS.md": notes})
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(3, "project.supports_runtime[bun]")] == "valid"
+    assert verdicts[(4, "project.supports_runtime[bun]")] == "valid"  # 1.1 is read to its precision
+    commit(repo, "CI moves to Bun 1.1.34", {".github/workflows/ci.yml": workflow.replace("1.1.30", "1.1.34")})
+    report = check_memory(repo.work, contract, home=home)
+    assert verdicts_of(report)[(3, "project.supports_runtime[bun]")] == "defective"
+    assert "bun-version: 1.1.34" in evidence_of(report, 3, "project.supports_runtime[bun]")
+    commit(repo, "CI takes the latest Bun", {".github/workflows/ci.yml": workflow.replace("1.1.30", "latest")})
+    # nothing pinned: nothing to hold the line to
+    assert verdicts_of(check_memory(repo.work, contract, home=home))[(3, "project.supports_runtime[bun]")] \
+        == "unresolved"

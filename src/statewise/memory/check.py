@@ -49,7 +49,9 @@ from statewise.errors import StateWiseError
 from statewise.memory.counts import COUNT_KEY, count_facts, judge_count
 from statewise.memory.declared import (
     JVM_BUILD_FILES,
+    PINNED_RUNTIMES,
     RANGE_KEY,
+    WORKFLOW_FILES,
     declared_versions,
     judge_range,
     judge_version,
@@ -643,10 +645,12 @@ def _range_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
 def _range_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
     """A supported range against the one the project declares (never this machine's runtime)."""
     runtime = _qualifier(key)
-    build_files = ([f for pattern in JVM_BUILD_FILES for f in verifier.tree.matching(pattern)]
-                   if runtime == "jvm" else [])
-    declarations = declared_versions(verifier.root, runtime, build_files)
-    verdict = judge_range(claimed, declarations, runtime)
+    patterns = JVM_BUILD_FILES if runtime == "jvm" else WORKFLOW_FILES if runtime == "bun" else ()
+    declarations = declared_versions(verifier.root, runtime,
+                                     [f for pattern in patterns for f in verifier.tree.matching(pattern)])
+    # a pinned runtime ("Bun 1.2.11") is a version, held as "Python 3.12" is
+    verdict = (judge_version(claimed, declarations) if runtime in PINNED_RUNTIMES
+               else judge_range(claimed, declarations, runtime))
     stated = "; ".join(dict.fromkeys(f"{d.source}: {d.text}" for d in declarations))
     status = UNRESOLVED if verdict is None else VALID if verdict else DEFECTIVE
     detail = f"declared: {stated}" if stated else f"the project declares no {runtime} range"

@@ -4,7 +4,8 @@ A line "Python 3.10" or "Node 20" in a memory file speaks of the project, not of
 interpreter that happens to be on this machine: it is compared with what the project
 declares (``requires-python`` in pyproject.toml, ``.python-version``, ``.nvmrc``,
 ``.node-version``, ``engines.node`` in package.json, ``.tool-versions``; for Go the ``go``
-line of go.mod; for the JVM the bytecode target the Gradle or Maven build sets). A claim inside a
+line of go.mod; for the JVM the bytecode target the Gradle or Maven build sets; for Bun
+``packageManager``, ``.bun-version`` and the CI's ``bun-version``). A claim inside a
 declared range holds ("oldest supported version 3.10" against ``>=3.10``); one outside every
 declaration is contradicted, with the declaration as evidence; a project that declares
 nothing leaves the claim unresolved. Read-only file reads, nothing is run.
@@ -22,8 +23,8 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["JVM_BUILD_FILES", "RANGE_KEY", "Declaration", "declared_versions", "judge_range", "judge_version",
-           "jvm_version", "range_facts"]
+__all__ = ["JVM_BUILD_FILES", "PINNED_RUNTIMES", "RANGE_KEY", "WORKFLOW_FILES", "Declaration", "declared_versions",
+           "judge_range", "judge_version", "jvm_version", "range_facts"]
 
 #: A range a line says the project supports: ``project.supports_runtime[ruby]`` = ``3.2.0+``.
 RANGE_KEY = "project.supports_runtime["
@@ -39,6 +40,13 @@ _RANGE = re.compile(
 _FLOOR_RANGE = re.compile(
     r"(?i)(?<![\w.-])(?P<runtime>go(?:lang)?|jvm|java|jdk)\**(?:\s+version)?\**\s*(?::|is)?\s*\(?\s*"
     r"(?P<range>>=\s*v?\d+(?:\.\d+){0,2}|v?\d+(?:\.\d+){0,2}\+)(?!\d)")
+# "Runtime: Bun 1.2.11": the Bun version the project runs on, a pin (a version, not a floor)
+_PINNED = re.compile(r"(?i)(?<![\w.-])(?P<runtime>bun)\**(?:\s+version)?\**\s*(?::|is)?\s*v?"
+                     r"(?P<version>\d+\.\d+(?:\.\d+)?)(?![\d+*]|\.\d|\.x)(?!\s*(?:or|and)\s+(?:later|newer|above|higher))")
+#: Pinned runtimes: a claim is held to the declared versions as a version, not as a floor.
+PINNED_RUNTIMES = frozenset({"bun"})
+#: CI workflows, where a Bun version is pinned (``bun-version: 1.2.12`` of setup-bun).
+WORKFLOW_FILES = (".github/workflows/*.yml", ".github/workflows/*.yaml")
 #: Build files that may set the JVM bytecode target (searched below the root).
 JVM_BUILD_FILES = ("**/*.gradle.kts", "**/*.gradle", "**/pom.xml")
 # the target a build compiles for: Gradle's jvmTarget, sourceCompatibility/targetCompatibility,
@@ -164,13 +172,39 @@ def _go(root: Path) -> list[Declaration]:
     return [Declaration("go.mod go", match.group(1), SpecifierSet(f">={match.group(1)}"))] if match else []
 
 
+def _bun(root: Path, workflows: Sequence[str]) -> list[Declaration]:
+    found: list[Declaration] = []
+    try:
+        package = json.loads(_read(root / "package.json") or "{}")
+    except ValueError:
+        package = {}
+    manager = package.get("packageManager") if isinstance(package, dict) else None
+    pinned = [("package.json packageManager", manager.removeprefix("bun@"))] \
+        if isinstance(manager, str) and manager.startswith("bun@") else []
+    pinned += [(".bun-version", _read(root / ".bun-version").strip())]
+    pinned += [(".tool-versions", line.split()[1]) for line in _read(root / ".tool-versions").splitlines()
+               if len(line.split()) >= 2 and line.split()[0] == "bun"]
+    pinned += [(f"{rel} bun-version", match.group(1)) for rel in workflows
+               for match in re.finditer(r"bun-version:\s*[\"']?(\d+\.\d+(?:\.\d+)?)\b", _read(root / rel))]
+    for source, text in pinned:
+        spec = _exact(text) if text else None
+        if spec is not None:
+            found.append(Declaration(source, text, spec))
+    engines = package.get("engines") if isinstance(package, dict) else None
+    if isinstance(engines, dict) and isinstance(engines.get("bun"), str):
+        found += [Declaration("package.json engines.bun", engines["bun"], spec) for spec in _node_range(engines["bun"])]
+    return found
+
+
 def declared_versions(root: Path, runtime: str, build_files: Sequence[str] = ()) -> list[Declaration]:
-    """What ``root`` declares for ``runtime`` ("python", "node", "ruby", "go" or "jvm"; for "jvm"
-    the build files to read, relative to ``root``)."""
+    """What ``root`` declares for ``runtime`` ("python", "node", "ruby", "go", "jvm" or "bun"; for
+    "jvm" the build files to read, for "bun" the CI workflows, relative to ``root``)."""
     if runtime == "go":
         return _go(root)
     if runtime == "jvm":
         return _jvm(root, build_files)
+    if runtime == "bun":
+        return _bun(root, build_files)
     found: list[Declaration] = _ruby(root) if runtime == "ruby" else []
     if runtime == "python":
         try:
@@ -238,6 +272,7 @@ def range_facts(text: str) -> list[tuple[str, str]]:
     for match in _FLOOR_RANGE.finditer(text):
         runtime = "go" if match.group("runtime").lower().startswith("go") else "jvm"
         found.append((runtime, re.sub(r"\s+", " ", match.group("range").strip())))
+    found += [(match.group("runtime").lower(), match.group("version")) for match in _PINNED.finditer(text)]
     return found
 
 

@@ -208,3 +208,19 @@ def test_a_bun_version_is_held_to_the_versions_the_project_pins(tmp_path: Path, 
     # nothing pinned: nothing to hold the line to
     assert verdicts_of(check_memory(repo.work, contract, home=home))[(3, "project.supports_runtime[bun]")] \
         == "unresolved"
+
+
+def test_a_files_length_in_thousands_of_lines(tmp_path: Path, home: Path, contract: Contract) -> None:
+    notes = ("# Client\n\n- `client.py` — the main class (~2k lines). Most calls live here.\n"
+             "- `models.py` — generated models (3k+ lines)\n- `extra.py` — helpers (~5k lines)\n")
+    repo = _project(tmp_path, "a client", {"pkg/client.py": "x = 1\n" * 2100, "pkg/models.py": "y = 2\n" * 3200,
+                                           "pkg/extra.py": "z = 3\n" * 40, "AGENTS.md": notes})
+    verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
+    assert verdicts[(3, "fs.line_count[client.py]")] == "valid"
+    assert verdicts[(4, "fs.line_count[models.py]")] == "valid"
+    assert verdicts[(5, "fs.line_count[extra.py]")] == "stale?"  # never near 5k: no evidence
+    commit(repo, "the client grows", {"pkg/client.py": "x = 1\n" * 3700})
+    report = check_memory(repo.work, contract, home=home)
+    assert verdicts_of(report)[(3, "fs.line_count[client.py]")] == "defective"
+    assert "pkg/client.py has 3700 lines; when the memory file was added it had 2100" \
+        in evidence_of(report, 3, "fs.line_count[client.py]")

@@ -60,6 +60,7 @@ from statewise.memory.declared import (
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.memory.lengths import LENGTH_KEY, judge_length, length_facts
 from statewise.memory.links import LINK_KEY, judge_link, link_facts
 from statewise.memory.manifests import DECLARED_KEY, declared_facts, judge_declared
 from statewise.memory.paths import FOUND as TREE_FOUND
@@ -676,13 +677,26 @@ def _link_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
     return SubCheck(key, True, status, True if status == VALID else None, found.detail, str(verifier.root))
 
 
+def _length_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
+    """A file's length in lines (:mod:`statewise.memory.lengths`): defective only when it held
+    when the memory file was added; a file the tree lacks is the path rules' business."""
+    found = judge_length(verifier.tree, _qualifier(key), _context_folders(verifier, line, line.file.base), claimed,
+                         _since_file(verifier, line))
+    if not found.where:
+        return SubCheck(key, claimed, UNRESOLVED, None, f"{_qualifier(key)} is not a file of the tree",
+                        str(verifier.root))
+    status = VALID if found.holds else DEFECTIVE if found.held else STALE
+    return SubCheck(key, claimed, status, str(found.now), found.detail, str(verifier.root))
+
+
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
     contract = verifier.contract
-    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY, LINK_KEY)):
+    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY, LINK_KEY, LENGTH_KEY)):
         check = (_tool_check(verifier, line, fact.key) if fact.key.startswith(TOOL_KEY)
                  else _declared_check(verifier, line, fact.key) if fact.key.startswith(DECLARED_KEY)
                  else _range_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(RANGE_KEY)
                  else _link_check(verifier, line, fact.key) if fact.key.startswith(LINK_KEY)
+                 else _length_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(LENGTH_KEY)
                  else _count_check(verifier, line, fact.key, str(fact.value)))
         return Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                        scope=fact.scope, status=check.status, checks=(check,), evidence=(_describe(check),),
@@ -787,7 +801,7 @@ def check_memory(
     # manifests declare (manifests.yaml), states that as a fact too
     lines = [replace(line, facts=line.facts + extra)
              if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)
-                 + link_facts(line)) else line
+                 + link_facts(line) + length_facts(line)) else line
              for line in read_lines(files, contract, task)]
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace

@@ -444,6 +444,13 @@ class TreeIndex:
             self.note_memory_files([memory_file])
         return self._added.get(memory_file, "")
 
+    def read(self, rel: str) -> str | None:
+        """The text of ``rel`` in the work tree (None when it is not a readable file)."""
+        try:
+            return (self.root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
     def file_at(self, commit: str, rel: str) -> str | None:
         """The text of ``rel`` at ``commit`` (None when it had no such file)."""
         return _git(self.root, "show", f"{commit}:{posixpath.normpath(rel)}")

@@ -1,11 +1,12 @@
-"""The classes the seventh drift set showed (issue 24), each on a real temporary repository, in
-this project's own words: the oldest Go a module needs and the JVM bytecode a build targets,
-stated as a floor ("Go 1.21+", "JVM 1.8+") and held to go.mod and the Gradle or Maven build
-(the bytecode target or the JDK the build runs on); Markdown link targets, followed from the
-memory file's folder.
-
-Every test builds a real git repository with real commits and runs ``check_memory``; nothing is
-mocked.
+"""The classes the seventh drift set showed (issue 24), and two of the third and fifth sets, each
+on a real temporary repository, in this project's own words: the oldest Go a module needs and
+the JVM bytecode a build targets, stated as a floor ("Go 1.21+", "JVM 1.8+") and held to go.mod
+and the Gradle or Maven build (the bytecode target or the JDK the build runs on); a Bun version
+held to what the project pins; Markdown link targets, followed from the memory file's folder; a
+count in words after the folder a list item names; a Go module path held to go.mod's module
+line; modules listed under a "Repository Layout" heading; a file whose folder a commit removed;
+a file name no commit had that names a nested path, an index module or another module flavour;
+a file's length in thousands of lines.
 """
 
 from __future__ import annotations
@@ -211,16 +212,16 @@ def test_a_bun_version_is_held_to_the_versions_the_project_pins(tmp_path: Path, 
 
 
 def test_a_files_length_in_thousands_of_lines(tmp_path: Path, home: Path, contract: Contract) -> None:
-    notes = ("# Client\n\n- `client.py` — the main class (~2k lines). Most calls live here.\n"
+    notes = ("# Client\n\n- `client.py` — the main `Client` class (~2k lines). Most calls live here.\n"
              "- `models.py` — generated models (3k+ lines)\n- `extra.py` — helpers (~5k lines)\n")
-    repo = _project(tmp_path, "a client", {"pkg/client.py": "x = 1\n" * 2100, "pkg/models.py": "y = 2\n" * 3200,
+    repo = _project(tmp_path, "a client", {"pkg/client.py": "x = 1\n" * 2700, "pkg/models.py": "y = 2\n" * 3200,
                                            "pkg/extra.py": "z = 3\n" * 40, "AGENTS.md": notes})
     verdicts = verdicts_of(check_memory(repo.work, contract, home=home))
-    assert verdicts[(3, "fs.line_count[client.py]")] == "valid"
+    assert verdicts[(3, "fs.line_count[client.py]")] == "valid"  # 2,700 lines: "~2k" cut to its thousands
     assert verdicts[(4, "fs.line_count[models.py]")] == "valid"
     assert verdicts[(5, "fs.line_count[extra.py]")] == "stale?"  # never near 5k: no evidence
     commit(repo, "the client grows", {"pkg/client.py": "x = 1\n" * 3700})
     report = check_memory(repo.work, contract, home=home)
     assert verdicts_of(report)[(3, "fs.line_count[client.py]")] == "defective"
-    assert "pkg/client.py has 3700 lines; when the memory file was added it had 2100" \
+    assert "pkg/client.py has 3700 lines; when the memory file was added it had 2700" \
         in evidence_of(report, 3, "fs.line_count[client.py]")

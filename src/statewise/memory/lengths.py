@@ -1,7 +1,7 @@
 """How long a file is, for memory lines that say it: "`api.py` — the client class (~11k lines)".
 
 A length in thousands of lines ("~11k lines", "11k+ lines") right after a file name in a code
-span says the file has that many lines to the nearest thousand (at least that many with ``+``).
+span says the file has that many thousand lines, rounded or cut (at least that many with ``+``).
 A length that does not hold is defective only when it held when the memory file was added (the
 file's text at that commit is the evidence that the line was right and the file grew or shrank);
 otherwise it is ``stale?``. Read-only: git runs through :class:`TreeIndex`.
@@ -19,9 +19,10 @@ from statewise.values import ValueType
 __all__ = ["LENGTH_KEY", "LengthFinding", "judge_length", "length_facts"]
 
 LENGTH_KEY = "fs.line_count["  # fs.line_count[api.py] = "11k"
-# a file name in a code span, a short stretch of the same clause, then "(~11k lines)"
-_LENGTH = re.compile(r"`(?P<file>[\w./-]+\.[A-Za-z0-9]{1,5})`[^`;.]{0,80}?\(?~?\s*(?P<count>\d{1,3})k(?P<more>\+)?"
-                     r"\s+lines\b")
+# a file name in a code span, a short stretch of the same clause (other code spans in it), then
+# "(~11k lines)"
+_LENGTH = re.compile(r"`(?P<file>[\w./-]+\.[A-Za-z0-9]{1,5})`(?:[^`;.]|`[^`]*`){0,80}?\(?~?\s*(?P<count>\d{1,3})k"
+                     r"(?P<more>\+)?\s+lines\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,8 @@ def length_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
 
 def _holds(claimed: str, lines: int) -> bool:
     thousands = int(claimed.rstrip("+").removesuffix("k"))
-    return lines >= thousands * 1000 if claimed.endswith("+") else round(lines / 1000) == thousands
+    # "~11k" is 11,000 rounded or cut to its thousands: 10,500 to 11,999
+    return lines >= thousands * 1000 if claimed.endswith("+") else thousands in (round(lines / 1000), lines // 1000)
 
 
 def _count(text: str | None) -> int | None:

@@ -83,7 +83,7 @@ def test_markdown_link_targets_are_followed_from_the_memory_files_folder(
              "- Contributing: [CONTRIBUTING.md](../CONTRIBUTING.md)\n"
              "- Site: [docs](https://example.org/docs.md), [top](#guide), `[not a link](nowhere.md)`\n"
              "- Release steps: [RELEASE.md](RELEASE.md); roadmap: [ROADMAP.md](ROADMAP.md)\n"
-             "- Build output: [report](out/report.html)\n")
+             "- Build output: [report](out/report.html)\n- Site pages: [flows](/concepts/flows), [tasks](tasks)\n")
     repo = _project(tmp_path, "a guide and its pages", {
         "guides/style.md": "style\n", "guides/FAQ.md": "faq\n", "CONTRIBUTING.md": "contribute\n",
         "RELEASE.md": "release\n", ".gitignore": "out/\n", "AGENTS.md": notes})

@@ -6,7 +6,8 @@ A target the tree has holds; a git-ignored one is generated. A missing target is
 evidence: a commit removed it since the memory file was added, or the file it names is in the
 tree at another place (a link to ``FAQ.md`` when the tree has ``devdocs/FAQ.md``, or one that
 climbs above the repository root to a file the root holds). Otherwise it is unknown (``stale?``
-to the check). URLs, anchors and placeholders are not targets. Read-only: git runs through
+to the check). URLs, anchors, placeholders and names with neither an extension nor a trailing
+slash (a docs site's routes) are not targets. Read-only: git runs through
 :class:`TreeIndex`.
 """
 
@@ -26,6 +27,9 @@ LINK_KEY = "fs.link_target["  # fs.link_target[docs/FAQ.md] = the memory file's 
 # [text](target) or ![alt](target), the target without a title or an anchor
 _LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*(?P<target>[^)\s#?]+)(?:#[^)\s]*)?(?:\s+\"[^\"]*\")?\s*\)")
 _NOT_A_PATH = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)|[<>{}*$%]", re.I)  # a URL, mailto:, a placeholder
+# a file (a name with an extension) or a folder (a trailing slash): a docs site's route
+# (`/v3/concepts/flows`) names a page the site builds, not a path of the tree
+_A_FILE_OR_FOLDER = re.compile(r"\.[A-Za-z0-9]{1,8}$|/$")
 _CODE_SPAN = re.compile(r"`[^`]*`")
 
 
@@ -48,7 +52,8 @@ def link_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
     targets = [m.group("target") for m in _LINK.finditer(_CODE_SPAN.sub("", line.text))]
     return tuple(MemoryFact(key=f"{LINK_KEY}{target}]", value=True, value_type=ValueType.BOOL, scope=line.file.scope,
                             rule="link_target")
-                 for target in dict.fromkeys(targets) if not _NOT_A_PATH.search(target))
+                 for target in dict.fromkeys(targets)
+                 if not _NOT_A_PATH.search(target) and _A_FILE_OR_FOLDER.search(target))
 
 
 def judge_link(tree: TreeIndex, target: str, folder: str, since_file: str) -> LinkFinding:

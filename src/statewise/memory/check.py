@@ -47,11 +47,25 @@ from typing import Any
 from statewise.contract import Contract
 from statewise.errors import StateWiseError
 from statewise.memory.counts import COUNT_KEY, count_facts, judge_count
-from statewise.memory.declared import RANGE_KEY, declared_versions, judge_range, judge_version, range_facts
+from statewise.memory.declared import (
+    JVM_BUILD_FILES,
+    PINNED_RUNTIMES,
+    RANGE_KEY,
+    WORKFLOW_FILES,
+    declared_versions,
+    judge_range,
+    judge_version,
+    range_facts,
+)
 from statewise.memory.discovery import MemoryFile, discover_memory_files
 from statewise.memory.extract import MemoryFact, MemoryLine
 from statewise.memory.importer import CHECK_REASON, is_memory_record, parse_reference, read_lines
+from statewise.memory.lengths import LENGTH_KEY, judge_length, length_facts
+from statewise.memory.links import LINK_KEY, judge_link, link_facts
 from statewise.memory.manifests import DECLARED_KEY, declared_facts, judge_declared
+from statewise.memory.paths import FOUND as TREE_FOUND
+from statewise.memory.paths import GENERATED as TREE_GENERATED
+from statewise.memory.paths import UNKNOWN as TREE_UNKNOWN
 from statewise.memory.paths import TreeIndex
 from statewise.memory.tools import FOUND, GONE, TOOL_KEY, ToolIndex, tool_facts
 from statewise.memory.workspaces import filtered_package, workspace_manifests
@@ -398,6 +412,13 @@ def _path_check(verifier: _Verifier, line: MemoryLine, key: str, here: Path) -> 
     if misnamed is not None:  # never in the history, beside the tree's plural (or singular) of it
         return SubCheck(key, True, DEFECTIVE, misnamed.renamed_to, f"{name}: no commit ever had it; the tree has "
                         f"{misnamed.where}", str(here))
+    respelled = tree.respelled(name, folders)
+    if respelled is not None:  # never in the history; the tree has it spelled as folders
+        return SubCheck(key, True, DEFECTIVE, respelled.renamed_to, f"{name}: no commit ever had it; the tree has "
+                        f"{respelled.where}", str(here))
+    gone = tree.folder_removal(name, folders, _since_file(verifier, line))
+    if gone is not None:  # the folder the name lies in is gone: no new name is known for the file itself
+        return SubCheck(key, True, DEFECTIVE, None, f"{name}: its folder {gone.detail}", str(here))
     return SubCheck(key, True, STALE, None, f"no context folder ({', '.join(f or '.' for f in folders)}) has "
                     f"{name}, and no commit since the memory file was added removed it", str(here))
 
@@ -625,8 +646,12 @@ def _range_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
 def _range_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
     """A supported range against the one the project declares (never this machine's runtime)."""
     runtime = _qualifier(key)
-    declarations = declared_versions(verifier.root, runtime)
-    verdict = judge_range(claimed, declarations)
+    patterns = JVM_BUILD_FILES if runtime == "jvm" else WORKFLOW_FILES if runtime == "bun" else ()
+    declarations = declared_versions(verifier.root, runtime,
+                                     [f for pattern in patterns for f in verifier.tree.matching(pattern)])
+    # a pinned runtime ("Bun 1.2.11") is a version, held as "Python 3.12" is
+    verdict = (judge_version(claimed, declarations) if runtime in PINNED_RUNTIMES
+               else judge_range(claimed, declarations, runtime))
     stated = "; ".join(dict.fromkeys(f"{d.source}: {d.text}" for d in declarations))
     status = UNRESOLVED if verdict is None else VALID if verdict else DEFECTIVE
     detail = f"declared: {stated}" if stated else f"the project declares no {runtime} range"
@@ -644,12 +669,34 @@ def _count_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) 
     return SubCheck(key, claimed, status, str(found.now), found.detail, str(verifier.root))
 
 
+def _link_check(verifier: _Verifier, line: MemoryLine, key: str) -> SubCheck:
+    """A Markdown link target (:mod:`statewise.memory.links`), followed from the memory file's folder."""
+    found = judge_link(verifier.tree, _qualifier(key), verifier.tree.relative(line.file.path.parent),
+                       _since_file(verifier, line))
+    status = {TREE_FOUND: VALID, TREE_GENERATED: GENERATED, TREE_UNKNOWN: STALE}.get(found.kind, DEFECTIVE)
+    return SubCheck(key, True, status, True if status == VALID else None, found.detail, str(verifier.root))
+
+
+def _length_check(verifier: _Verifier, line: MemoryLine, key: str, claimed: str) -> SubCheck:
+    """A file's length in lines (:mod:`statewise.memory.lengths`): defective only when it held
+    when the memory file was added; a file the tree lacks is the path rules' business."""
+    found = judge_length(verifier.tree, _qualifier(key), _context_folders(verifier, line, line.file.base), claimed,
+                         _since_file(verifier, line))
+    if not found.where:
+        return SubCheck(key, claimed, UNRESOLVED, None, f"{_qualifier(key)} is not a file of the tree",
+                        str(verifier.root))
+    status = VALID if found.holds else DEFECTIVE if found.held else STALE
+    return SubCheck(key, claimed, status, str(found.now), found.detail, str(verifier.root))
+
+
 def _check_fact(verifier: _Verifier, line: MemoryLine, fact: MemoryFact) -> Finding:
     contract = verifier.contract
-    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY)):
+    if fact.key.startswith((TOOL_KEY, DECLARED_KEY, RANGE_KEY, COUNT_KEY, LINK_KEY, LENGTH_KEY)):
         check = (_tool_check(verifier, line, fact.key) if fact.key.startswith(TOOL_KEY)
                  else _declared_check(verifier, line, fact.key) if fact.key.startswith(DECLARED_KEY)
                  else _range_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(RANGE_KEY)
+                 else _link_check(verifier, line, fact.key) if fact.key.startswith(LINK_KEY)
+                 else _length_check(verifier, line, fact.key, str(fact.value)) if fact.key.startswith(LENGTH_KEY)
                  else _count_check(verifier, line, fact.key, str(fact.value)))
         return Finding(file=line.file, line=line.number, text=line.text, key=fact.key, claimed=fact.value,
                        scope=fact.scope, status=check.status, checks=(check,), evidence=(_describe(check),),
@@ -753,7 +800,8 @@ def check_memory(
     # a line that names a tool the project uses (tools.yaml), or a dependency or feature its
     # manifests declare (manifests.yaml), states that as a fact too
     lines = [replace(line, facts=line.facts + extra)
-             if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)) else line
+             if (extra := tool_facts(line) + declared_facts(line) + _range_facts(line) + count_facts(line)
+                 + link_facts(line) + length_facts(line)) else line
              for line in read_lines(files, contract, task)]
     top = git_output(workspace, "rev-parse", "--show-toplevel")
     root = Path(top).resolve() if top else workspace

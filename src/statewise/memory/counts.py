@@ -1,11 +1,12 @@
 """How many entries a folder holds, for memory lines that count them.
 
 "15+ packages in `packages/` directory" says the folder holds at least 15 entries (folders or
-files); "4 crates in `crates/`" exactly four. The count is of the folder's direct entries in
-the tree. A count that does not hold is defective only when it held when the memory file was
-added (the history at that commit is the evidence that the line was right and the folder
-changed); otherwise it is ``stale?`` (the line may count something else, such as only the
-published packages). Read-only: git runs through :class:`TreeIndex`.
+files); "4 crates in `crates/`" exactly four, as does a list item "`crates/`: four crates".
+The count is of the folder's direct entries in the tree. A count that does not hold is
+defective only when it held when the memory file was added (the history at that commit is the
+evidence that the line was right and the folder changed); otherwise it is ``stale?`` (the line
+may count something else, such as only the published packages). Read-only: git runs through
+:class:`TreeIndex`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,18 @@ from statewise.values import ValueType
 __all__ = ["COUNT_KEY", "CountFinding", "count_facts", "judge_count"]
 
 COUNT_KEY = "fs.entry_count["  # fs.entry_count[packages] = "15+"
-# a number, what is counted (a plural noun), "in"/"under" and the folder in a code span
-_COUNT = re.compile(r"(?i)(?<![\w.])(?P<count>\d{1,4})(?P<more>\+)?\s+(?:[a-z-]+\s+)?(?:packages|crates|modules|"
-                    r"plugins|apps|libraries|services|workspaces|examples|projects)\s+(?:in|under|inside)\s+"
-                    r"(?:the\s+)?`(?P<folder>[\w@.-]+(?:/[\w@.-]+)*)/?`")
+# a number (in digits or words), what is counted (a plural noun), and the folder in a code span:
+# "15+ packages in `packages/`", or the folder first as a list item gives it, "`samples/`: Three
+# sample projects"
+_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+          "eleven": 11, "twelve": 12}
+_NUMBER = r"(?P<count>\d{1,4}|" + "|".join(_WORDS) + r")(?P<more>\+)?"
+_COUNTED = (r"\s+(?:[a-z-]+\s+)?(?:packages|crates|modules|plugins|apps|libraries|services|workspaces|examples|"
+            r"projects)")
+_FOLDER = r"`(?P<folder>[\w@.-]+(?:/[\w@.-]+)*)/?`"
+_COUNT = re.compile(r"(?i)(?<![\w.])" + _NUMBER + _COUNTED + r"\s+(?:in|under|inside)\s+(?:the\s+)?" + _FOLDER)
+_FOLDER_FIRST = re.compile(r"(?i)^\s*(?:[-*+]|\d+\.)\s+" + _FOLDER + r"\s*(?::|\s[-\u2013\u2014]\s|\()\s*"
+                           + _NUMBER + _COUNTED + r"\b")
 _NEGATED = re.compile(r"(?i)\b(?:no|not|never|about|around|roughly|approximately|~)\b")
 
 
@@ -50,10 +59,12 @@ def count_facts(line: MemoryLine) -> tuple[MemoryFact, ...]:
     hedges or negates, none in a user's own memory file)."""
     if line.file.kind in ("user", "auto", "parent") or _NEGATED.search(line.text):
         return ()
+    matches = [*_COUNT.finditer(line.text), *_FOLDER_FIRST.finditer(line.text)]
     return tuple(MemoryFact(key=f"{COUNT_KEY}{match.group('folder')}]",
-                            value=match.group("count") + (match.group("more") or ""), value_type=ValueType.STRING,
+                            value=str(_WORDS.get(match.group("count").lower(), match.group("count")))
+                            + (match.group("more") or ""), value_type=ValueType.STRING,
                             scope=line.file.scope, rule="entry_count")
-                 for match in _COUNT.finditer(line.text))
+                 for match in matches)
 
 
 def _holds(claimed: str, count: int) -> bool:

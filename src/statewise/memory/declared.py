@@ -3,7 +3,9 @@
 A line "Python 3.10" or "Node 20" in a memory file speaks of the project, not of the
 interpreter that happens to be on this machine: it is compared with what the project
 declares (``requires-python`` in pyproject.toml, ``.python-version``, ``.nvmrc``,
-``.node-version``, ``engines.node`` in package.json, ``.tool-versions``). A claim inside a
+``.node-version``, ``engines.node`` in package.json, ``.tool-versions``; for Go the ``go``
+line of go.mod; for the JVM the bytecode target the Gradle or Maven build sets; for Bun
+``packageManager``, ``.bun-version`` and the CI's ``bun-version``). A claim inside a
 declared range holds ("oldest supported version 3.10" against ``>=3.10``); one outside every
 declaration is contradicted, with the declaration as evidence; a project that declares
 nothing leaves the claim unresolved. Read-only file reads, nothing is run.
@@ -14,13 +16,15 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["RANGE_KEY", "Declaration", "declared_versions", "judge_range", "judge_version", "range_facts"]
+__all__ = ["JVM_BUILD_FILES", "PINNED_RUNTIMES", "RANGE_KEY", "WORKFLOW_FILES", "Declaration", "declared_versions",
+           "judge_range", "judge_version", "jvm_version", "range_facts"]
 
 #: A range a line says the project supports: ``project.supports_runtime[ruby]`` = ``3.2.0+``.
 RANGE_KEY = "project.supports_runtime["
@@ -31,6 +35,29 @@ _RANGE = re.compile(
     r"(?i)(?<![\w.-])(?P<runtime>ruby|node(?:\.?js)?)\**(?:\s+version)?\**\s*(?::|is|>=)?\s*\**\s*"
     r"(?P<range>(?:(?:[\^~]|>=)\s*v?\d+(?:\.\d+){0,2}|v?\d+(?:\.\d+){0,2}\+)"
     r"(?:\s*\|\|\s*(?:[\^~]|>=?)?\s*v?\d+(?:\.\d+){0,2})*)(?![\d.])")
+# "Requires Go 1.25+", "JVM (1.8+)", "Java >= 17": a floor (``X+`` or ``>=X``) only; a bare "Go
+# 1.22" is too often a feature's version, and "go" a verb
+_FLOOR_RANGE = re.compile(
+    r"(?i)(?<![\w.-])(?P<runtime>go(?:lang)?|jvm|java|jdk)\**(?:\s+version)?\**\s*(?::|is)?\s*\(?\s*"
+    r"(?P<range>>=\s*v?\d+(?:\.\d+){0,2}|v?\d+(?:\.\d+){0,2}\+)(?!\d)")
+# "Runtime: Bun 1.2.11": the Bun version the project runs on, a pin (a version, not a floor)
+_PINNED = re.compile(r"(?i)(?<![\w.-])(?P<runtime>bun)\**(?:\s+version)?\**\s*(?::|is)?\s*v?"
+                     r"(?P<version>\d+\.\d+(?:\.\d+)?)(?![\d+*]|\.\d|\.x)(?!\s*(?:or|and)\s+(?:later|newer|above|higher))")
+#: Pinned runtimes: a claim is held to the declared versions as a version, not as a floor.
+PINNED_RUNTIMES = frozenset({"bun"})
+#: CI workflows, where a Bun version is pinned (``bun-version: 1.2.12`` of setup-bun).
+WORKFLOW_FILES = (".github/workflows/*.yml", ".github/workflows/*.yaml")
+#: Build files that may set the JVM bytecode target (searched below the root).
+JVM_BUILD_FILES = ("**/*.gradle.kts", "**/*.gradle", "**/pom.xml")
+# the target a build compiles for: Gradle's jvmTarget, sourceCompatibility/targetCompatibility,
+# the compiler's release; Maven's release/target properties
+_JVM_TARGET = re.compile(
+    r"(?:jvmTarget\s*(?:=|\.set\()\s*(?:JvmTarget\.JVM_|[\"'])|(?:source|target)Compatibility\s*(?:=|\.set\()\s*"
+    r"(?:JavaVersion\.VERSION_|[\"'])?|release\s*(?:=|\.set\()\s*|<maven\.compiler\.(?:release|target)>\s*|"
+    r"<release>\s*)(?P<version>\d+(?:[._]\d+)?)")
+# a toolchain is the JDK the build runs on ("JDK 17+ to build" speaks of it): a JVM floor holds
+# when it is the target's or the toolchain's
+_JVM_TOOLCHAIN = re.compile(r"(?:jvmToolchain\(\s*|JavaLanguageVersion\.of\(\s*)(?P<version>\d+)")
 _GEM_REQUIREMENT = re.compile(r"^(~>|>=|<=|!=|>|<|=)?\s*(\d+(?:\.\d+){0,2})$")
 
 
@@ -121,8 +148,63 @@ def _ruby(root: Path) -> list[Declaration]:
     return found
 
 
-def declared_versions(root: Path, runtime: str) -> list[Declaration]:
-    """What ``root`` declares for ``runtime`` ("python", "node" or "ruby")."""
+def jvm_version(text: str) -> str:
+    """A JVM version as one number: ``1.8`` and ``1_8`` are 8 (Java's old naming)."""
+    text = text.replace("_", ".")
+    return text[2:] if text.startswith("1.") and len(text) > 2 else text
+
+
+def _jvm(root: Path, build_files: Sequence[str]) -> list[Declaration]:
+    targets: list[Declaration] = []
+    toolchains: list[Declaration] = []
+    for rel in build_files:
+        text = _read(root / rel)
+        for pattern, into in ((_JVM_TARGET, targets), (_JVM_TOOLCHAIN, toolchains)):
+            for match in pattern.finditer(text):
+                version = jvm_version(match.group("version"))
+                into.append(Declaration(f"{rel}: {match.group(0).strip()}", version, SpecifierSet(f">={version}")))
+    return targets + toolchains
+
+
+def _go(root: Path) -> list[Declaration]:
+    # go.mod's ``go`` line is the oldest Go the module builds with
+    match = re.search(r"^go\s+(\d+(?:\.\d+){0,2})\s*$", _read(root / "go.mod"), re.M)
+    return [Declaration("go.mod go", match.group(1), SpecifierSet(f">={match.group(1)}"))] if match else []
+
+
+def _bun(root: Path, workflows: Sequence[str]) -> list[Declaration]:
+    found: list[Declaration] = []
+    try:
+        package = json.loads(_read(root / "package.json") or "{}")
+    except ValueError:
+        package = {}
+    manager = package.get("packageManager") if isinstance(package, dict) else None
+    pinned = [("package.json packageManager", manager.removeprefix("bun@"))] \
+        if isinstance(manager, str) and manager.startswith("bun@") else []
+    pinned += [(".bun-version", _read(root / ".bun-version").strip())]
+    pinned += [(".tool-versions", line.split()[1]) for line in _read(root / ".tool-versions").splitlines()
+               if len(line.split()) >= 2 and line.split()[0] == "bun"]
+    pinned += [(f"{rel} bun-version", match.group(1)) for rel in workflows
+               for match in re.finditer(r"bun-version:\s*[\"']?(\d+\.\d+(?:\.\d+)?)\b", _read(root / rel))]
+    for source, text in pinned:
+        spec = _exact(text) if text else None
+        if spec is not None:
+            found.append(Declaration(source, text, spec))
+    engines = package.get("engines") if isinstance(package, dict) else None
+    if isinstance(engines, dict) and isinstance(engines.get("bun"), str):
+        found += [Declaration("package.json engines.bun", engines["bun"], spec) for spec in _node_range(engines["bun"])]
+    return found
+
+
+def declared_versions(root: Path, runtime: str, build_files: Sequence[str] = ()) -> list[Declaration]:
+    """What ``root`` declares for ``runtime`` ("python", "node", "ruby", "go", "jvm" or "bun"; for
+    "jvm" the build files to read, for "bun" the CI workflows, relative to ``root``)."""
+    if runtime == "go":
+        return _go(root)
+    if runtime == "jvm":
+        return _jvm(root, build_files)
+    if runtime == "bun":
+        return _bun(root, build_files)
     found: list[Declaration] = _ruby(root) if runtime == "ruby" else []
     if runtime == "python":
         try:
@@ -187,6 +269,10 @@ def range_facts(text: str) -> list[tuple[str, str]]:
     for match in _RANGE.finditer(text):
         runtime = "ruby" if match.group("runtime").lower() == "ruby" else "node"
         found.append((runtime, re.sub(r"\s+", " ", match.group("range").strip())))
+    for match in _FLOOR_RANGE.finditer(text):
+        runtime = "go" if match.group("runtime").lower().startswith("go") else "jvm"
+        found.append((runtime, re.sub(r"\s+", " ", match.group("range").strip())))
+    found += [(match.group("runtime").lower(), match.group("version")) for match in _PINNED.finditer(text)]
     return found
 
 
@@ -197,10 +283,14 @@ def _floor(spec: SpecifierSet, *, pins: bool = True) -> Version | None:
     return min(floors) if floors else None
 
 
-def judge_range(claimed: str, declarations: list[Declaration]) -> bool | None:
+def judge_range(claimed: str, declarations: list[Declaration], runtime: str = "") -> bool | None:
     """Whether a claimed range (``3.2.0+``, ``^18.0.0 || >=20.0.0``) starts where the project's
     declared range starts: the oldest version each admits is the same (True), differs (False),
-    or cannot be judged (None: nothing declared, or a range not understood)."""
+    or cannot be judged (None: nothing declared, or a range not understood). The declared floor
+    is read to the claim's precision: "Go 1.25+" holds against go.mod's ``go 1.25.3``."""
+    if runtime == "jvm":
+        number = jvm_version(claimed.removeprefix(">=").strip().rstrip("+"))
+        claimed = f">={number}" if claimed.startswith(">=") else f"{number}+"
     alternatives = _node_range(claimed.replace("+", "").replace(">= ", ">=").replace("^ ", "^")
                                if "+" not in claimed else ">=" + claimed.rstrip("+").removeprefix("v"))
     claimed_floors = [f for f in (_floor(a) for a in alternatives) if f is not None]
@@ -208,4 +298,10 @@ def judge_range(claimed: str, declarations: list[Declaration]) -> bool | None:
     declared_floors = [f for f in (_floor(d.spec, pins=False) for d in declarations) if f is not None]
     if not claimed_floors or not declared_floors:
         return None
-    return min(claimed_floors) == min(declared_floors)
+    oldest = min(claimed_floors)
+
+    def same(declared: Version) -> bool:
+        return oldest == Version(".".join(str(n) for n in declared.release[: len(oldest.release)]))
+
+    # a JVM build states two floors (the bytecode target, the JDK it builds with): either may be meant
+    return any(same(floor) for floor in declared_floors) if runtime == "jvm" else same(min(declared_floors))

@@ -1,11 +1,12 @@
-"""Names a project's manifests declare (dependencies, Cargo features), for memory lines that
-name one.
+"""Names a project's manifests declare (dependencies, Cargo features, Go module paths), for
+memory lines that name one.
 
 "Dependencies: `json_rpc_handler` ~> 0.1", "- **Tinypool** - Worker threading" under a
-Dependencies heading, "- `loader` - Template loading" under a Features heading: each says a
-manifest of the project (package.json, a gemspec, a Gemfile, Cargo.toml, pyproject.toml,
-requirements files, go.mod) declares the name. How a line names one and where a manifest
-declares one are data (``manifests.yaml``). A named dependency or feature is:
+Dependencies heading, "- `loader` - Template loading" under a Features heading, a Go module
+path in a code span ("ADK Go (`example.org/kit`)"): each says a manifest of the project
+(package.json, a gemspec, a Gemfile, Cargo.toml, pyproject.toml, requirements files, go.mod)
+declares the name. How a line names one and where a manifest declares one are data
+(``manifests.yaml``). A named dependency, feature or module is:
 
 * valid when a manifest of the tree declares it;
 * defective when none does now but one did when the memory file was added (git's history at
@@ -33,7 +34,7 @@ from statewise.values import ValueType
 
 __all__ = ["DECLARED_KEY", "Mention", "declared_facts", "judge_declared", "load_mentions"]
 
-DECLARED_KEY = "project.declares_"  # project.declares_dependency[NAME], project.declares_feature[NAME]
+DECLARED_KEY = "project.declares_"  # project.declares_dependency[NAME], _feature[NAME], _module[PATH]
 # the same vetoes as the contract's not-a-statement rule; an example speaks of its whole sentence
 _NOT_A_CLAIM = re.compile(
     r"(?i)\b(?:no|not|never|don't|do not|doesn't|does not|must not|should not|shouldn't|without|instead of|"

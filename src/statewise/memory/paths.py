@@ -25,6 +25,10 @@ __all__ = ["PathFinding", "TreeIndex"]
 
 _GIT_TIMEOUT = 20.0
 FOUND, GENERATED, REMOVED, MOVED, UNKNOWN = "found", "generated", "removed", "moved", "unknown"
+# one JavaScript or TypeScript module written as ES module or CommonJS: the name a line gives may
+# have the other flavour's extension
+_MODULE_FLAVOURS = {"ts": ("mts", "cts"), "mts": ("ts",), "cts": ("ts",), "js": ("mjs", "cjs"), "mjs": ("js",),
+                    "cjs": ("js",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +202,23 @@ class TreeIndex:
                 return PathFinding(REMOVED, path, commit, subject[:80], self._renamed(commit, path))
         return None
 
+    def folder_removal(self, name: str, folders: Sequence[str], since_file: str) -> PathFinding | None:
+        """The commit that removed a folder a candidate of ``name`` lies in (``cookbook/03_agents``
+        for ``cookbook/03_agents/basic.py``) since ``since_file`` was added, the nearest such folder
+        first; None when no folder of the name's path was removed (or the name has no folder part)."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        if "/" not in clean:
+            return None
+        removed = self._removed_since(since_file)
+        for folder in folders:
+            parent = posixpath.dirname(posixpath.normpath(posixpath.join(folder, clean)) if folder else clean)
+            while parent and not parent.startswith("..") and not self.exists(parent):
+                if parent in removed:
+                    commit, subject = removed[parent]
+                    return PathFinding(REMOVED, parent, commit, subject[:80], self._renamed(commit, parent))
+                parent = posixpath.dirname(parent)
+        return None
+
     def removal_before(self, name: str, folders: Sequence[str]) -> PathFinding | None:
         """The commit that removed a candidate of ``name`` at any time, for a name with a folder
         part only (``internal/llm/prompt``: a memory file may be written after the code it names
@@ -291,6 +312,36 @@ class TreeIndex:
                     said = sibling[len(folder) + 1:] if folder and sibling.startswith(folder + "/") else sibling
                     return PathFinding(MOVED, sibling, renamed_to=said + ("/" if name.rstrip().endswith("/") else ""))
         return None
+
+    def respelled(self, name: str, folders: Sequence[str]) -> PathFinding | None:
+        """A file name no commit ever had that names one entry of the tree another way: its
+        hyphens as folders (``data-fetcher.ts`` for ``data/fetcher.ts``), its stem as a folder
+        with an index module (``prompt.ts`` for ``prompt/index.ts``, ``jobs.py`` for
+        ``jobs/__init__.py``), or the same module in another module flavour (``dev.ts`` for
+        ``dev.mts``), found as a name is (from a context folder, else as the tail of a
+        path). None unless exactly one entry fits."""
+        clean = posixpath.normpath(_clean(name)) if _clean(name) else ""
+        folder, last = posixpath.split(clean)
+        stem, dot, ext = last.rpartition(".")
+        if not clean or clean.startswith(".") or not dot or not stem or not ext.isalnum():
+            return None
+        ever = self._removed_ever()
+        if any(posixpath.normpath(posixpath.join(f, clean)) in ever for f in folders):
+            return None  # a name the history had: a removal, not a misspelling
+        variants = [posixpath.join(folder, stem.replace("-", "/") + dot + ext)] if "-" in stem.strip("-") else []
+        variants += [posixpath.join(folder, stem, index) for index in ((f"index.{ext}",) if ext != "py"
+                                                                       else ("__init__.py",))]
+        variants += [posixpath.join(folder, f"{stem}.{other}") for other in _MODULE_FLAVOURS.get(ext, ())]
+        self._load()
+        fits: dict[str, str] = {}  # the entry -> the spelling that found it
+        for variant in variants:
+            for entry in self._by_base.get(posixpath.basename(variant), []):
+                if entry == variant or entry.endswith("/" + variant):
+                    fits.setdefault(entry, variant)
+        if len(fits) != 1:
+            return None
+        entry, variant = next(iter(fits.items()))
+        return PathFinding(MOVED, entry, renamed_to=variant)
 
     def glob_matches(self, pattern: str, folders: Sequence[str], *, anywhere: bool = False) -> PathFinding | None:
         """The first file or folder of the tree that glob ``pattern`` matches (``*`` and ``?``
@@ -392,6 +443,13 @@ class TreeIndex:
         if memory_file not in self._added:
             self.note_memory_files([memory_file])
         return self._added.get(memory_file, "")
+
+    def read(self, rel: str) -> str | None:
+        """The text of ``rel`` in the work tree (None when it is not a readable file)."""
+        try:
+            return (self.root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
 
     def file_at(self, commit: str, rel: str) -> str | None:
         """The text of ``rel`` at ``commit`` (None when it had no such file)."""

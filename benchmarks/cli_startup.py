@@ -116,12 +116,16 @@ import click, pydantic, anyio
 mark("click, pydantic, anyio")
 import mcp_types
 mark("the SDK: mcp_types")
+import mcp
+mark("the SDK: import mcp (its client, stdio server)")
 import mcp.server.mcpserver
-mark("the SDK: mcp.server.mcpserver")
+mark("the SDK: mcp.server.mcpserver (HTTP, auth)")
 import statewise.cli, statewise.contract, statewise.store, statewise.pipeline, statewise.planners
 mark("StateWise: cli, contract, store, pipeline, planners")
 from statewise.integrations.mcp_server import build_server
 mark("StateWise: integrations.mcp_server")
+import rich.console, rich.logging
+mark("rich logging (the SDK's MCPServer() sets it up)")
 build_server(store_location=None, contract_path=None, workspace=None)
 mark("build_server (tool schemas)")
 print(repr(times))

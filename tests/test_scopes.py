@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -162,6 +164,22 @@ def test_task_scope_parse_and_render():
         TaskScope.parse("user:a,user:b")
     with pytest.raises(ScopeError):
         TaskScope(branch="main")
+
+
+def test_task_scope_is_an_immutable_value_checked_when_built():
+    # A named tuple since the command line's start-up lost dataclasses: still checked and
+    # normalised by its constructor (positional or by name), immutable, hashable, picklable.
+    task = TaskScope("alice", "/w//x/", "github.com/acme/app", "main")
+    assert task.workspace == "/w/x" and task == TaskScope(user="alice", workspace="/w/x", repo="github.com/acme/app",
+                                                          branch="main")
+    with pytest.raises(AttributeError):
+        task.user = "bob"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(task)) == task and len({task, TaskScope.parse(str(task))}) == 1
+    for bad in ({"workspace": "relative/path"}, {"user": "no body"}, {"repo": "github.com/acme/app", "branch": "a..b"}):
+        with pytest.raises(ScopeError):
+            TaskScope(**bad)
+    with pytest.raises(AttributeError):
+        Scope.parse("global").level = ScopeLevel.USER  # type: ignore[misc]
 
 
 @given(scopes())

@@ -31,8 +31,9 @@ table, never by import: the registry sits below everything that registers into i
 layers contract in ``pyproject.toml`` checks that).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 import os
 import sys
 from collections.abc import Callable
@@ -171,7 +172,7 @@ class Registry(Generic[T]):
                 self._builtins = {ep.name: ep for ep in found}
         return self._builtins
 
-    def _discover(self) -> dict[str, EntryPoint]:
+    def _discover(self) -> "dict[str, EntryPoint]":
         if self._entry_points is None:
             from importlib.metadata import entry_points
 

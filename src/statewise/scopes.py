@@ -16,26 +16,29 @@ ordered from general to specific (global, user, workspace, repo, branch); when r
 one key apply at several levels, the most specific wins and the others are *shadowed*.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 import enum
 import os
 import posixpath
 import re
 import urllib.parse
-from dataclasses import dataclass
 from functools import total_ordering
+from typing import NamedTuple
 
 from statewise.errors import ScopeError
 
 __all__ = ["Scope", "ScopeLevel", "TaskScope", "encode_identity_part", "normalize_repo_identity"]
 
-_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Patterns are kept as text and compiled by re on first use (re caches them): compiling all of
+# them at import was most of this module's import, and a start of the command line uses few.
+_USER = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # A normalized repository identity: host/owner/name, a path-derived id, or a bare name. Any
 # other character is percent-encoded (see encode_identity_part), so '%' only starts an escape.
-_REPO = re.compile(r"^(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~+/:-]|%[0-9A-Fa-f]{2})*$")
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_BAD_BRANCH = re.compile(r"(\.\.|[\s~^:?*\[\\]|@\{|//|/\.|\.lock$|/$|^/|^-|\.$)")
+_REPO = r"^(?:[A-Za-z0-9._~+-]|%[0-9A-Fa-f]{2})(?:[A-Za-z0-9._~+/:-]|%[0-9A-Fa-f]{2})*$"
+_ESCAPE = r"%[0-9A-Fa-f]{2}"
+_BAD_BRANCH = r"(\.\.|[\s~^:?*\[\\]|@\{|//|/\.|\.lock$|/$|^/|^-|\.$)"
 
 
 @total_ordering
@@ -59,23 +62,23 @@ class ScopeLevel(enum.Enum):
 
 
 #: Hosts whose SSH and HTTPS remotes spell one repository differently, as data: an SSH
-#: (or scp-like) identity matching ``pattern`` is rewritten to the HTTPS identity ``to``.
+#: (or scp-like) identity matching ``pattern`` (ignoring case) is rewritten to the HTTPS identity ``to``.
 #: Azure DevOps serves ``git@ssh.dev.azure.com:v3/org/project/repo`` and
 #: ``https://dev.azure.com/org/project/_git/repo``; the older visualstudio.com hosts likewise.
-_SSH_TO_HTTPS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^ssh\.dev\.azure\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
-    (re.compile(r"^vs-ssh\.visualstudio\.com/v3/([^/]+)/([^/]+)/([^/]+)$", re.I), r"dev.azure.com/\1/\2/_git/\3"),
-    (re.compile(r"^([a-z0-9-]+)\.visualstudio\.com/(?:defaultcollection/)?([^/]+)/_git/([^/]+)$", re.I),
+_SSH_TO_HTTPS: tuple[tuple[str, str], ...] = (
+    (r"^ssh\.dev\.azure\.com/v3/([^/]+)/([^/]+)/([^/]+)$", r"dev.azure.com/\1/\2/_git/\3"),
+    (r"^vs-ssh\.visualstudio\.com/v3/([^/]+)/([^/]+)/([^/]+)$", r"dev.azure.com/\1/\2/_git/\3"),
+    (r"^([a-z0-9-]+)\.visualstudio\.com/(?:defaultcollection/)?([^/]+)/_git/([^/]+)$",
      r"dev.azure.com/\1/\2/_git/\3"),
 )
 
 # Characters kept as they are in a repository identity; every other character (a space, '@',
 # '%', ',', a non-ASCII letter, an undecodable byte) is percent-encoded as UTF-8, upper-case hex.
 _IDENTITY_SAFE = "/:~+._-"
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)")
-_SCP = re.compile(r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$")
-_SCP_HOST = re.compile(r"^\w[\w.-]*$")  # a host name or ssh alias (letters of any script)
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_URL = r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)"
+_SCP = r"^(?:[^@/]+@)?(\[[^\]]+\]|[^:/\[]+):(.*)$"
+_SCP_HOST = r"^\w[\w.-]*$"  # a host name or ssh alias (letters of any script)
+_WINDOWS_DRIVE = r"^[A-Za-z]:[\\/]"
 
 
 def encode_identity_part(text: str) -> str:
@@ -112,7 +115,7 @@ def _hosted_identity(host: str, path: str) -> str:
     path = path.removesuffix("/.git").removesuffix(".git").rstrip("/")
     identity = f"{host}/{path}" if path else host
     for pattern, replacement in _SSH_TO_HTTPS:
-        match = pattern.match(identity)
+        match = re.match(pattern, identity, re.IGNORECASE)
         if match:
             identity = match.expand(replacement)
             break
@@ -151,7 +154,7 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
     ``My%20Project`` is a valid scope.
     """
     text = url_or_id.strip()
-    url = _URL.match(text)
+    url = re.match(_URL, text)
     if url:
         scheme, authority, path = url.groups()
         if scheme.lower() == "file":
@@ -162,10 +165,10 @@ def _normalize(url_or_id: str, base: str | os.PathLike[str] | None) -> str:
             host = host[: host.find("]") + 1]
         else:
             host = host.partition(":")[0]  # drop :port
-            if host and not _SCP_HOST.match(host):
+            if host and not re.match(_SCP_HOST, host):
                 return ""  # `ssh://~` names no host: no repository
         return _hosted_identity(host, path)
-    if text.startswith("/") or text.startswith(".") or text.startswith("~") or _WINDOWS_DRIVE.match(text):
+    if text.startswith("/") or text.startswith(".") or text.startswith("~") or re.match(_WINDOWS_DRIVE, text):
         return _local_identity(os.path.expanduser(text), base)
     scp = _scp_like(text)
     if scp:
@@ -186,21 +189,26 @@ def _scp_like(text: str) -> re.Match[str] | None:
     and a host (or ssh alias) of letters, digits, ``.``, ``_`` and ``-`` not starting with a
     dot or dash, or an address in brackets; ``host:`` alone, ``%5B:0`` (what ``[:0`` becomes)
     or ``0@~:0`` is a name, so that every identity normalizes to itself."""
-    scp = _SCP.match(text)
+    scp = re.match(_SCP, text)
     if scp is None or not scp.group(2) or "/" in text.partition(":")[0]:
         return None
     host = scp.group(1)
-    return scp if host.startswith("[") or _SCP_HOST.match(host) else None
+    return scp if host.startswith("[") or re.match(_SCP_HOST, host) else None
 
 
 def _check_branch(text: str, branch: str) -> None:
-    if not branch or _BAD_BRANCH.search(branch):
+    if not branch or re.search(_BAD_BRANCH, branch):
         raise ScopeError(text, f"{branch!r} is not a valid branch name")
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """The scope of one record. Build it with :meth:`parse` or the helpers below."""
+class Scope(NamedTuple):
+    """The scope of one record. Build it with :meth:`parse` or the helpers below.
+
+    A named tuple rather than a frozen dataclass: every start of the command line builds
+    scopes, and defining a dataclass imports ``dataclasses`` (with ``inspect``), about a fifth
+    of ``statewise record list``'s start-up (docs/performance-cli.md). Like every named tuple
+    it equals a plain tuple of the same values: compare scopes only with scopes.
+    """
 
     level: ScopeLevel
     name: str = ""  # user name, workspace path or repository identity
@@ -209,7 +217,7 @@ class Scope:
     # --- construction -------------------------------------------------------------
 
     @classmethod
-    def parse(cls, text: str) -> Scope:
+    def parse(cls, text: str) -> "Scope":
         """Parse a scope string; raise ScopeError naming the accepted forms if it is bad."""
         if not isinstance(text, str):
             raise ScopeError(repr(text), "a scope must be a string")
@@ -222,20 +230,21 @@ class Scope:
         if not rest:
             raise ScopeError(text, f"nothing after '{kind}:'")
         if kind == "user":
-            if not _USER.match(rest):
+            if not re.match(_USER, rest):
                 raise ScopeError(text, "a user name is letters, digits, '.', '_' or '-'")
             return cls(ScopeLevel.USER, rest)
         if kind == "workspace":
             return cls.workspace(rest, _text=text)
         if kind == "repo":
             identity, at, branch = rest.partition("@")
-            if not identity or not _REPO.match(identity) or ".." in identity.split("/"):
+            if not identity or not re.match(_REPO, identity) or ".." in identity.split("/"):
                 raise ScopeError(
                     text, "a repository identity is like github.com/acme/app, with any character other "
                     "than letters, digits and / : ~ + . _ - percent-encoded (a space is %20)",
                 )
             # One spelling per identity: escapes in upper-case hex (%2f and %2F are one byte).
-            identity = _ESCAPE.sub(lambda m: m.group(0).upper(), identity)
+            if "%" in identity:
+                identity = re.sub(_ESCAPE, lambda m: m.group(0).upper(), identity)
             if at:
                 _check_branch(text, branch)
                 return cls(ScopeLevel.BRANCH, identity, branch)
@@ -243,7 +252,7 @@ class Scope:
         raise ScopeError(text, f"unknown scope kind {kind!r}")
 
     @classmethod
-    def workspace(cls, path: str, *, _text: str | None = None) -> Scope:
+    def workspace(cls, path: str, *, _text: str | None = None) -> "Scope":
         text = _text or f"workspace:{path}"
         if not path.startswith("/"):
             raise ScopeError(text, "a workspace path must be absolute")
@@ -261,11 +270,11 @@ class Scope:
         return cls(ScopeLevel.WORKSPACE, posixpath.normpath(path).replace("//", "/"))
 
     @classmethod
-    def repo(cls, identity: str, branch: str | None = None) -> Scope:
+    def repo(cls, identity: str, branch: str | None = None) -> "Scope":
         return cls.parse(f"repo:{identity}@{branch}" if branch else f"repo:{identity}")
 
     @classmethod
-    def user(cls, name: str) -> Scope:
+    def user(cls, name: str) -> "Scope":
         return cls.parse(f"user:{name}")
 
     # --- rendering ----------------------------------------------------------------
@@ -286,7 +295,7 @@ class Scope:
 
     # --- algebra ------------------------------------------------------------------
 
-    def contains(self, other: Scope) -> bool:
+    def contains(self, other: "Scope") -> bool:
         """True when every task in ``other`` is also in ``self`` (reflexive, transitive)."""
         if self.level is ScopeLevel.GLOBAL:
             return True
@@ -296,7 +305,7 @@ class Scope:
             return self.name == other.name
         return self == other
 
-    def applies_to(self, task: TaskScope) -> bool:
+    def applies_to(self, task: "TaskScope") -> bool:
         """True when a record with this scope applies to a task running in ``task``."""
         match self.level:
             case ScopeLevel.GLOBAL:
@@ -325,28 +334,37 @@ def _path_within(path: str, ancestor: str) -> bool:
     return ancestor == "/" or path == ancestor or path.startswith(ancestor + "/")
 
 
-@dataclass(frozen=True, slots=True)
-class TaskScope:
-    """Where a task runs. Any part may be unknown (None); unknown parts match nothing."""
+class _TaskScopeFields(NamedTuple):
+    user: str | None
+    workspace: str | None
+    repo: str | None
+    branch: str | None
 
-    user: str | None = None
-    workspace: str | None = None
-    repo: str | None = None
-    branch: str | None = None
 
-    def __post_init__(self) -> None:
+class TaskScope(_TaskScopeFields):
+    """Where a task runs. Any part may be unknown (None); unknown parts match nothing.
+
+    A named tuple (see :class:`Scope`) whose constructor validates every part; build a changed
+    copy with the constructor, not ``_replace``, which would skip the checks.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, user: str | None = None, workspace: str | None = None, repo: str | None = None,
+                branch: str | None = None) -> "TaskScope":
         # Validate every part through the record-scope parser so both agree on syntax.
-        if self.user is not None:
-            Scope.user(self.user)
-        if self.workspace is not None:
-            object.__setattr__(self, "workspace", Scope.workspace(self.workspace).name)
-        if self.repo is not None:
-            Scope.repo(self.repo, self.branch)
-        elif self.branch is not None:
-            raise ScopeError(f"@{self.branch}", "a branch needs a repository")
+        if user is not None:
+            Scope.user(user)
+        if workspace is not None:
+            workspace = Scope.workspace(workspace).name
+        if repo is not None:
+            Scope.repo(repo, branch)
+        elif branch is not None:
+            raise ScopeError(f"@{branch}", "a branch needs a repository")
+        return super().__new__(cls, user, workspace, repo, branch)
 
     @classmethod
-    def parse(cls, text: str) -> TaskScope:
+    def parse(cls, text: str) -> "TaskScope":
         """Parse ``user:alice,workspace:/src/app,repo:github.com/acme/app@main``.
 
         Each part is a record scope; ``global`` may appear and adds nothing.

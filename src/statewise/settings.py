@@ -15,8 +15,9 @@ An unknown key or a value of the wrong kind is an error naming the file and the 
 guess. :func:`hook_settings` is what the agent hooks call to pick up the same file.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 import os
 from collections.abc import Mapping
 from pathlib import Path

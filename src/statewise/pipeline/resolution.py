@@ -20,7 +20,7 @@ unresolved, it never guesses.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -197,7 +197,7 @@ class Resolver:
         task = self.task
         record_scope = record.scope_obj if record else None
         if record_scope is not None and record_scope.level is ScopeLevel.BRANCH:
-            task = replace(task, repo=record_scope.name, branch=record_scope.branch)
+            task = TaskScope(task.user, task.workspace, record_scope.name, record_scope.branch)
         with self.meter.outside():
             observation = verify_key(self.contract, key, task, self.workspace, environ=self.environ)
         self.meter.verifier_calls += 1

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from statewise.records import Evidence, Record, Supersession
     from statewise.store.sql import SQLStore
 
-__all__ = ["MARK_IN_SCOPE", "fast_id", "mark_in_scope", "trusted", "write_in_scope"]
+    # Only for the type checker: a bound given as text is compiled at run time, and the first
+    # compile() of a process sets up Python's AST types (about a quarter of `python -c pass`).
+    _M = TypeVar("_M", bound=BaseModel)
 
-_M = TypeVar("_M", bound="BaseModel")
+__all__ = ["MARK_IN_SCOPE", "fast_id", "mark_in_scope", "trusted", "write_in_scope"]
 
 _object_setattr = object.__setattr__
 _new_instance = object.__new__

@@ -9,8 +9,9 @@ rendering need nothing more, and neither this module nor building a row imports 
 ``retrieve`` build their records through it), importing the models on first use.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -62,7 +63,7 @@ class RecordRow(NamedTuple):
         return ttl is not None and now - self.confirmed_at > timedelta(seconds=ttl)
 
     @classmethod
-    def from_record(cls, record: Record) -> RecordRow:
+    def from_record(cls, record: "Record") -> "RecordRow":
         """The row a record is stored as (for code that holds a Record and renders rows)."""
         time, provenance = record.time, record.provenance
         return cls(
@@ -72,7 +73,7 @@ class RecordRow(NamedTuple):
             record.superseded_by, record.version, record.status_reason, record.status_changed_at,
         )
 
-    def to_record(self) -> Record:
+    def to_record(self) -> "Record":
         """The validated model of this row, exactly as the store's ``get`` returns it."""
         return record_from_values((
             self.id, self.key, self.scope, self.value_type, self.value, self.status, self.observed_at,
@@ -82,7 +83,7 @@ class RecordRow(NamedTuple):
         ))
 
 
-def record_from_values(values: tuple[Any, ...]) -> Record:
+def record_from_values(values: tuple[Any, ...]) -> "Record":
     """The Record of a row's decoded values, in :class:`RecordRow`'s field order (the store's
     column order): the one conversion from a stored row to the model.
 
@@ -148,13 +149,13 @@ class RetrievalRows(NamedTuple):
         return {"stale": len(self.stale), "shadowed": len(self.shadowed), "near_misses": len(self.near_misses)}
 
     @classmethod
-    def from_retrieval(cls, result: Retrieval) -> RetrievalRows:
+    def from_retrieval(cls, result: "Retrieval") -> "RetrievalRows":
         """The rows of a retrieval (for a backend that builds Records itself)."""
         rows = RecordRow.from_record
         return cls(result.task, tuple(map(rows, result.records)), tuple(map(rows, result.stale)),
                    tuple(map(rows, result.shadowed)), tuple(map(rows, result.near_misses)))
 
-    def to_retrieval(self) -> Retrieval:
+    def to_retrieval(self) -> "Retrieval":
         """The validated model, as the store's ``retrieve`` returns it."""
         from statewise.records import Retrieval
 
@@ -187,7 +188,7 @@ class _Models:
         self.authorities = {member.value: member for member in Authority}
         self._provenances: dict[tuple[str, str, str, str | None], Provenance] = {}
 
-    def provenance(self, source: str, authority: str, actor: str, reference: str | None) -> Provenance:
+    def provenance(self, source: str, authority: str, actor: str, reference: str | None) -> "Provenance":
         # Provenance is immutable and a store holds few distinct ones (one per actor and
         # source), so rows share instances instead of building one each.
         key = (source, authority, actor, reference)
@@ -217,6 +218,6 @@ def _models() -> _Models:
     return _MODELS[0]
 
 
-def shared_provenance(source: str, authority: str, actor: str, reference: str | None) -> Provenance:
+def shared_provenance(source: str, authority: str, actor: str, reference: str | None) -> "Provenance":
     """The Provenance model of these values, one instance shared by every row that has them."""
     return _models().provenance(source, authority, actor, reference)

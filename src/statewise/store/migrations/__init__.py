@@ -4,8 +4,9 @@ A migration file is never edited once released: a schema change is a new file
 ``NNNN_name.sql``. Each store records the migrations it applied in ``sw_migrations``.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the named tuples below get real types, because
+# types given as text are compiled when the class is made, and a process's first compile()
+# sets up Python's AST types, about a quarter of `python -c pass` (docs/performance-cli.md).
 import os
 import re
 from collections.abc import Iterator

@@ -3,7 +3,7 @@
 Run by hand, not in CI::
 
     python benchmarks/memory_repos/run.py --clones DIR [--source TEMPLATE] [--only OWNER/NAME]
-        [--json FILE] [--unlabelled FILE]
+        [--set NAME] [--json FILE] [--unlabelled FILE]
 
 For each repository of ``manifest.yaml`` (pinned by ``owner/name`` and commit), a local clone
 at the pinned commit lives under ``--clones`` (made with ``git clone`` from ``--source``, a
@@ -428,6 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=HERE / "manifest.yaml")
     parser.add_argument("--labels", type=Path, default=HERE / "labels.yaml")
     parser.add_argument("--only", action="append", default=[], help="Only this owner/name (repeatable).")
+    parser.add_argument("--set", action="append", default=[], dest="sets",
+                        help="Only the drift pairs of this set of the manifest (repeatable; a pair without "
+                             "`set` is in `old`); the repositories' current files are then not checked.")
     parser.add_argument("--json", type=Path, help="Also write the report as JSON here.")
     parser.add_argument("--unlabelled", type=Path, help="Write flagged lines without a label here (with text).")
     parser.add_argument("--raw", type=Path, help="Also write what each run flagged (with text; not for committing).")
@@ -459,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pins = {}
         manifest["drift"] = []
     for repo, commit in pins.items():
-        if args.only and repo not in args.only:
+        if (args.only and repo not in args.only) or args.sets:
             continue
         clone = ensure_clone(repo, commit, args.clones, args.source)
         if args.baseline:
@@ -474,6 +477,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(run_check(repo, repo, clone, statewise))
     for pair in manifest.get("drift") or []:
         if args.only and pair["repo"] not in args.only:
+            continue
+        if args.sets and str(pair.get("set", "old")) not in args.sets:
             continue
         # a pair of a repository outside ``repositories`` pins its own tree (``commit``)
         commit = pins.get(str(pair["repo"])) or str(pair["commit"])

@@ -94,3 +94,35 @@ def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -
     both = json.loads(again.read_text())
     assert both["verdicts_differ"] == [] and both["floor_p50_seconds"] > 0
     assert both["baseline"]["summary"]["drift_recall"] == 1.0 and both["summary"]["drift_recall"] == 1.0
+
+
+def test_run_py_set_keeps_only_the_drift_pairs_of_that_set(tmp_path: Path) -> None:
+    run = _load_run()
+    repo = make_repo(tmp_path / "src-repos" / "acme+tool")
+    work = repo.work
+    (work / "src").mkdir()
+    (work / "src" / "cli.py").write_text("print('cli')\n")
+    (work / "AGENTS.md").write_text(OLD_NOTES)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "first notes")
+    old = git(work, "rev-parse", "HEAD").stdout.strip()
+    git(work, "mv", "src/cli.py", "src/main.py")
+    (work / "AGENTS.md").write_text(NOTES.replace("src/cli.py", "src/main.py"))
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "rename the CLI module")
+    pinned = git(work, "rev-parse", "HEAD").stdout.strip()
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "manifest.yaml").write_text(yaml.safe_dump({
+        "repositories": [{"repo": "acme/tool", "commit": pinned, "language": "Python"}],
+        "drift": [{"repo": "acme/tool", "file": "AGENTS.md", "old": old},
+                  {"repo": "acme/tool", "file": "AGENTS.md", "old": old, "set": "eighth"}]}))
+    (bench / "labels.yaml").write_text(yaml.safe_dump({"labels": [], "drift_labels": []}))
+    out = tmp_path / "report.json"
+    assert run.main(["--clones", str(tmp_path / "clones"), "--source", str(work),
+                     "--manifest", str(bench / "manifest.yaml"), "--labels", str(bench / "labels.yaml"),
+                     "--set", "eighth", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["repositories"] == []
+    assert [row["set"] for row in data["drift"]] == ["eighth"]
+    assert list(data["summary"]["drift_sets"]) == ["eighth"]

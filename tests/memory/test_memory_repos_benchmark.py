@@ -37,10 +37,10 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.rstrip().encode()).hexdigest()
 
 
-def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -> None:
-    run = _load_run()
-    repo = make_repo(tmp_path / "src-repos" / "acme+tool")
-    work = repo.work
+def _renamed_cli_repository(tmp_path: Path) -> tuple[Path, str, str]:
+    """acme/tool: AGENTS.md's first version names `src/cli.py`; the next commit renames it to
+    `src/main.py` and updates the file. Returns (work tree, the old commit, the pinned commit)."""
+    work = make_repo(tmp_path / "src-repos" / "acme+tool").work
     (work / "src").mkdir()
     (work / "src" / "cli.py").write_text("print('cli')\n" * 30)
     (work / "package.json").write_text(json.dumps({"scripts": {"lint": "eslint ."}}))
@@ -54,7 +54,12 @@ def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -
     (work / "docs" / "index.md").write_text("# Docs\n")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "rename the CLI module")
-    pinned = git(work, "rev-parse", "HEAD").stdout.strip()
+    return work, old, git(work, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -> None:
+    run = _load_run()
+    work, old, pinned = _renamed_cli_repository(tmp_path)
     bench = tmp_path / "bench"
     bench.mkdir()
     (bench / "manifest.yaml").write_text(yaml.safe_dump({
@@ -98,19 +103,7 @@ def test_run_py_scores_a_synthetic_repository_and_a_drift_pair(tmp_path: Path) -
 
 def test_run_py_set_keeps_only_the_drift_pairs_of_that_set(tmp_path: Path) -> None:
     run = _load_run()
-    repo = make_repo(tmp_path / "src-repos" / "acme+tool")
-    work = repo.work
-    (work / "src").mkdir()
-    (work / "src" / "cli.py").write_text("print('cli')\n")
-    (work / "AGENTS.md").write_text(OLD_NOTES)
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "first notes")
-    old = git(work, "rev-parse", "HEAD").stdout.strip()
-    git(work, "mv", "src/cli.py", "src/main.py")
-    (work / "AGENTS.md").write_text(NOTES.replace("src/cli.py", "src/main.py"))
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "rename the CLI module")
-    pinned = git(work, "rev-parse", "HEAD").stdout.strip()
+    work, old, pinned = _renamed_cli_repository(tmp_path)
     bench = tmp_path / "bench"
     bench.mkdir()
     (bench / "manifest.yaml").write_text(yaml.safe_dump({

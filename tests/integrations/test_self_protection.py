@@ -68,6 +68,7 @@ SHELL_WRITES = [
     ("mkdir .statewise/store.db-journal", ".statewise/store.db-journal"),
     ("mkdir -p -m 700 build .statewise/store.db-wal", ".statewise/store.db-wal"),
     ("sudo mkdir -- .statewise/store.db-shm", ".statewise/store.db-shm"),
+    ("sudo -n mkdir .statewise/store.db-journal", ".statewise/store.db-journal"),
     ("mkfifo .statewise/store.db-journal", ".statewise/store.db-journal"),
     ("mkdir -p .git/hooks/pre-push", ".git/hooks/pre-push"),
 ]

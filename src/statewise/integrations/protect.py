@@ -611,16 +611,24 @@ def _sed_text(segment: Sequence[str], program_at: int) -> tuple[set[int], list[s
     its script is not read (commands/sed.py)."""
     from statewise.commands.sed import sed_text_operands
 
-    at = program_at
-    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or segment[at].startswith("-")
-                                 or _ASSIGNMENT.match(segment[at])):
-        at += 1
+    at = _program_index(segment, program_at)
     if at >= len(segment) or os.path.basename(segment[at]) != "sed":
         return None
     found = sed_text_operands(segment[at + 1:])
     if found is None:
         return None
     return {at + 1 + index for index in found[0]}, list(found[1])
+
+
+def _program_index(segment: Sequence[str], start: int) -> int:
+    """The index of the program ``segment`` runs, from ``start`` on: past the words before a
+    program (``sudo``, ``env``, ``nice`` ...), their options and assignments (``len(segment)``
+    when none is left)."""
+    at = start
+    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or segment[at].startswith("-")
+                                 or _ASSIGNMENT.match(segment[at])):
+        at += 1
+    return at
 
 
 #: Programs that create the names they are given (a folder, a pipe, a device node): the
@@ -636,9 +644,7 @@ def _created_operands(segment: Sequence[str], program_at: int) -> set[int]:
     """The indexes of the words ``mkdir``, ``mkfifo`` or ``mknod`` creates (past the words
     before a program, its options and their values); empty for any other program. mknod's
     type and numbers are taken as names too: they name nothing StateWise keeps."""
-    at = program_at
-    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or _ASSIGNMENT.match(segment[at])):
-        at += 1
+    at = _program_index(segment, program_at)
     if at >= len(segment) or os.path.basename(segment[at]) not in _CREATORS:
         return set()
     created: set[int] = set()
@@ -662,10 +668,7 @@ def _pattern_operands(segment: Sequence[str], program_at: int) -> set[int]:
     name test of ``find`` (``-name "*.env"``), and a searcher's pattern (grep's first operand or
     ``-e``'s value, ``--include``'s glob). A searcher given ``-f FILE`` reads FILE, which stays
     a file; its other operands are the files it searches and stay files too."""
-    at = program_at
-    while at < len(segment) and (os.path.basename(segment[at]) in _PREFIXES or segment[at].startswith("-")
-                                 or _ASSIGNMENT.match(segment[at])):
-        at += 1
+    at = _program_index(segment, program_at)
     if at >= len(segment):
         return set()
     program = os.path.basename(segment[at])

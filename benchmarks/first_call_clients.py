@@ -44,13 +44,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from client_overhead import SHELL_TOOL  # noqa: E402  (each client's shell tool, as client_overhead.py names it)
 from tests.e2e.clients import Workspace, installed_clients  # noqa: E402
 from tests.e2e.conftest import build_workspace  # noqa: E402
 from tests.e2e.model_server import Step  # noqa: E402
 
 from statewise.sandbox import git  # noqa: E402
 
-SHELL_TOOL = {"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command"}
 PUSH = "git push origin feature"
 
 

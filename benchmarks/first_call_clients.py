@@ -154,7 +154,6 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
             for space in spaces.values():  # the client's first-run work, and the project's first session
                 _run(space, client, warm_runtime)
             wall: dict[str, list[float]] = {name: [] for name in spaces}
-            answered_by_worker = 0
             cold_served: list[int] = []
             served_warm = [0, 0]  # calls the warm worker served: before the rounds, after them
             served_warm[0] = _served(warm_runtime)
@@ -180,7 +179,6 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
                             if served:
                                 break
                             time.sleep(0.05)
-                        answered_by_worker += served > 0
                         cold_served.append(served)
                     finally:
                         _stop_workers(cold_runtime)
@@ -200,7 +198,7 @@ def measure(client: str, client_bin: Path, runs: int) -> dict[str, object]:
         figures[f"{name} hook x pass by event"] = {
             event: round(ms / statistics.median(floor), 2)
             for event, ms in figures[f"{name} hook ms p50 by event"].items()}  # type: ignore[attr-defined]
-    figures["cold runs answered by the worker"] = f"{answered_by_worker} of {runs}"
+    figures["cold runs answered by the worker"] = f"{sum(served > 0 for served in cold_served)} of {runs}"
     figures["calls a worker served per run (warm, cold)"] = [(served_warm[1] - served_warm[0]) / runs,
                                                              statistics.median(cold_served)]
     return figures

@@ -193,15 +193,8 @@ class SQLiteStore(SQLStore):
             self._conn.execute("COMMIT")
             cur.close()
 
-    @contextmanager
-    def _read_one(self) -> Iterator[Any]:
-        # In autocommit mode one statement is its own read transaction: one snapshot.
-        cur = self._conn.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
-
+    # SQLStore reads one statement through _one_row and _all_rows (its _read_one serves only
+    # them): here they need no cursor of their own.
     def _one_row(self, statement: str, params: Sequence[Any]) -> Any:
         # In autocommit mode one statement is its own read transaction; the connection's
         # execute makes and drops its cursor in C (no context manager per read).
